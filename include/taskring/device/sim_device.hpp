@@ -1,0 +1,32 @@
+// SimDevice: a chip simulated in CPU threads (the default platform).
+//
+// Device memory is one reserved region of virtual memory (the arena),
+// separate from the host heap. Device addresses are offsets into the arena
+// tagged with a base that is non-canonical on x86-64 and aarch64, so a device
+// address used as a host pointer faults at once instead of corrupting memory.
+#pragma once
+
+#include <memory>
+
+#include "taskring/base/knobs.hpp"
+#include "taskring/device/device.hpp"
+
+namespace taskring {
+
+struct SimDeviceConfig {
+  Topology topology;                        // clusters, executor threads
+  uint64_t arena_bytes = 16ull << 30;       // reserved virtual size (committed lazily)
+  LinkModel link;                           // transfer cost model, off by default
+
+  // Defaults overridden by TASKRING_SIM_CLUSTERS (1..64),
+  // TASKRING_SIM_THREADS (1..256; default: hardware threads),
+  // TASKRING_SIM_LINK (<latency_us>,<GB/s>), TASKRING_SIM_DEVICE_MEM_MB.
+  static Expected<SimDeviceConfig> from_env(const EnvLookup& env);
+};
+
+// First device address of the sim arena.
+inline constexpr uint64_t kSimDeviceAddressBase = 0x0000'D000'0000'0000ull;
+
+Expected<std::unique_ptr<Device>> create_sim_device(const SimDeviceConfig& config);
+
+}  // namespace taskring

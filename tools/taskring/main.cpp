@@ -1,0 +1,26 @@
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+
+namespace taskring::cli {
+namespace {
+// The one process-wide exit status of the tool; set by the subcommand that ran.
+int g_exit_code = 0;
+}  // namespace
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+}  // namespace taskring::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"taskring: task-graph runtime for tile accelerators (default device: sim)"};
+  app.require_subcommand(1);
+  taskring::cli::add_info_command(app);
+  taskring::cli::add_selfcheck_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return taskring::cli::exit_code();
+}
