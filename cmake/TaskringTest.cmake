@@ -18,10 +18,16 @@ endfunction()
 
 # Adds each immediate subdirectory of the current source dir that has a
 # CMakeLists.txt. Lets layers and helpers land independently.
+# TASKRING_SKIP_DIRS (a ;-list of paths relative to the project root) leaves
+# some out, for partial developer builds.
 function(taskring_add_subdirs)
   file(GLOB children LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*)
   list(SORT children)
   foreach(child ${children})
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/${child})
+    if(rel IN_LIST TASKRING_SKIP_DIRS)
+      continue()
+    endif()
     if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/${child} AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${child}/CMakeLists.txt)
       add_subdirectory(${child})
     endif()

@@ -17,14 +17,12 @@ long futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ti
 }  // namespace
 
 void Waiter::park(uint32_t seen_epoch, uint64_t timeout_ns) {
-  parked_.fetch_add(1, std::memory_order_acq_rel);
   timespec ts;
   ts.tv_sec = static_cast<time_t>(timeout_ns / 1000000000ull);
   ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000ull);
   // FUTEX_WAIT returns at once if the epoch moved since `seen_epoch`, which
   // closes the race between the predicate check and going to sleep.
   futex(&epoch_, FUTEX_WAIT_PRIVATE, seen_epoch, &ts);
-  parked_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 void Waiter::wake_all() { futex(&epoch_, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr); }

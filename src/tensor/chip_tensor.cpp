@@ -18,6 +18,7 @@ std::string_view view_error_name(ViewError e) {
     case ViewError::kBadDataType: return "dtype is not a DataType";
     case ViewError::kBufferTooSmall: return "view extent exceeds the buffer";
     case ViewError::kStrideOverflow: return "stride or offset overflows its field";
+    case ViewError::kZeroStride: return "a stride is 0";
   }
   return "unknown";
 }
@@ -33,14 +34,6 @@ ChipTensor poisoned(ViewError e) {
   ChipTensor t;
   t.poison = e;
   return t;
-}
-
-// Maps a checked result onto the upstream-spelling contract.
-ChipTensor or_poison(const Expected<ChipTensor>& r, ViewError fallback) {
-  if (r.ok()) return *r;
-  // The code was encoded in the message's originating call; keep a generic
-  // reason when we cannot recover it.
-  return poisoned(fallback);
 }
 
 }  // namespace
@@ -65,27 +58,56 @@ void ChipTensor::refresh_derived() {
     else extent += static_cast<uint64_t>(shapes[i] - 1) * strides[i];
   }
   extent_elem_cache = empty ? 0 : extent;
+  // A tensor without elements addresses no memory, so it is trivially
+  // contiguous (and reshape()-able to any other empty shape).
   bool contiguous = true;
   uint64_t expect = 1;
   for (int i = static_cast<int>(ndims) - 1; i >= 0; --i) {
     if (shapes[i] != 1 && strides[i] != expect) contiguous = false;
     expect *= shapes[i];
   }
-  is_contiguous = contiguous;
+  is_contiguous = contiguous || empty;
 }
 
+namespace {
+// Why `t` is malformed, or kNone. Recomputes the addressed extent from
+// shapes and strides (with overflow checks) instead of trusting the cache,
+// so a hand-built or corrupted descriptor cannot pass.
+ViewError check_descriptor(const ChipTensor& t) {
+  if (t.is_poisoned()) return t.poison;
+  if (!is_valid_data_type(t.dtype)) return ViewError::kBadDataType;
+  if (t.ndims < 1 || t.ndims > MAX_TENSOR_DIMS) return ViewError::kBadRank;
+  uint64_t extent = 1;
+  bool empty = false;
+  for (uint32_t i = 0; i < t.ndims; ++i) {
+    if (t.strides[i] == 0) return ViewError::kZeroStride;
+    if (t.shapes[i] == 0) {
+      empty = true;
+      continue;
+    }
+    uint64_t step = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(t.shapes[i] - 1), static_cast<uint64_t>(t.strides[i]), &step) ||
+        __builtin_add_overflow(extent, step, &extent)) {
+      return ViewError::kStrideOverflow;
+    }
+  }
+  if (empty) return ViewError::kNone;
+  uint64_t end_elems = 0;
+  uint64_t end_bytes = 0;
+  if (__builtin_add_overflow(t.start_offset, extent, &end_elems) ||
+      __builtin_mul_overflow(end_elems, static_cast<uint64_t>(t.elem_size()), &end_bytes)) {
+    return ViewError::kStrideOverflow;
+  }
+  return end_bytes > t.buffer.size ? ViewError::kBufferTooSmall : ViewError::kNone;
+}
+}  // namespace
+
 Status ChipTensor::validate() const {
-  if (is_poisoned()) return invalid_argument("tensor came from a rejected view: " + std::string(view_error_name(poison)));
-  if (!is_valid_data_type(dtype)) return view_status("validate", ViewError::kBadDataType, *this);
-  if (ndims < 1 || ndims > MAX_TENSOR_DIMS) return view_status("validate", ViewError::kBadRank, *this);
-  for (uint32_t i = 0; i < ndims; ++i) {
-    if (strides[i] == 0) return invalid_argument("validate: stride of dim " + std::to_string(i) + " is 0 (" + describe() + ")");
+  if (is_poisoned()) {
+    return invalid_argument("tensor came from a rejected view: " + std::string(view_error_name(poison)));
   }
-  if (extent_elem_cache > 0) {
-    uint64_t end_bytes = (start_offset + extent_elem_cache) * elem_size();
-    if (end_bytes > buffer.size) return view_status("validate", ViewError::kBufferTooSmall, *this);
-  }
-  return Status::Ok();
+  ViewError e = check_descriptor(*this);
+  return e == ViewError::kNone ? Status::Ok() : view_status("validate", e, *this);
 }
 
 std::string ChipTensor::describe() const {
@@ -104,113 +126,159 @@ std::string ChipTensor::describe() const {
   return buf;
 }
 
-Expected<ChipTensor> ChipTensor::try_view(std::span<const uint32_t> new_shapes,
-                                          std::span<const uint32_t> offsets) const {
-  if (is_poisoned()) return validate();
-  if (new_shapes.size() != ndims || offsets.size() != ndims) return view_status("view", ViewError::kBadRank, *this);
-  ChipTensor out = *this;
+// The view operations proper. Each returns the precise reason it rejected
+// its input, so that the checked spellings can explain it in a Status and the
+// upstream spellings can store it in the poisoned descriptor.
+namespace {
+
+ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, std::span<const uint32_t> offsets,
+                    ChipTensor* out) {
+  if (new_shapes.size() != src.ndims || offsets.size() != src.ndims) return ViewError::kBadRank;
+  *out = src;
   bool zero_size = false;
-  for (uint32_t i = 0; i < ndims; ++i) zero_size |= new_shapes[i] == 0;
-  uint64_t start = start_offset;
-  for (uint32_t i = 0; i < ndims; ++i) {
-    if (!zero_size && static_cast<uint64_t>(offsets[i]) + new_shapes[i] > shapes[i]) {
-      return view_status("view", ViewError::kOutOfRange, *this);
-    }
-    out.shapes[i] = new_shapes[i];
-    if (!zero_size) start += static_cast<uint64_t>(offsets[i]) * strides[i];
+  for (uint32_t i = 0; i < src.ndims; ++i) zero_size |= new_shapes[i] == 0;
+  uint64_t start = src.start_offset;
+  for (uint32_t i = 0; i < src.ndims; ++i) {
+    if (!zero_size && static_cast<uint64_t>(offsets[i]) + new_shapes[i] > src.shapes[i]) return ViewError::kOutOfRange;
+    out->shapes[i] = new_shapes[i];
+    if (!zero_size) start += static_cast<uint64_t>(offsets[i]) * src.strides[i];
   }
-  out.start_offset = start;
-  out.refresh_derived();
-  return out;
+  out->start_offset = start;
+  out->refresh_derived();
+  return ViewError::kNone;
 }
 
-Expected<ChipTensor> ChipTensor::try_slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step) const {
-  if (is_poisoned()) return validate();
-  if (dim >= ndims) return view_status("slice", ViewError::kBadDimension, *this);
-  if (step == 0) return view_status("slice", ViewError::kBadStep, *this);
-  if (start > end || end > shapes[dim]) return view_status("slice", ViewError::kOutOfRange, *this);
+ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start, uint32_t end, uint32_t step,
+                     ChipTensor* out) {
+  if (dim >= src.ndims) return ViewError::kBadDimension;
+  if (step == 0) return ViewError::kBadStep;
+  if (start > end || end > src.shapes[dim]) return ViewError::kOutOfRange;
   uint64_t count = (static_cast<uint64_t>(end - start) + step - 1) / step;
-  uint64_t new_stride = static_cast<uint64_t>(strides[dim]) * step;
-  if (new_stride > std::numeric_limits<uint32_t>::max()) return view_status("slice", ViewError::kStrideOverflow, *this);
-  ChipTensor out = *this;
-  out.shapes[dim] = static_cast<uint32_t>(count);
-  if (count > 0) out.start_offset += static_cast<uint64_t>(start) * strides[dim];
-  out.strides[dim] = count > 1 ? static_cast<uint32_t>(new_stride) : strides[dim];
-  out.refresh_derived();
-  return out;
+  uint64_t new_stride = static_cast<uint64_t>(src.strides[dim]) * step;
+  if (count > 1 && new_stride > std::numeric_limits<uint32_t>::max()) return ViewError::kStrideOverflow;
+  *out = src;
+  out->shapes[dim] = static_cast<uint32_t>(count);
+  if (count > 0) out->start_offset += static_cast<uint64_t>(start) * src.strides[dim];
+  out->strides[dim] = count > 1 ? static_cast<uint32_t>(new_stride) : src.strides[dim];
+  out->refresh_derived();
+  return ViewError::kNone;
 }
 
-Expected<ChipTensor> ChipTensor::try_transpose(uint32_t d0, uint32_t d1) const {
-  if (is_poisoned()) return validate();
-  if (d0 >= ndims || d1 >= ndims) return view_status("transpose", ViewError::kBadDimension, *this);
-  ChipTensor out = *this;
-  std::swap(out.shapes[d0], out.shapes[d1]);
-  std::swap(out.strides[d0], out.strides[d1]);
-  out.refresh_derived();
-  return out;
+ViewError transpose_impl(const ChipTensor& src, uint32_t d0, uint32_t d1, ChipTensor* out) {
+  if (d0 >= src.ndims || d1 >= src.ndims) return ViewError::kBadDimension;
+  *out = src;
+  std::swap(out->shapes[d0], out->shapes[d1]);
+  std::swap(out->strides[d0], out->strides[d1]);
+  out->refresh_derived();
+  return ViewError::kNone;
 }
 
-Expected<ChipTensor> ChipTensor::try_permute(std::span<const uint32_t> perm) const {
-  if (is_poisoned()) return validate();
-  if (perm.size() != ndims) return view_status("permute", ViewError::kBadRank, *this);
+ViewError permute_impl(const ChipTensor& src, std::span<const uint32_t> perm, ChipTensor* out) {
+  if (perm.size() != src.ndims) return ViewError::kBadRank;
   bool seen[MAX_TENSOR_DIMS] = {};
-  ChipTensor out = *this;
-  for (uint32_t i = 0; i < ndims; ++i) {
-    if (perm[i] >= ndims || seen[perm[i]]) return view_status("permute", ViewError::kBadPermutation, *this);
+  *out = src;
+  for (uint32_t i = 0; i < src.ndims; ++i) {
+    if (perm[i] >= src.ndims || seen[perm[i]]) return ViewError::kBadPermutation;
     seen[perm[i]] = true;
-    out.shapes[i] = shapes[perm[i]];
-    out.strides[i] = strides[perm[i]];
+    out->shapes[i] = src.shapes[perm[i]];
+    out->strides[i] = src.strides[perm[i]];
   }
-  out.refresh_derived();
-  return out;
+  out->refresh_derived();
+  return ViewError::kNone;
 }
 
-Expected<ChipTensor> ChipTensor::try_reshape(std::span<const uint32_t> new_shapes) const {
-  if (is_poisoned()) return validate();
-  if (new_shapes.empty() || new_shapes.size() > MAX_TENSOR_DIMS) return view_status("reshape", ViewError::kBadRank, *this);
-  if (!is_contiguous) return view_status("reshape", ViewError::kNotContiguous, *this);
+ViewError reshape_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, ChipTensor* out) {
+  if (new_shapes.empty() || new_shapes.size() > MAX_TENSOR_DIMS) return ViewError::kBadRank;
+  if (!src.is_contiguous) return ViewError::kNotContiguous;
   uint64_t n = 1;
-  for (uint32_t s : new_shapes) n *= s;
-  if (n != numel()) return view_status("reshape", ViewError::kNumelMismatch, *this);
-  ChipTensor out = *this;
-  out.ndims = static_cast<uint32_t>(new_shapes.size());
+  for (uint32_t s : new_shapes) {
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(s), &n)) return ViewError::kNumelMismatch;
+  }
+  if (n != src.numel()) return ViewError::kNumelMismatch;
+  *out = src;
+  out->ndims = static_cast<uint32_t>(new_shapes.size());
   uint64_t stride = 1;
-  for (int i = static_cast<int>(out.ndims) - 1; i >= 0; --i) {
-    out.shapes[i] = new_shapes[i];
-    if (stride > std::numeric_limits<uint32_t>::max()) return view_status("reshape", ViewError::kStrideOverflow, *this);
-    out.strides[i] = static_cast<uint32_t>(stride);
+  for (int i = static_cast<int>(out->ndims) - 1; i >= 0; --i) {
+    if (stride > std::numeric_limits<uint32_t>::max()) return ViewError::kStrideOverflow;
+    out->shapes[i] = new_shapes[i];
+    out->strides[i] = static_cast<uint32_t>(stride);
     stride *= new_shapes[i] == 0 ? 1 : new_shapes[i];
   }
-  for (uint32_t i = out.ndims; i < MAX_TENSOR_DIMS; ++i) out.shapes[i] = out.strides[i] = 0;
-  out.refresh_derived();
+  for (uint32_t i = out->ndims; i < MAX_TENSOR_DIMS; ++i) out->shapes[i] = out->strides[i] = 0;
+  out->refresh_derived();
+  return ViewError::kNone;
+}
+
+// A poisoned source poisons every view of it with its original reason.
+Expected<ChipTensor> checked(const char* op, const ChipTensor& src, ViewError e, const ChipTensor& out) {
+  if (src.is_poisoned()) return src.validate().with_context(op);
+  if (e != ViewError::kNone) return view_status(op, e, src);
   return out;
+}
+
+ChipTensor poisoning(const ChipTensor& src, ViewError e, const ChipTensor& out) {
+  if (src.is_poisoned()) return poisoned(src.poison);
+  if (e != ViewError::kNone) return poisoned(e);
+  return out;
+}
+
+}  // namespace
+
+Expected<ChipTensor> ChipTensor::try_view(std::span<const uint32_t> s, std::span<const uint32_t> o) const {
+  ChipTensor out;
+  ViewError e = is_poisoned() ? poison : view_impl(*this, s, o, &out);
+  return checked("view", *this, e, out);
+}
+Expected<ChipTensor> ChipTensor::try_slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step) const {
+  ChipTensor out;
+  ViewError e = is_poisoned() ? poison : slice_impl(*this, dim, start, end, step, &out);
+  return checked("slice", *this, e, out);
+}
+Expected<ChipTensor> ChipTensor::try_transpose(uint32_t d0, uint32_t d1) const {
+  ChipTensor out;
+  ViewError e = is_poisoned() ? poison : transpose_impl(*this, d0, d1, &out);
+  return checked("transpose", *this, e, out);
+}
+Expected<ChipTensor> ChipTensor::try_permute(std::span<const uint32_t> perm) const {
+  ChipTensor out;
+  ViewError e = is_poisoned() ? poison : permute_impl(*this, perm, &out);
+  return checked("permute", *this, e, out);
+}
+Expected<ChipTensor> ChipTensor::try_reshape(std::span<const uint32_t> s) const {
+  ChipTensor out;
+  ViewError e = is_poisoned() ? poison : reshape_impl(*this, s, &out);
+  return checked("reshape", *this, e, out);
 }
 
 ChipTensor ChipTensor::view(std::span<const uint32_t> s, std::span<const uint32_t> o) const {
-  return or_poison(try_view(s, o), ViewError::kOutOfRange);
+  ChipTensor out;
+  return poisoning(*this, is_poisoned() ? poison : view_impl(*this, s, o, &out), out);
 }
 ChipTensor ChipTensor::slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step) const {
-  return or_poison(try_slice(dim, start, end, step), ViewError::kOutOfRange);
+  ChipTensor out;
+  return poisoning(*this, is_poisoned() ? poison : slice_impl(*this, dim, start, end, step, &out), out);
 }
 ChipTensor ChipTensor::transpose(uint32_t d0, uint32_t d1) const {
-  return or_poison(try_transpose(d0, d1), ViewError::kBadDimension);
+  ChipTensor out;
+  return poisoning(*this, is_poisoned() ? poison : transpose_impl(*this, d0, d1, &out), out);
 }
 ChipTensor ChipTensor::permute(std::span<const uint32_t> perm) const {
-  return or_poison(try_permute(perm), ViewError::kBadPermutation);
+  ChipTensor out;
+  return poisoning(*this, is_poisoned() ? poison : permute_impl(*this, perm, &out), out);
 }
 ChipTensor ChipTensor::reshape(std::span<const uint32_t> s) const {
-  return or_poison(try_reshape(s), ViewError::kNotContiguous);
+  ChipTensor out;
+  return poisoning(*this, is_poisoned() ? poison : reshape_impl(*this, s, &out), out);
 }
 
-Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
-                                             std::span<const uint32_t> strides, uint64_t start_offset, DataType dtype,
-                                             bool manual_dep, int32_t version, AddressSpace space) {
+namespace {
+
+ViewError make_impl(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, std::span<const uint32_t> strides,
+                    uint64_t start_offset, DataType dtype, bool manual_dep, int32_t version, AddressSpace space,
+                    ChipTensor* out) {
+  if (!is_valid_data_type(dtype)) return ViewError::kBadDataType;
+  if (shapes.empty() || shapes.size() > MAX_TENSOR_DIMS || strides.size() != shapes.size()) return ViewError::kBadRank;
   ChipTensor t;
-  if (!is_valid_data_type(dtype)) return invalid_argument("make_tensor: dtype value " + std::to_string(static_cast<int>(dtype)) + " is not a DataType");
-  if (shapes.empty() || shapes.size() > MAX_TENSOR_DIMS || strides.size() != shapes.size()) {
-    return invalid_argument("make_tensor: rank " + std::to_string(shapes.size()) + " outside 1..5 or strides rank " +
-                            std::to_string(strides.size()) + " differs");
-  }
   t.buffer = {addr, size};
   t.ndims = static_cast<uint32_t>(shapes.size());
   t.dtype = dtype;
@@ -222,22 +290,59 @@ Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::
     t.shapes[i] = shapes[i];
     t.strides[i] = strides[i];
   }
-  t.refresh_derived();
-  TASKRING_RETURN_IF_ERROR(t.validate().with_context("make_tensor"));
+  ViewError e = check_descriptor(t);
+  *out = t;
+  if (e != ViewError::kNone) return e;
+  out->refresh_derived();
+  return ViewError::kNone;
+}
+
+// Row-major element strides of `shapes` (rank already checked).
+ViewError row_major_strides(std::span<const uint32_t> shapes, uint32_t* strides) {
+  uint64_t s = 1;
+  for (int i = static_cast<int>(shapes.size()) - 1; i >= 0; --i) {
+    if (s > std::numeric_limits<uint32_t>::max()) return ViewError::kStrideOverflow;
+    strides[i] = static_cast<uint32_t>(s);
+    s *= shapes[i] == 0 ? 1 : shapes[i];
+  }
+  return ViewError::kNone;
+}
+
+Status make_status(ViewError e, std::span<const uint32_t> shapes, size_t strides_rank, DataType dtype,
+                   const ChipTensor& t) {
+  switch (e) {
+    case ViewError::kBadDataType:
+      return invalid_argument("make_tensor: dtype value " + std::to_string(static_cast<int>(dtype)) +
+                              " is not a DataType");
+    case ViewError::kBadRank:
+      return invalid_argument("make_tensor: rank " + std::to_string(shapes.size()) + " outside 1..5" +
+                              (strides_rank != shapes.size()
+                                   ? " or strides rank " + std::to_string(strides_rank) + " differs"
+                                   : std::string()));
+    default:
+      return view_status("make_tensor", e, t);
+  }
+}
+
+}  // namespace
+
+Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
+                                             std::span<const uint32_t> strides, uint64_t start_offset, DataType dtype,
+                                             bool manual_dep, int32_t version, AddressSpace space) {
+  ChipTensor t;
+  ViewError e = make_impl(addr, size, shapes, strides, start_offset, dtype, manual_dep, version, space, &t);
+  if (e != ViewError::kNone) return make_status(e, shapes, strides.size(), dtype, t);
   return t;
 }
 
 Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, DataType dtype,
                                      bool manual_dep, int32_t version, AddressSpace space) {
-  uint32_t strides[MAX_TENSOR_DIMS] = {};
   if (shapes.empty() || shapes.size() > MAX_TENSOR_DIMS) {
-    return invalid_argument("make_tensor: rank " + std::to_string(shapes.size()) + " outside 1..5");
+    return make_status(ViewError::kBadRank, shapes, shapes.size(), dtype, ChipTensor{});
   }
-  uint64_t s = 1;
-  for (int i = static_cast<int>(shapes.size()) - 1; i >= 0; --i) {
-    if (s > std::numeric_limits<uint32_t>::max()) return invalid_argument("make_tensor: stride overflows u32");
-    strides[i] = static_cast<uint32_t>(s);
-    s *= shapes[i] == 0 ? 1 : shapes[i];
+  uint32_t strides[MAX_TENSOR_DIMS] = {};
+  if (row_major_strides(shapes, strides) != ViewError::kNone) {
+    return invalid_argument("make_tensor: a row-major stride overflows 32 bits");
   }
   return try_make_tensor_strided(addr, size, shapes, std::span<const uint32_t>(strides, shapes.size()), 0, dtype,
                                  manual_dep, version, space);
@@ -247,11 +352,17 @@ ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, uint32_
                                 bool manual_dep, int32_t version, AddressSpace space) {
   if (ndims < 1 || ndims > MAX_TENSOR_DIMS || shapes == nullptr) return poisoned(ViewError::kBadRank);
   if (!is_valid_data_type(dtype)) return poisoned(ViewError::kBadDataType);
-  uint64_t n = 1;
-  for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
-  auto r = try_make_tensor(reinterpret_cast<uintptr_t>(ptr), n * element_size(dtype),
-                           std::span<const uint32_t>(shapes, ndims), dtype, manual_dep, version, space);
-  return or_poison(r, ViewError::kStrideOverflow);
+  std::span<const uint32_t> shape(shapes, ndims);
+  uint64_t bytes = element_size(dtype);
+  for (uint32_t s : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes)) return poisoned(ViewError::kStrideOverflow);
+  }
+  uint32_t strides[MAX_TENSOR_DIMS] = {};
+  if (ViewError e = row_major_strides(shape, strides); e != ViewError::kNone) return poisoned(e);
+  ChipTensor t;
+  ViewError e = make_impl(reinterpret_cast<uintptr_t>(ptr), bytes, shape, std::span<const uint32_t>(strides, ndims),
+                          0, dtype, manual_dep, version, space, &t);
+  return e == ViewError::kNone ? t : poisoned(e);
 }
 
 }  // namespace taskring

@@ -1,9 +1,153 @@
-#include "commands.hpp"
+// `taskring info [--json]`: version, build type, sim topology, and every knob
+// with the value in effect and where it came from.
+//
+// Every knob is validated here exactly as the component that reads it does
+// (the same functions), so an invalid environment fails `info` the same way
+// it would fail a run: message on stderr, exit status 1.
 #include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "taskring/base/knobs.hpp"
+#include "taskring/chip/ring_config.hpp"
+#include "taskring/device/sim_device.hpp"
+#include "taskring/log/level.hpp"
+
 namespace taskring::cli {
-// Placeholder until the foundation helper lands `taskring info`.
+namespace {
+
+struct KnobRow {
+  std::string name;
+  std::string value;   // in effect
+  std::string source;  // "default" or "env" (with the alias that was set)
+  std::string meaning;
+};
+
+std::string source_of(const EnvLookup& env, const char* name) { return env(name) ? "env" : "default"; }
+
+std::string join(const std::array<uint64_t, kRingLevels>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+struct Info {
+  SimDeviceConfig sim;
+  std::vector<KnobRow> knobs;
+};
+
+Expected<Info> collect(const EnvLookup& env) {
+  Info info;
+  TASKRING_ASSIGN_OR_RETURN(info.sim, SimDeviceConfig::from_env(env));
+  const Topology& t = info.sim.topology;
+  info.knobs.push_back({kSimClustersKnob, std::to_string(t.clusters), source_of(env, kSimClustersKnob),
+                        "clusters of 1 AIC + 2 AIV on the sim chip"});
+  info.knobs.push_back({kSimThreadsKnob, std::to_string(t.executor_threads), source_of(env, kSimThreadsKnob),
+                        "host threads that run kernels"});
+  info.knobs.push_back({kSimLinkKnob, info.sim.link.describe(), source_of(env, kSimLinkKnob),
+                        "H2D/D2H cost model charged per copy call"});
+  info.knobs.push_back({kSimDeviceMemKnob, std::to_string(info.sim.arena_bytes >> 20),
+                        source_of(env, kSimDeviceMemKnob), "sim device memory (MiB of reserved arena)"});
+
+  TASKRING_ASSIGN_OR_RETURN(log::Level level, log::read_level_knob(env));
+  info.knobs.push_back({std::string(log::kLogLevelVar), std::string(log::level_name(level)) + " (" +
+                            std::to_string(static_cast<int>(level)) + ")",
+                        source_of(env, "TASKRING_LOG_LEVEL"), "logger threshold"});
+  std::optional<std::string> strace = env("TASKRING_STRACE_DIR");
+  info.knobs.push_back({"TASKRING_STRACE_DIR", strace ? *strace : "(unset: spans go to stderr)",
+                        strace ? "env" : "default", "per-process STRACE span files"});
+
+  std::string used;
+  TASKRING_ASSIGN_OR_RETURN(auto skip,
+                            read_bool_knob_any(env, {"TASKRING_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN"}, &used));
+  info.knobs.push_back({"TASKRING_SKIP_DEVICE_RUN", skip.value_or(false) ? "1" : "0",
+                        skip ? "env (" + used + ")" : "default",
+                        "prepare everything, skip device execution (alias SIMPLER_SKIP_DEVICE_RUN)"});
+
+  TASKRING_ASSIGN_OR_RETURN(RingSizes rings, resolve_ring_sizes(RingSizes{}, env));
+  info.knobs.push_back({"PTO2_RING_TASK_WINDOW", join(rings.task_window), source_of(env, "PTO2_RING_TASK_WINDOW"),
+                        "task slots per ring (read by the tmr runtime)"});
+  info.knobs.push_back({"PTO2_RING_HEAP", join(rings.heap), source_of(env, "PTO2_RING_HEAP"),
+                        "heap bytes per ring (read by the tmr runtime)"});
+  info.knobs.push_back({"PTO2_RING_DEP_POOL", join(rings.dep_pool), source_of(env, "PTO2_RING_DEP_POOL"),
+                        "dependency-list entries per ring (read by the tmr runtime)"});
+  return info;
+}
+
+nlohmann::json to_json(const Info& info) {
+  const Topology& t = info.sim.topology;
+  nlohmann::json j;
+  j["version"] = TASKRING_VERSION;
+  j["build_type"] = TASKRING_BUILD_TYPE;
+  j["device"] = {
+      {"name", "sim"},
+      {"clusters", t.clusters},
+      {"aic", t.aic_count()},
+      {"aiv", t.aiv_count()},
+      {"cores", t.core_count()},
+      {"executor_threads", t.executor_threads},
+      {"arena_bytes", info.sim.arena_bytes},
+      {"link",
+       {{"enabled", info.sim.link.enabled},
+        {"latency_us", info.sim.link.latency_us},
+        {"gbytes_per_s", info.sim.link.gbytes_per_s},
+        {"model", info.sim.link.describe()}}},
+  };
+  j["knobs"] = nlohmann::json::array();
+  for (const KnobRow& k : info.knobs) {
+    j["knobs"].push_back({{"name", k.name}, {"value", k.value}, {"source", k.source}, {"meaning", k.meaning}});
+  }
+  return j;
+}
+
+void print_text(const Info& info) {
+  const Topology& t = info.sim.topology;
+  std::printf("taskring %s (%s)\n\n", TASKRING_VERSION, TASKRING_BUILD_TYPE);
+  std::printf("device: sim\n");
+  std::printf("  clusters          %d (%d AIC + %d AIV = %d cores)\n", t.clusters, t.aic_count(), t.aiv_count(),
+              t.core_count());
+  std::printf("  executor threads  %d\n", t.executor_threads);
+  std::printf("  arena             %llu MiB (reserved virtual memory, committed on touch)\n",
+              static_cast<unsigned long long>(info.sim.arena_bytes >> 20));
+  std::printf("  link model        %s\n\n", info.sim.link.describe().c_str());
+  size_t wn = 4, wv = 5, ws = 6;
+  for (const KnobRow& k : info.knobs) {
+    wn = std::max(wn, k.name.size());
+    wv = std::max(wv, k.value.size());
+    ws = std::max(ws, k.source.size());
+  }
+  std::printf("knobs:\n  %-*s  %-*s  %-*s  %s\n", static_cast<int>(wn), "NAME", static_cast<int>(wv), "VALUE",
+              static_cast<int>(ws), "SOURCE", "MEANING");
+  for (const KnobRow& k : info.knobs) {
+    std::printf("  %-*s  %-*s  %-*s  %s\n", static_cast<int>(wn), k.name.c_str(), static_cast<int>(wv),
+                k.value.c_str(), static_cast<int>(ws), k.source.c_str(), k.meaning.c_str());
+  }
+}
+
+}  // namespace
+
 void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "version, build type, sim topology, knobs in effect");
-  cmd->callback([] { std::printf("taskring %s (%s)\n", TASKRING_VERSION, TASKRING_BUILD_TYPE); });
+  static bool json = false;  // CLI11 binds options to storage that outlives parsing
+  cmd->add_flag("--json", json, "print as JSON");
+  cmd->callback([] {
+    Expected<Info> info = collect(process_env());
+    if (!info.ok()) {
+      std::fprintf(stderr, "taskring info: %s\n", info.status().to_string().c_str());
+      set_exit_code(1);
+      return;
+    }
+    if (json) {
+      std::cout << to_json(*info).dump(2) << "\n";
+    } else {
+      print_text(*info);
+    }
+    set_exit_code(0);
+  });
 }
+
 }  // namespace taskring::cli

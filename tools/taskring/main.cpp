@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   taskring::cli::add_info_command(app);
   taskring::cli::add_selfcheck_command(app);
+  taskring::cli::add_trace_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -31,19 +31,47 @@ class Waiter {
       cpu_relax();
     }
     while (true) {
-      uint32_t seen = epoch_.load(std::memory_order_acquire);
-      if (pred()) return Status::Ok();
+      // Announce the park before the last predicate check (Dekker with
+      // notify_all): either the notifier sees parked_ > 0 and bumps the
+      // epoch, or this check sees the notifier's state change.
+      parked_.fetch_add(1, std::memory_order_seq_cst);
+      uint32_t seen = epoch_.load(std::memory_order_seq_cst);
+      if (pred()) {
+        parked_.fetch_sub(1, std::memory_order_relaxed);
+        return Status::Ok();
+      }
       uint64_t left = deadline.remaining_ns();
-      if (left == 0) return deadline_status(what);
+      if (left == 0) {
+        parked_.fetch_sub(1, std::memory_order_relaxed);
+        return deadline_status(what);
+      }
       park(seen, left > kMaxParkNs ? kMaxParkNs : left);
+      parked_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
 
   // Wakes every parked waiter.
+  // Cheap when nobody is parked: one fence and one load. The caller must have
+  // made its state change visible (any atomic store) before calling.
   void notify_all() {
-    epoch_.fetch_add(1, std::memory_order_release);
-    if (parked_.load(std::memory_order_acquire) != 0) wake_all();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    wake_all();
   }
+
+  // Parks at most `timeout_ns` unless notified; for loops that poll several
+  // conditions themselves. Returns at once if a notify happened since
+  // `begin_park()`.
+  uint32_t begin_park() {
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    return epoch_.load(std::memory_order_seq_cst);
+  }
+  void finish_park(uint32_t seen_epoch, uint64_t timeout_ns) {
+    park(seen_epoch, timeout_ns);
+    parked_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  void cancel_park() { parked_.fetch_sub(1, std::memory_order_relaxed); }
 
   static inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

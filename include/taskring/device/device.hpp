@@ -49,7 +49,14 @@ struct LinkModel {
   bool enabled = false;
   double latency_us = 0.0;
   double gbytes_per_s = 0.0;
+  // Nanoseconds one copy of `bytes` costs; 0 when disabled.
   uint64_t cost_ns(uint64_t bytes) const;
+  // "off" or "17 us + 25 GB/s".
+  std::string describe() const;
+
+  // Parses "<latency_us>,<GB/s>" (latency in [0, 1e6], bandwidth in (0, 1e4])
+  // or "off" / "0" (disabled). Errors name `knob`, the text and the ranges.
+  static Expected<LinkModel> parse(std::string_view knob, std::string_view text);
 };
 
 // Cores of one chip: clusters of 1 AIC + 2 AIV.

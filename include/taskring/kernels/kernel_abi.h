@@ -38,6 +38,15 @@ extern "C" {
 
 typedef void (*taskring_kernel_fn)(int64_t* args);
 
+/* Error codes a kernel passes to taskring_kernel_fail. Any non-zero value is
+ * a failure; these three map onto the runtime's INVALID_ARGUMENT,
+ * OUT_OF_RANGE and UNIMPLEMENTED status codes (others become ABORTED). */
+enum {
+  TASKRING_KERNEL_ERR_INVALID_ARGUMENT = 1, /* rank, shape, dtype, count */
+  TASKRING_KERNEL_ERR_OUT_OF_RANGE = 2,     /* an index read from a tensor */
+  TASKRING_KERNEL_ERR_UNSUPPORTED = 3       /* valid but not implemented */
+};
+
 /* Core types. */
 enum { TASKRING_CORE_AIC = 0, TASKRING_CORE_AIV = 1 };
 

@@ -48,6 +48,7 @@ enum class ViewError : uint32_t {
   kBadDataType,     // dtype outside the enum
   kBufferTooSmall,  // view extent exceeds buffer.size
   kStrideOverflow,  // a stride or offset does not fit its field
+  kZeroStride,      // a stride is 0 (descriptor built by hand)
 };
 
 std::string_view view_error_name(ViewError e);

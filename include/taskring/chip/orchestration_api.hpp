@@ -1,0 +1,222 @@
+// The orchestration API: what an orchestration function calls to build its
+// task graph. Source-compatible with upstream's `pto_orchestration_api.h`
+// (include that name; it forwards here).
+//
+// An orchestration is a function `void aicpu_orchestration_entry(const
+// ChipTaskArgs&)`, optionally with `PTO2OrchestrationConfig
+// aicpu_orchestration_config(const ChipTaskArgs&)`, linked into the program or
+// loaded from a shared library. It has no link dependency on taskring: every
+// call goes through the `PTO2RuntimeOps` table of the runtime bound to the
+// calling thread (`framework_bind_runtime`).
+//
+// After a fatal error (latched by the runtime or by rt_report_fatal) every
+// call is a no-op that returns empty results; the run ends with the error.
+#pragma once
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstring>
+
+#include "taskring/chip/error_codes.hpp"
+#include "taskring/tensor/task_args.hpp"
+
+namespace taskring {
+
+inline constexpr int32_t INVALID_KERNEL_ID = -1;
+inline constexpr int PTO2_MAX_SCOPE_DEPTH = 64;
+inline constexpr int PTO2_MAX_RING_DEPTH = 4;
+
+// Kernels of one task: an AIC kernel and up to two AIV kernels. One active
+// slot makes an AIC or AIV task; two or more make a MIX task that occupies one
+// cluster; none is a dummy task.
+struct MixedKernels {
+  int32_t aic_kernel_id = INVALID_KERNEL_ID;
+  int32_t aiv0_kernel_id = INVALID_KERNEL_ID;
+  int32_t aiv1_kernel_id = INVALID_KERNEL_ID;
+};
+
+enum class PTO2ScopeMode : int32_t { AUTO = 0, MANUAL = 1 };
+
+// The OUTPUT tensors a submit materialised, in argument order. Valid only
+// inside the scope where the task was submitted.
+struct TaskOutputTensors {
+  PTO2TaskId task_id = kInvalidTaskId;
+  int32_t count = 0;
+  const ChipTensor* outputs[CORE_MAX_TENSOR_ARGS] = {};
+
+  // The i-th OUTPUT (0-based among outputs). Out-of-range i returns a
+  // poisoned descriptor that every submit rejects.
+  const ChipTensor& get_ref(int32_t i) const& {
+    static const ChipTensor kPoisoned = [] {
+      ChipTensor t;
+      t.poison = ViewError::kOutOfRange;
+      return t;
+    }();
+    return (i >= 0 && i < count && outputs[i] != nullptr) ? *outputs[i] : kPoisoned;
+  }
+  const ChipTensor& get_ref(int32_t i) const&& = delete;
+  bool is_valid() const { return task_id.is_valid(); }
+};
+
+struct PTO2OrchestrationConfig {
+  int32_t expected_arg_count = 0;  // tensors + scalars the entry needs at least
+};
+
+enum class PTO2LogLevel : int32_t { DEBUG = 10, INFO = 20, WARN = 30, ERROR = 40 };
+
+struct PTO2Runtime;
+
+// The call table of a runtime. Versioned by `abi_version` so an orchestration
+// library built against another layout is rejected at load.
+struct PTO2RuntimeOps {
+  uint32_t abi_version;
+  TaskOutputTensors (*submit_task)(PTO2Runtime*, const MixedKernels&, const CoreTaskArgs&);
+  TaskOutputTensors (*submit_dummy_task)(PTO2Runtime*, const CoreTaskArgs&);
+  TaskOutputTensors (*alloc_tensors)(PTO2Runtime*, const CoreTaskArgs&);
+  void (*scope_begin)(PTO2Runtime*, PTO2ScopeMode);
+  void (*scope_end)(PTO2Runtime*);
+  bool (*is_fatal)(PTO2Runtime*);
+  void (*report_fatal)(PTO2Runtime*, int32_t code, const char* message);
+  void (*log)(PTO2Runtime*, PTO2LogLevel, const char* func, const char* message);
+  // Element access with blocking semantics; false on error or timeout (the
+  // run is then fatal).
+  bool (*get_tensor_data)(PTO2Runtime*, const ChipTensor&, uint32_t ndims, const uint32_t* idx, void* out,
+                          uint32_t bytes);
+  bool (*set_tensor_data)(PTO2Runtime*, const ChipTensor&, uint32_t ndims, const uint32_t* idx, const void* in,
+                          uint32_t bytes);
+  int32_t (*available_cluster_count)(PTO2Runtime*);
+  int32_t (*available_aiv_count)(PTO2Runtime*);
+  void* reserved[8];
+};
+
+inline constexpr uint32_t PTO2_RUNTIME_OPS_ABI_VERSION = 1;
+
+struct PTO2Runtime {
+  const PTO2RuntimeOps* ops;
+};
+
+namespace orch_detail {
+// The runtime bound to this orchestration thread. thread_local so that
+// several chips (ChipWorkers) can orchestrate concurrently in one process.
+inline thread_local PTO2Runtime* g_bound_runtime = nullptr;
+inline PTO2Runtime* rt() { return g_bound_runtime; }
+inline bool live() { return g_bound_runtime != nullptr && !g_bound_runtime->ops->is_fatal(g_bound_runtime); }
+}  // namespace orch_detail
+
+}  // namespace taskring
+
+// Binds `rt` to the calling thread for this linkage unit. Weak so that every
+// orchestration library (and the main program) carries exactly one copy
+// without a separate helper source; the runtime calls it (via dlsym for a
+// shared library) on its orchestrator thread before the entry.
+extern "C" __attribute__((weak, visibility("default"), used)) void framework_bind_runtime(taskring::PTO2Runtime* rt) {
+  taskring::orch_detail::g_bound_runtime = rt;
+}
+
+namespace taskring {
+
+inline TaskOutputTensors rt_submit_task(const MixedKernels& kernels, const CoreTaskArgs& args) {
+  if (!orch_detail::live()) return {};
+  return orch_detail::rt()->ops->submit_task(orch_detail::rt(), kernels, args);
+}
+inline TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, const CoreTaskArgs& args) {
+  return rt_submit_task(MixedKernels{kernel_id, INVALID_KERNEL_ID, INVALID_KERNEL_ID}, args);
+}
+inline TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, const CoreTaskArgs& args) {
+  return rt_submit_task(MixedKernels{INVALID_KERNEL_ID, kernel_id, INVALID_KERNEL_ID}, args);
+}
+// A task that takes part in dependencies but never runs on a core.
+inline TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs& args) {
+  if (!orch_detail::live()) return {};
+  return orch_detail::rt()->ops->submit_dummy_task(orch_detail::rt(), args);
+}
+// Allocates the OUTPUT tensors of `args` (only OUTPUTs allowed) from the heap
+// ring as one allocation task that completes at once.
+inline TaskOutputTensors alloc_tensors(const CoreTaskArgs& args) {
+  if (!orch_detail::live()) return {};
+  return orch_detail::rt()->ops->alloc_tensors(orch_detail::rt(), args);
+}
+template <typename... Infos>
+inline TaskOutputTensors alloc_tensors(const TensorCreateInfo& first, const Infos&... rest) {
+  CoreTaskArgs args;
+  args.add_output(first);
+  (args.add_output(rest), ...);
+  return alloc_tensors(args);
+}
+
+inline void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) {
+  if (orch_detail::rt() != nullptr) orch_detail::rt()->ops->scope_begin(orch_detail::rt(), mode);
+}
+inline void rt_scope_end() {
+  if (orch_detail::rt() != nullptr) orch_detail::rt()->ops->scope_end(orch_detail::rt());
+}
+
+// RAII scope: `PTO2_SCOPE() { ... }` or `PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }`.
+class PTO2ScopeGuard {
+ public:
+  explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) { rt_scope_begin(mode); }
+  ~PTO2ScopeGuard() { rt_scope_end(); }
+  PTO2ScopeGuard(const PTO2ScopeGuard&) = delete;
+  PTO2ScopeGuard& operator=(const PTO2ScopeGuard&) = delete;
+};
+
+inline bool rt_is_fatal() { return orch_detail::rt() == nullptr || orch_detail::rt()->ops->is_fatal(orch_detail::rt()); }
+
+inline void rt_report_fatal(int32_t code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+inline void rt_report_fatal(int32_t code, const char* fmt, ...) {
+  if (orch_detail::rt() == nullptr) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  orch_detail::rt()->ops->report_fatal(orch_detail::rt(), code, buf);
+}
+
+inline void rt_log(PTO2LogLevel level, const char* func, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+inline void rt_log(PTO2LogLevel level, const char* func, const char* fmt, ...) {
+  if (orch_detail::rt() == nullptr) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  orch_detail::rt()->ops->log(orch_detail::rt(), level, func, buf);
+}
+
+inline int32_t rt_available_cluster_count() {
+  return orch_detail::rt() ? orch_detail::rt()->ops->available_cluster_count(orch_detail::rt()) : 0;
+}
+inline int32_t rt_available_aiv_count() {
+  return orch_detail::rt() ? orch_detail::rt()->ops->available_aiv_count(orch_detail::rt()) : 0;
+}
+
+// Reads one element after every producer of it has completed. Returns T{}
+// after a fatal error or a timeout (which makes the run fatal).
+template <typename T>
+inline T get_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* idx) {
+  T out{};
+  if (!orch_detail::live()) return out;
+  orch_detail::rt()->ops->get_tensor_data(orch_detail::rt(), t, ndims, idx, &out, sizeof(T));
+  return out;
+}
+// Writes one element after every producer and reader of it has finished.
+template <typename T>
+inline void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, T value) {
+  if (!orch_detail::live()) return;
+  orch_detail::rt()->ops->set_tensor_data(orch_detail::rt(), t, ndims, idx, &value, sizeof(T));
+}
+
+}  // namespace taskring
+
+#define PTO2_SCOPE_CONCAT_INNER_(a, b) a##b
+#define PTO2_SCOPE_CONCAT_(a, b) PTO2_SCOPE_CONCAT_INNER_(a, b)
+#define PTO2_SCOPE(...) \
+  if (::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_, __LINE__){__VA_ARGS__}; true)
+
+#ifndef TASKRING_NO_ORCH_LOG_MACROS
+#define LOG_DEBUG(...) ::taskring::rt_log(::taskring::PTO2LogLevel::DEBUG, __func__, __VA_ARGS__)
+#define LOG_INFO(...) ::taskring::rt_log(::taskring::PTO2LogLevel::INFO, __func__, __VA_ARGS__)
+#define LOG_WARN(...) ::taskring::rt_log(::taskring::PTO2LogLevel::WARN, __func__, __VA_ARGS__)
+#define LOG_ERROR(...) ::taskring::rt_log(::taskring::PTO2LogLevel::ERROR, __func__, __VA_ARGS__)
+#endif

@@ -1,0 +1,88 @@
+// The (rank, round) validation matrix behind `taskring trace --expect-*`.
+//
+// Ranks: with RankBy::kAttr a rank is the integer `rank=` attr of the root
+// span; with kPid it is a distinct pid, numbered by first appearance; kAuto
+// uses attrs when every dispatching pid carries one, pids otherwise.
+// Dispatches: a rank's non-prewarm invocations, ordered by (first appearance
+// of the pid, inv). Round g (warmup included) is dispatches [g*D, (g+1)*D).
+// A cell is VALID iff each of its D dispatches exists and has every required
+// span (root, orch, sched by default); an invalid cell has no value, is left
+// out of every statistic and is named in `problems`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "taskring/base/expected.hpp"
+#include "taskring/trace/invocations.hpp"
+#include "taskring/trace/span.hpp"
+#include "taskring/trace/stats.hpp"
+
+namespace taskring::trace {
+
+enum class RankBy { kAuto, kPid, kAttr };
+
+struct MatrixOptions {
+  std::optional<int> ranks;                 // expected ranks; default: ranks seen
+  std::optional<int> rounds;                // expected measured rounds; default: from the data
+  int warmup = 0;                           // leading rounds per rank left out
+  std::optional<int> dispatches_per_round;  // default: inferred (1 without --expect-rounds)
+  RankBy rank_by = RankBy::kAuto;
+  bool require_root = true;
+  bool require_orch = true;
+  bool require_sched = true;
+};
+
+struct Cell {
+  int rank = 0;
+  int round = 0;  // measured round, 0-based (warmup excluded)
+  bool valid = false;
+  std::vector<std::string> missing;  // what made it invalid, e.g. "sched"
+  // Sums over the cell's dispatches, in µs; meaningful only when `valid`.
+  double effective_us = 0;  // per dispatch: length of orch ∪ sched
+  double host_us = 0;       // root durations
+  std::optional<double> device_us;  // device_wall durations, when all present
+  double orch_us = 0, sched_us = 0;
+  std::vector<Window> host_windows;  // root windows (ns), for the host union
+};
+
+struct RankInfo {
+  int rank = 0;
+  std::vector<int64_t> pids;  // empty: the rank was expected but never seen
+  size_t dispatches = 0;
+};
+
+struct Matrix {
+  int ranks = 0;
+  int rounds = 0;
+  int warmup = 0;
+  int dispatches_per_round = 1;
+  std::string rank_source;           // "pid" or "attr"
+  std::vector<RankInfo> rank_info;   // one per expected rank
+  std::vector<Cell> cells;           // rank-major: cells[rank * rounds + round]
+  size_t valid_cells = 0;
+  std::vector<std::string> problems;  // one line per invalid cell or missing rank
+  std::vector<std::string> warnings;  // data that does not fit the expectation but loses no cell
+  Summary cell_stats;                 // effective_us over valid cells
+  std::vector<Summary> rank_stats;    // per rank, over its valid cells
+  // Per round: max across ranks of the rank's summed effective_us; nullopt
+  // unless every rank's cell of that round is valid.
+  std::vector<std::optional<double>> round_values;
+  Summary round_stats;
+  // Per round: length of the union of all ranks' root windows (µs); a
+  // diagnostic (it includes start skew and host overhead), never the kernel time.
+  std::vector<std::optional<double>> host_union;
+  Summary host_union_stats;
+
+  const Cell& cell(int rank, int round) const { return cells[static_cast<size_t>(rank * rounds + round)]; }
+  size_t invalid_cells() const { return cells.size() - valid_cells; }
+};
+
+// Builds the matrix. Fails with INVALID_ARGUMENT on impossible options
+// (negative counts, zero rounds or ranks requested, zero dispatches per round).
+Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
+                              const StageNames& names, const MatrixOptions& options);
+
+}  // namespace taskring::trace

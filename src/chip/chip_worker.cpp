@@ -1,0 +1,387 @@
+#include "taskring/chip/chip_worker.hpp"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/device/sim_device.hpp"
+#include "taskring/kernels/builtin.hpp"
+#include "taskring/log/strace.hpp"
+#include "run_spans.hpp"
+#include "tmr/tmr_runtime.hpp"
+
+namespace taskring {
+
+namespace {
+
+struct Library {
+  void* handle = nullptr;
+  ~Library() {
+    if (handle != nullptr) dlclose(handle);
+  }
+};
+
+Expected<void*> load_symbol(const std::string& path, const std::string& symbol,
+                            std::vector<std::unique_ptr<Library>>* keep) {
+  auto lib = std::make_unique<Library>();
+  lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib->handle == nullptr) {
+    const char* err = dlerror();
+    return not_found("cannot load '" + path + "': " + (err ? err : "unknown dlopen error"));
+  }
+  dlerror();
+  void* sym = dlsym(lib->handle, symbol.c_str());
+  if (sym == nullptr) {
+    const char* err = dlerror();
+    return not_found("'" + path + "' has no symbol '" + symbol + "': " + (err ? err : "not exported"));
+  }
+  keep->push_back(std::move(lib));
+  return sym;
+}
+
+struct Registered {
+  std::string name;
+  OrchestrationEntry entry = nullptr;
+  OrchestrationConfigFn config = nullptr;
+  tmr::BindRuntimeFn bind = nullptr;
+  std::vector<taskring_kernel_fn> kernels;  // TASKRING_MAX_FUNC_ID entries
+};
+
+struct StagedTensor {
+  DeviceAddr dev = 0;
+  void* host = nullptr;
+  uint64_t bytes = 0;
+  bool copy_back = false;
+};
+
+bool sizes_equal(const RingSizes& a, const RingSizes& b) {
+  return a.task_window == b.task_window && a.heap == b.heap && a.dep_pool == b.dep_pool;
+}
+
+}  // namespace
+
+struct ChipWorker::Impl {
+  ChipWorkerConfig config;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<tmr::TmrRuntime> runtime;
+  RingSizes runtime_sizes;
+  int executors = 1;
+  uint64_t stall_timeout_ms = 10000;
+  uint64_t tensor_wait_ms = 15000;
+  uint64_t run_timeout_ms = 60000;
+  bool skip_device_run = false;
+  std::vector<std::unique_ptr<Library>> libraries;
+  std::vector<Registered> callables;
+  kernels::KernelRegistry builtins;
+
+  enum class Phase { kIdle, kPrepared, kLaunched, kDone } phase = Phase::kIdle;
+  ChipTaskArgs device_args;
+  std::vector<ChipTensor> device_tensors;  // stable storage the args point into
+  std::vector<StagedTensor> staged;
+  Status run_error;
+  RunReport report;
+  DeviceCounters counters_at_prepare;
+  uint64_t t_prepare_start = 0, t_launch = 0, t_done = 0;
+  int active_callable = -1;
+  int rank = -1;  // TASKRING_RANK, carried on chip.run spans
+  uint64_t timeout_ms = 0;
+
+  void release_staging() {
+    for (StagedTensor& s : staged) {
+      if (s.dev != 0) (void)device->free(s.dev);
+    }
+    staged.clear();
+    device_tensors.clear();
+    device_args.clear();
+  }
+};
+
+ChipWorker::ChipWorker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ChipWorker::~ChipWorker() {
+  if (impl_->phase == Impl::Phase::kLaunched) (void)wait();
+  impl_->release_staging();
+  impl_->runtime.reset();
+}
+
+Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig& config) {
+  if (config.device != "sim") {
+    return invalid_argument("ChipWorker: unknown device '" + config.device + "' (available: sim)");
+  }
+  if (config.runtime != "tmr" && config.runtime != "tensormap_and_ringbuffer") {
+    return invalid_argument("ChipWorker: unknown runtime '" + config.runtime +
+                            "' (available: tmr / tensormap_and_ringbuffer)");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  TASKRING_ASSIGN_OR_RETURN(SimDeviceConfig dc, SimDeviceConfig::from_env(config.env));
+  TASKRING_ASSIGN_OR_RETURN(impl->device, create_sim_device(dc));
+  impl->executors = dc.topology.executor_threads;
+  TASKRING_ASSIGN_OR_RETURN(auto stall, read_int_knob(config.env, "TASKRING_STALL_TIMEOUT_MS", 1, 3600000));
+  if (stall) impl->stall_timeout_ms = static_cast<uint64_t>(*stall);
+  TASKRING_ASSIGN_OR_RETURN(auto tw, read_int_knob(config.env, "TASKRING_TENSOR_WAIT_TIMEOUT_MS", 1, 3600000));
+  if (tw) impl->tensor_wait_ms = static_cast<uint64_t>(*tw);
+  TASKRING_ASSIGN_OR_RETURN(auto rt, read_int_knob(config.env, "TASKRING_RUN_TIMEOUT_MS", 1, 86400000));
+  if (rt) impl->run_timeout_ms = static_cast<uint64_t>(*rt);
+  TASKRING_ASSIGN_OR_RETURN(auto skip, read_bool_knob_any(config.env, {"TASKRING_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN"}));
+  impl->skip_device_run = skip.value_or(false);
+  TASKRING_ASSIGN_OR_RETURN(auto rank, read_int_knob(config.env, "TASKRING_RANK", 0, 1 << 20));
+  if (rank) impl->rank = static_cast<int>(*rank);
+  TASKRING_RETURN_IF_ERROR(kernels::register_builtin_kernels(impl->builtins));
+  return std::unique_ptr<ChipWorker>(new ChipWorker(std::move(impl)));
+}
+
+Device& ChipWorker::device() { return *impl_->device; }
+Topology ChipWorker::topology() const { return impl_->device->topology(); }
+
+Expected<int> ChipWorker::register_callable(const ChipCallable& c) {
+  Registered r;
+  r.name = c.name.empty() ? "callable#" + std::to_string(impl_->callables.size()) : c.name;
+  std::string where = "register_callable('" + r.name + "')";
+  if (c.entry != nullptr) {
+    r.entry = c.entry;
+    r.config = c.config;
+    r.bind = &framework_bind_runtime;
+  } else if (!c.orchestration_library.empty()) {
+    auto entry = load_symbol(c.orchestration_library, c.entry_symbol, &impl_->libraries);
+    if (!entry.ok()) return entry.status().with_context(where);
+    r.entry = reinterpret_cast<OrchestrationEntry>(*entry);
+    auto bind = load_symbol(c.orchestration_library, "framework_bind_runtime", &impl_->libraries);
+    if (!bind.ok()) {
+      return bind.status().with_context(where + ": the orchestration library must include pto_orchestration_api.h");
+    }
+    r.bind = reinterpret_cast<tmr::BindRuntimeFn>(*bind);
+    auto cfg = load_symbol(c.orchestration_library, c.config_symbol, &impl_->libraries);
+    if (cfg.ok()) r.config = reinterpret_cast<OrchestrationConfigFn>(*cfg);
+  } else {
+    return invalid_argument(where + ": neither an entry function nor an orchestration library");
+  }
+  r.kernels.assign(TASKRING_MAX_FUNC_ID, nullptr);
+  for (const KernelBinding& k : c.kernels) {
+    if (k.func_id < 0 || k.func_id >= TASKRING_MAX_FUNC_ID) {
+      return invalid_argument(where + ": kernel func id " + std::to_string(k.func_id) + " outside [0, " +
+                              std::to_string(TASKRING_MAX_FUNC_ID) + ")");
+    }
+    if (r.kernels[k.func_id] != nullptr) {
+      return Status(StatusCode::kAlreadyExists, where + ": kernel func id " + std::to_string(k.func_id) + " registered twice");
+    }
+    taskring_kernel_fn fn = k.fn;
+    if (fn == nullptr && !k.library.empty()) {
+      auto sym = load_symbol(k.library, "kernel_entry", &impl_->libraries);
+      if (!sym.ok()) return sym.status().with_context(where + ": kernel " + std::to_string(k.func_id));
+      fn = reinterpret_cast<taskring_kernel_fn>(*sym);
+    }
+    if (fn == nullptr) {
+      return invalid_argument(where + ": kernel func id " + std::to_string(k.func_id) + " has no function or library");
+    }
+    r.kernels[k.func_id] = fn;
+  }
+  // The built-in kernels are available to every callable under their
+  // stable ids (builtin_ids.hpp) unless the callable binds those ids itself.
+  for (int32_t fid = 0; fid < TASKRING_MAX_FUNC_ID; ++fid) {
+    if (r.kernels[fid] == nullptr) r.kernels[fid] = impl_->builtins.find(fid);
+  }
+  impl_->callables.push_back(std::move(r));
+  return static_cast<int>(impl_->callables.size() - 1);
+}
+
+Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const RunConfig& config) {
+  Impl& m = *impl_;
+  if (m.phase == Impl::Phase::kLaunched) return failed_precondition("prepare: a run is in flight; wait() first");
+  if (m.phase == Impl::Phase::kPrepared || m.phase == Impl::Phase::kDone) m.release_staging();
+  m.phase = Impl::Phase::kIdle;
+  if (callable_id < 0 || callable_id >= static_cast<int>(m.callables.size())) {
+    return not_found("prepare: unknown callable id " + std::to_string(callable_id));
+  }
+  const Registered& c = m.callables[callable_id];
+  std::string where = "prepare('" + c.name + "')";
+  if (host_args.has_error()) return invalid_argument(where + ": arguments: " + host_args.error_msg());
+  m.t_prepare_start = mono_ns();
+  m.counters_at_prepare = m.device->counters();
+  m.report = RunReport();
+  m.report.invocation_id = log::strace::alloc_invocation();
+  m.run_error = Status::Ok();
+  m.timeout_ms = config.timeout_ms ? config.timeout_ms : m.run_timeout_ms;
+
+  // Runtime sized for this run (rebuilt only when the sizing changes).
+  TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, resolve_ring_sizes(config.rings, m.config.env));
+  if (!m.runtime || !sizes_equal(sizes, m.runtime_sizes)) {
+    m.runtime.reset();
+    tmr::TmrConfig tc;
+    tc.device = m.device.get();
+    tc.rings = sizes;
+    tc.executors = m.executors;
+    tc.stall_timeout_ms = m.stall_timeout_ms;
+    tc.tensor_wait_timeout_ms = m.tensor_wait_ms;
+    auto rt = tmr::TmrRuntime::create(tc);
+    if (!rt.ok()) return rt.status().with_context(where);
+    m.runtime = std::move(rt).value();
+    m.runtime_sizes = sizes;
+  }
+
+  // Stage tensors.
+  const int nt = host_args.tensor_count();
+  m.device_tensors.resize(static_cast<size_t>(nt));
+  m.staged.clear();
+  for (int i = 0; i < nt; ++i) {
+    TensorArgType tag = host_args.tag(i);
+    if (tag == TensorArgType::OUTPUT) {
+      m.release_staging();
+      return invalid_argument(where + ": entry argument " + std::to_string(i) +
+                              " is OUTPUT (TensorCreateInfo); pass an existing tensor with add_output(ChipTensor)");
+    }
+    const ChipTensor& h = *host_args.tensor(i);
+    Status v = h.validate();
+    if (!v.ok()) {
+      m.release_staging();
+      return invalid_argument(where + ": entry argument " + std::to_string(i) + ": " + v.message());
+    }
+    ChipTensor d = h;
+    d.owner_task_id = kInvalidTaskId;
+    if (h.address_space == AddressSpace::HOST) {
+      if (h.buffer.addr == 0 && h.buffer.size > 0) {
+        m.release_staging();
+        return invalid_argument(where + ": entry argument " + std::to_string(i) + " has a null host buffer");
+      }
+      uint64_t bytes = std::max<uint64_t>(h.buffer.size, 1);
+      auto dev = m.device->malloc(bytes, 1024, "entry arg " + std::to_string(i) + " of " + c.name);
+      if (!dev.ok()) {
+        m.release_staging();
+        return dev.status().with_context(where + ": staging argument " + std::to_string(i));
+      }
+      StagedTensor s;
+      s.dev = *dev;
+      s.host = reinterpret_cast<void*>(static_cast<uintptr_t>(h.buffer.addr));
+      s.bytes = h.buffer.size;
+      s.copy_back = tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING;
+      m.staged.push_back(s);
+      bool copy_in = tag == TensorArgType::INPUT || tag == TensorArgType::INOUT || tag == TensorArgType::NO_DEP;
+      if (copy_in && h.buffer.size > 0) {
+        Status cs = m.device->copy_to_device(s.dev, s.host, s.bytes);
+        if (!cs.ok()) {
+          m.release_staging();
+          return cs.with_context(where + ": H2D of argument " + std::to_string(i));
+        }
+      }
+      d.buffer.addr = s.dev;
+      d.address_space = AddressSpace::DEVICE;
+    } else if (!m.device->is_device_address(h.buffer.addr)) {
+      m.release_staging();
+      return invalid_argument(where + ": entry argument " + std::to_string(i) +
+                              " says DEVICE but its address is not a device address (" + h.describe() + ")");
+    }
+    m.device_tensors[static_cast<size_t>(i)] = d;
+  }
+  m.device_args.clear();
+  for (int i = 0; i < nt; ++i) m.device_args.add_input(m.device_tensors[static_cast<size_t>(i)]);
+  m.device_args.add_scalars(host_args.scalars(), host_args.scalar_count());
+  if (c.config != nullptr) {
+    PTO2OrchestrationConfig oc = c.config(m.device_args);
+    int have = host_args.tensor_count() + host_args.scalar_count();
+    if (have < oc.expected_arg_count) {
+      m.release_staging();
+      return invalid_argument(where + ": aicpu_orchestration_config expects " + std::to_string(oc.expected_arg_count) +
+                              " arguments (tensors + scalars), got " + std::to_string(have));
+    }
+  }
+  m.active_callable = callable_id;
+  m.report.bind_ns = mono_ns() - m.t_prepare_start;
+  m.phase = Impl::Phase::kPrepared;
+  return Status::Ok();
+}
+
+Status ChipWorker::launch() {
+  Impl& m = *impl_;
+  if (m.phase != Impl::Phase::kPrepared) return failed_precondition("launch: no prepared run");
+  m.t_launch = mono_ns();
+  if (m.skip_device_run) {
+    m.report.skipped_device_run = true;
+    m.t_done = m.t_launch;
+    m.phase = Impl::Phase::kDone;
+    return Status::Ok();
+  }
+  const Registered& c = m.callables[m.active_callable];
+  Status s = m.runtime->start_run(c.entry, c.bind, &m.device_args, c.kernels.data(), m.report.invocation_id);
+  if (!s.ok()) return s;
+  m.phase = Impl::Phase::kLaunched;
+  return Status::Ok();
+}
+
+Expected<int> ChipWorker::poll() {
+  Impl& m = *impl_;
+  if (m.phase == Impl::Phase::kDone) return 1;
+  if (m.phase != Impl::Phase::kLaunched) return failed_precondition("poll: nothing launched");
+  return m.runtime->run_finished() ? 1 : 0;
+}
+
+Status ChipWorker::wait() {
+  Impl& m = *impl_;
+  if (m.phase == Impl::Phase::kDone) return m.run_error;
+  if (m.phase != Impl::Phase::kLaunched) return failed_precondition("wait: nothing launched");
+  Status w = m.runtime->wait_run(Deadline::after_ms(m.timeout_ms));
+  if (!w.ok()) {
+    // The run is stuck (a kernel that never returns, or a runtime bug): stop
+    // it as fatal and give it the stall budget to drain before giving up.
+    m.runtime->report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT,
+                            "run did not finish within " + std::to_string(m.timeout_ms) +
+                                " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms)");
+    Status drained = m.runtime->wait_run(Deadline::after_ms(m.stall_timeout_ms));
+    if (!drained.ok()) {
+      // Threads are wedged; drop this runtime so the next run gets a fresh one.
+      m.runtime.release();  // leaked on purpose: joining would hang
+    }
+  }
+  m.t_done = mono_ns();
+  m.run_error = m.runtime ? m.runtime->run_status() : deadline_exceeded("run abandoned after timeout");
+  if (m.runtime) m.report.stats = m.runtime->stats();
+  m.phase = Impl::Phase::kDone;
+  return m.run_error;
+}
+
+Expected<RunReport> ChipWorker::finalize() {
+  Impl& m = *impl_;
+  if (m.phase == Impl::Phase::kLaunched) (void)wait();
+  if (m.phase != Impl::Phase::kDone) return failed_precondition("finalize: no finished run");
+  uint64_t t0 = mono_ns();
+  Status result = m.run_error;
+  if (result.ok() && !m.report.skipped_device_run) {
+    for (StagedTensor& s : m.staged) {
+      if (!s.copy_back || s.bytes == 0) continue;
+      Status cs = m.device->copy_from_device(s.host, s.dev, s.bytes);
+      if (!cs.ok() && result.ok()) result = cs.with_context("finalize: copy-back");
+    }
+  }
+  m.release_staging();
+  m.report.run_ns = m.t_done - m.t_launch;
+  uint64_t t1 = mono_ns();
+  m.report.validate_ns = t1 - t0;
+  RunSpanTimes times;
+  times.prepare_start_ns = m.t_prepare_start;
+  times.prepare_end_ns = m.t_prepare_start + m.report.bind_ns;
+  times.launch_ns = m.t_launch;
+  times.done_ns = m.t_done;
+  times.validate_start_ns = t0;
+  times.validate_end_ns = t1;
+  emit_run_spans(m.callables[m.active_callable].name, m.report.invocation_id, times, m.report.stats,
+                 !m.report.skipped_device_run, m.rank);
+  DeviceCounters now = m.device->counters();
+  m.report.h2d_calls = now.h2d_calls - m.counters_at_prepare.h2d_calls;
+  m.report.h2d_bytes = now.h2d_bytes - m.counters_at_prepare.h2d_bytes;
+  m.report.d2h_calls = now.d2h_calls - m.counters_at_prepare.d2h_calls;
+  m.report.d2h_bytes = now.d2h_bytes - m.counters_at_prepare.d2h_bytes;
+  m.phase = Impl::Phase::kIdle;
+  if (!result.ok()) return result.with_context("run of '" + m.callables[m.active_callable].name + "'");
+  return m.report;
+}
+
+Expected<RunReport> ChipWorker::run(int callable_id, const ChipTaskArgs& host_args, const RunConfig& config) {
+  TASKRING_RETURN_IF_ERROR(prepare(callable_id, host_args, config));
+  TASKRING_RETURN_IF_ERROR(launch());
+  (void)wait();
+  return finalize();
+}
+
+}  // namespace taskring

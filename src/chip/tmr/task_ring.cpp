@@ -1,0 +1,34 @@
+#include "task_ring.hpp"
+
+namespace taskring::tmr {
+
+bool TaskRing::advance() {
+  bool moved = false;
+  while (true) {
+    if (advance_lock.exchange(true, std::memory_order_acquire)) return moved;
+    uint64_t alive = last_alive.load(std::memory_order_relaxed);
+    uint64_t end = published_seq.load(std::memory_order_acquire);
+    uint64_t heap_tail = 0, pool_tail = 0;
+    bool any = false;
+    while (alive < end && slot(alive).consumed.load(std::memory_order_acquire)) {
+      TaskSlot& s = slot(alive);
+      heap_tail = s.heap_end;
+      pool_tail = s.dep_mark;
+      any = true;
+      ++alive;
+    }
+    if (any) {
+      heap.tail.store(heap_tail, std::memory_order_release);
+      dep_pool.tail.store(pool_tail, std::memory_order_release);
+      last_alive.store(alive, std::memory_order_release);
+      moved = true;
+    }
+    advance_lock.store(false, std::memory_order_release);
+    // A slot consumed while we held the lock would otherwise wait for the
+    // next retirement; re-check once we have released it.
+    end = published_seq.load(std::memory_order_acquire);
+    if (!(alive < end && slot(alive).consumed.load(std::memory_order_acquire))) return moved;
+  }
+}
+
+}  // namespace taskring::tmr

@@ -1,0 +1,73 @@
+// One ring level: a window of task slots, a heap for runtime-allocated
+// outputs and a pool of dependency nodes, all reclaimed in submission order.
+//
+// The orchestrator owns the heads (next_seq, heap and pool tops); executors
+// own the tail: whoever makes the oldest live task CONSUMED advances
+// `last_alive` over every consecutive consumed slot and publishes the heap and
+// pool tails with it. Heap and pool use monotonic byte/node counters, so
+// "used = top - tail" holds across wrap-around and a request never straddles
+// the end (the gap is skipped and counted as used).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "task_state.hpp"
+#include "taskring/device/device.hpp"
+
+namespace taskring::tmr {
+
+// Monotonic-counter ring allocator for `size` units.
+struct BumpRing {
+  uint64_t size = 0;
+  uint64_t top = 0;                 // orchestrator only
+  std::atomic<uint64_t> tail{0};    // advanced by retirement
+
+  // Offset of `need` contiguous units, or false when they do not fit now.
+  // On success `top` moves past the allocation (and any skipped end gap).
+  bool try_alloc(uint64_t need, uint64_t* offset) {
+    uint64_t pos = top % size;
+    uint64_t skip = pos + need > size ? size - pos : 0;
+    if (top + skip + need - tail.load(std::memory_order_acquire) > size) return false;
+    top += skip;
+    *offset = top % size;
+    top += need;
+    return true;
+  }
+  void reset() {
+    top = 0;
+    tail.store(0, std::memory_order_relaxed);
+  }
+};
+
+struct TaskRing {
+  int index = 0;
+  uint64_t window = 0;  // power of two
+  TaskSlot* slots = nullptr;
+  DepNode* dep_nodes = nullptr;
+  BumpRing heap;        // bytes
+  BumpRing dep_pool;    // nodes
+  DeviceAddr heap_base = 0;
+  uint64_t next_seq = 0;                        // orchestrator only
+  std::atomic<uint64_t> published_seq{0};       // next_seq as executors see it
+  alignas(64) std::atomic<uint64_t> last_alive{0};
+  std::atomic<bool> advance_lock{false};
+  uint64_t pinned_by_open_scopes = 0;           // orchestrator only
+
+  TaskSlot& slot(uint64_t seq) { return slots[seq & (window - 1)]; }
+
+  // Advances last_alive over consecutive consumed slots. Returns true if it
+  // moved. Safe to call from any thread.
+  bool advance();
+
+  void reset_counters() {
+    next_seq = 0;
+    published_seq.store(0, std::memory_order_relaxed);
+    last_alive.store(0, std::memory_order_relaxed);
+    heap.reset();
+    dep_pool.reset();
+    pinned_by_open_scopes = 0;
+  }
+};
+
+}  // namespace taskring::tmr

@@ -1,0 +1,179 @@
+#include "tensor_map.hpp"
+
+#include <algorithm>
+
+namespace taskring::tmr {
+
+namespace {
+
+uint64_t hash_addr(uint64_t a) { return (a >> 6) * 0x9E3779B97F4A7C15ull; }
+
+// Coordinates of a view's first element on the lattice of its strides, when
+// the strides form a row-major chain (each a multiple of the next, the last
+// 1) and the view fits the lattice; false otherwise.
+bool lattice_coords(const ChipTensor& t, uint64_t* coords) {
+  uint32_t n = t.ndims;
+  if (t.strides[n - 1] != 1) return false;
+  uint64_t off = t.start_offset;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t s = t.strides[i];
+    if (i + 1 < n && (s % t.strides[i + 1]) != 0) return false;
+    coords[i] = off / s;
+    off %= s;
+    if (i > 0) {
+      uint64_t extent_i = t.strides[i - 1] / s;  // lattice size of dim i
+      if (coords[i] + t.shapes[i] > extent_i) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Overlap compute_overlap(const ChipTensor& p, const ChipTensor& e) {
+  if (p.extent_elem_cache == 0 || e.extent_elem_cache == 0) return Overlap::kNone;
+  uint64_t pb = p.start_offset * p.elem_size(), pe = pb + p.extent_bytes();
+  uint64_t eb = e.start_offset * e.elem_size(), ee = eb + e.extent_bytes();
+  if (pe <= eb || ee <= pb) return Overlap::kNone;
+  if (p.is_contiguous && e.is_contiguous) {
+    return (pb <= eb && ee <= pe) ? Overlap::kCovered : Overlap::kPartial;
+  }
+  if (p.dtype != e.dtype || p.ndims != e.ndims) return Overlap::kPartial;
+  for (uint32_t i = 0; i < p.ndims; ++i) {
+    if (p.strides[i] != e.strides[i]) return Overlap::kPartial;
+  }
+  uint64_t pc[MAX_TENSOR_DIMS], ec[MAX_TENSOR_DIMS];
+  if (!lattice_coords(p, pc) || !lattice_coords(e, ec)) return Overlap::kPartial;
+  bool covers = true;
+  for (uint32_t i = 0; i < p.ndims; ++i) {
+    uint64_t p0 = pc[i], p1 = pc[i] + p.shapes[i], e0 = ec[i], e1 = ec[i] + e.shapes[i];
+    if (p1 <= e0 || e1 <= p0) return Overlap::kNone;
+    if (!(p0 <= e0 && e1 <= p1)) covers = false;
+  }
+  return covers ? Overlap::kCovered : Overlap::kPartial;
+}
+
+TensorMap::TensorMap(uint64_t initial_buckets) {
+  uint64_t c = 16;
+  while (c < initial_buckets) c <<= 1;
+  buckets_.resize(c);
+  pool_.reserve(1024);
+}
+
+uint32_t TensorMap::new_entry() {
+  ++entries_;
+  if (free_head_ != kNil) {
+    uint32_t i = free_head_;
+    free_head_ = pool_[i].next;
+    return i;
+  }
+  pool_.emplace_back();
+  return static_cast<uint32_t>(pool_.size() - 1);
+}
+
+void TensorMap::free_entry(uint32_t i) {
+  --entries_;
+  pool_[i].next = free_head_;
+  free_head_ = i;
+}
+
+void TensorMap::reset() {
+  for (uint32_t i : touched_) buckets_[i] = Bucket();
+  touched_.clear();
+  pool_.clear();
+  free_head_ = kNil;
+  used_ = 0;
+  entries_ = 0;
+}
+
+TensorMap::Bucket* TensorMap::find(uint64_t base) {
+  uint64_t mask = buckets_.size() - 1;
+  for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
+    Bucket& b = buckets_[i];
+    if (!b.used) return nullptr;
+    if (b.base == base) return &b;
+  }
+}
+
+TensorMap::Bucket& TensorMap::find_or_add(uint64_t base) {
+  if (Bucket* b = find(base)) return *b;
+  if ((used_ + 1) * 2 > buckets_.size()) grow();
+  uint64_t mask = buckets_.size() - 1;
+  for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
+    Bucket& b = buckets_[i];
+    if (!b.used) {
+      b.used = true;
+      b.base = base;
+      ++used_;
+      touched_.push_back(static_cast<uint32_t>(i));
+      return b;
+    }
+  }
+}
+
+uint32_t TensorMap::purge(uint32_t* head) {
+  uint32_t survivors = 0;
+  uint32_t* link = head;
+  while (*link != kNil) {
+    uint32_t i = *link;
+    if (!live(pool_[i])) {
+      *link = pool_[i].next;
+      free_entry(i);
+    } else {
+      ++survivors;
+      link = &pool_[i].next;
+    }
+  }
+  return survivors;
+}
+
+void TensorMap::grow() {
+  // Drop buckets with no live entries, then rehash into a table at least
+  // four times the surviving count.
+  std::vector<Bucket> old;
+  old.swap(buckets_);
+  uint64_t survivors = 0;
+  for (Bucket& b : old) {
+    if (!b.used) continue;
+    purge(&b.writers);
+    b.reader_count = purge(&b.readers);
+    if (b.writers != kNil || b.readers != kNil) ++survivors;
+  }
+  uint64_t cap = 16;
+  while (cap < survivors * 4 + 16) cap <<= 1;
+  if (cap < old.size() && survivors * 8 > old.size()) cap = old.size();
+  buckets_.assign(cap, Bucket());
+  touched_.clear();
+  used_ = 0;
+  uint64_t mask = cap - 1;
+  for (Bucket& b : old) {
+    if (!b.used || (b.writers == kNil && b.readers == kNil)) continue;
+    for (uint64_t i = hash_addr(b.base) & mask;; i = (i + 1) & mask) {
+      if (!buckets_[i].used) {
+        buckets_[i] = b;
+        touched_.push_back(static_cast<uint32_t>(i));
+        ++used_;
+        break;
+      }
+    }
+  }
+}
+
+void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
+  Bucket& b = find_or_add(t.buffer.addr);
+  if (!is_writer && b.reader_count >= b.reader_purge_at) {
+    b.reader_count = purge(&b.readers);
+    b.reader_purge_at = std::max<uint32_t>(16, b.reader_count * 2);
+  }
+  uint32_t i = new_entry();
+  Entry& e = pool_[i];
+  e.view = t;
+  e.task = task;
+  e.seq = task->seq;
+  uint32_t* head = is_writer ? &b.writers : &b.readers;
+  e.next = *head;
+  *head = i;
+  if (!is_writer) ++b.reader_count;
+}
+
+}  // namespace taskring::tmr

@@ -1,0 +1,85 @@
+// TensorMap: finds the earlier tasks a new task must wait for, from the byte
+// ranges its tensors cover.
+//
+// Keyed by buffer base address: every view of one buffer lands in one bucket
+// that keeps writers (INOUT, OUTPUT_EXISTING) and readers (INPUT) apart, so a
+// reader scans only writers (RAW) while a writer scans both (WAW and WAR;
+// upstream leaves WAR to the user, taskring tracks it). Overlap is exact for
+// views on one row-major lattice and conservative otherwise: a real
+// dependency is never dropped. A writer whose region covers an entry removes
+// it (the writer now stands for it). Entries of completed tasks are dropped
+// lazily. Single-threaded: only the orchestrator touches it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "taskring/tensor/chip_tensor.hpp"
+
+namespace taskring::tmr {
+
+struct TaskSlot;
+
+enum class Overlap : uint8_t { kNone, kPartial, kCovered };
+
+// Overlap of `probe` against `entry`, both views of the same buffer.
+// kCovered: probe contains every element of entry.
+Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry);
+
+class TensorMap {
+ public:
+  // `initial_buckets` is rounded up to a power of two; the table grows.
+  explicit TensorMap(uint64_t initial_buckets = 4096);
+
+  // Forgets every entry (start of a run).
+  void reset();
+
+  // Calls `fn(TaskSlot*)` for every live entry overlapping `probe`: writers
+  // only, or writers and readers when `probe_is_writer`. A writer probe also
+  // removes the entries it covers.
+  template <typename Fn>
+  void for_each_dependency(const ChipTensor& probe, bool probe_is_writer, Fn&& fn);
+
+  void insert(const ChipTensor& t, TaskSlot* task, bool is_writer);
+
+  uint64_t live_entries_hint() const { return entries_; }
+
+ private:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  // Entries live in one pool and are chained per bucket by index, so a
+  // submit allocates nothing once the pool has warmed up.
+  struct Entry {
+    ChipTensor view;
+    TaskSlot* task;
+    uint64_t seq;
+    uint32_t next;
+  };
+  struct Bucket {
+    uint64_t base = 0;
+    bool used = false;
+    uint32_t writers = kNil;
+    uint32_t readers = kNil;
+    uint32_t reader_count = 0;
+    uint32_t reader_purge_at = 16;
+  };
+
+  Bucket* find(uint64_t base);
+  Bucket& find_or_add(uint64_t base);
+  void grow();
+  static bool live(const Entry& e);
+  uint32_t new_entry();
+  void free_entry(uint32_t i);
+  // Drops dead entries of one chain; returns the survivors.
+  uint32_t purge(uint32_t* head);
+
+  std::vector<Bucket> buckets_;
+  std::vector<Entry> pool_;
+  uint32_t free_head_ = kNil;
+  uint64_t used_ = 0;
+  uint64_t entries_ = 0;
+  std::vector<uint32_t> touched_;  // bucket indices used this run, for O(used) reset
+};
+
+}  // namespace taskring::tmr
+
+#include "tensor_map_inl.hpp"

@@ -1,0 +1,99 @@
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "format.hpp"
+#include "taskring/trace/report.hpp"
+
+namespace taskring::trace {
+namespace {
+
+using nlohmann::json;
+
+// Lane id of a pid's device (clk=dev) spans; Linux never hands out tid 0.
+constexpr int64_t kDeviceTid = 0;
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace
+
+Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, const Matrix& m,
+                          const StageNames&, const std::string& path) {
+  std::map<int64_t, int> rank_of;
+  for (const RankInfo& r : m.rank_info) {
+    for (int64_t pid : r.pids) rank_of[pid] = r.rank;
+  }
+  // Where each invocation's device clock origin is drawn: its runner_run (or root) host start.
+  std::map<std::pair<int64_t, uint64_t>, int64_t> origin;
+  for (const Invocation& inv : invs) {
+    int64_t at = inv.root >= 0 ? t.spans[inv.root].ts_ns : INT64_MIN;
+    for (uint32_t i : inv.spans) {
+      const Span& s = t.spans[i];
+      if (!s.device_clock && has_dotted_suffix(t.name(s), "runner_run")) at = s.ts_ns;
+    }
+    if (at != INT64_MIN) origin[{inv.pid, inv.inv}] = at;
+  }
+  json events = json::array();
+  json unaligned = json::array();
+  std::set<int64_t> pids;
+  std::set<std::pair<int64_t, int64_t>> lanes;
+  for (const Span& s : t.spans) {
+    json args = {{"inv", std::to_string(s.inv)}, {"hid", detail::hex16(s.hid)}, {"depth", s.depth}};
+    if (!s.attrs.empty()) args["attrs"] = s.attrs;
+    json e = {{"name", t.name(s)}, {"ph", "X"}, {"pid", s.pid}, {"dur", us(s.dur_ns)}};
+    if (s.device_clock) {
+      auto it = origin.find({s.pid, s.inv});
+      if (it == origin.end()) {
+        unaligned.push_back({{"name", t.name(s)}, {"pid", s.pid}, {"tid", s.tid}, {"ts_ns", std::to_string(s.ts_ns)},
+                             {"dur_ns", std::to_string(s.dur_ns)}, {"args", args}});
+        continue;
+      }
+      args["clock"] = "dev; drawn from the invocation's runner_run host start";
+      e["cat"] = "device";
+      e["tid"] = kDeviceTid;
+      e["ts"] = us(it->second + s.ts_ns);
+      lanes.insert({s.pid, kDeviceTid});
+    } else {
+      if (const ClockAnchor* a = t.anchor(s.pid); a && a->mono_ns <= s.ts_ns) {
+        args["wall_ts_ns"] = std::to_string(a->wall_ns + (s.ts_ns - a->mono_ns));
+      }
+      e["cat"] = "host";
+      e["tid"] = s.tid;
+      e["ts"] = us(s.ts_ns);
+      lanes.insert({s.pid, s.tid});
+    }
+    e["args"] = std::move(args);
+    pids.insert(s.pid);
+    events.push_back(std::move(e));
+  }
+  for (int64_t pid : pids) {
+    auto it = rank_of.find(pid);
+    std::string name = it != rank_of.end() ? "rank " + std::to_string(it->second) + " (pid " + std::to_string(pid) + ")"
+                                           : "pid " + std::to_string(pid);
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", name}}}});
+    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid},
+                      {"args", {{"sort_index", it != rank_of.end() ? it->second : 1 << 20}}}});
+  }
+  for (auto [pid, tid] : lanes) {
+    std::string name = tid == kDeviceTid ? "device (clk=dev)" : "tid " + std::to_string(tid);
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+  }
+  json anchors = json::array();
+  for (const ClockAnchor& a : t.anchors) {
+    anchors.push_back({{"pid", a.pid}, {"mono_ns", std::to_string(a.mono_ns)}, {"wall_ns", std::to_string(a.wall_ns)}});
+  }
+  json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"clockAnchors", std::move(anchors)}};
+  if (!unaligned.empty()) doc["unalignedDeviceSpans"] = std::move(unaligned);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return unavailable("cannot write Chrome trace '" + path + "': " + std::strerror(errno));
+  f << doc.dump() << "\n";
+  f.close();
+  if (!f) return unavailable("cannot write Chrome trace '" + path + "': write failed");
+  return Status::Ok();
+}
+
+}  // namespace taskring::trace

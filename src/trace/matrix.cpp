@@ -1,0 +1,246 @@
+#include "taskring/trace/matrix.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+namespace taskring::trace {
+namespace {
+
+struct PidDispatches {
+  int64_t pid = 0;
+  size_t first_span = 0;
+  std::vector<const Invocation*> dispatches;  // by inv
+  std::optional<int> rank_attr;
+  bool rank_conflict = false;
+};
+
+std::optional<int> parse_rank(std::string_view v) {
+  int r = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), r);
+  if (ec != std::errc() || p != v.data() + v.size() || r < 0) return std::nullopt;
+  return r;
+}
+
+std::string cell_name(int rank, int round, const RankInfo& info) {
+  std::string s = "rank " + std::to_string(rank);
+  if (info.pids.size() == 1) s += " (pid " + std::to_string(info.pids[0]) + ")";
+  return s + " round " + std::to_string(round);
+}
+
+}  // namespace
+
+Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
+                              const StageNames& names, const MatrixOptions& o) {
+  if (o.ranks && *o.ranks <= 0) return invalid_argument("--expect-ranks must be >= 1, got " + std::to_string(*o.ranks));
+  if (o.rounds && *o.rounds <= 0) {
+    return invalid_argument("--expect-rounds must be >= 1, got " + std::to_string(*o.rounds));
+  }
+  if (o.warmup < 0) return invalid_argument("--warmup must be >= 0, got " + std::to_string(o.warmup));
+  if (o.dispatches_per_round && *o.dispatches_per_round <= 0) {
+    return invalid_argument("--dispatches-per-round must be >= 1, got " + std::to_string(*o.dispatches_per_round));
+  }
+
+  // Dispatches per pid.
+  std::map<int64_t, PidDispatches> by_pid;
+  for (const Invocation& inv : invocations) {
+    if (inv.prewarm) continue;
+    PidDispatches& p = by_pid[inv.pid];
+    if (p.dispatches.empty()) {
+      p.pid = inv.pid;
+      p.first_span = inv.first_span;
+    }
+    p.first_span = std::min(p.first_span, inv.first_span);
+    p.dispatches.push_back(&inv);  // invocations are sorted by (pid, inv)
+    if (inv.root >= 0) {
+      auto v = find_attr(trace.spans[static_cast<size_t>(inv.root)].attrs, "rank");
+      if (v) {
+        auto r = parse_rank(*v);
+        if (r && p.rank_attr && *p.rank_attr != *r) p.rank_conflict = true;
+        if (r && !p.rank_attr) p.rank_attr = r;
+      }
+    }
+  }
+  std::vector<PidDispatches*> pids;
+  for (auto& [pid, p] : by_pid) pids.push_back(&p);
+  std::sort(pids.begin(), pids.end(), [](auto* a, auto* b) { return a->first_span < b->first_span; });
+
+  Matrix m;
+  m.warmup = o.warmup;
+  bool all_attr = !pids.empty() && std::all_of(pids.begin(), pids.end(), [](auto* p) { return p->rank_attr.has_value(); });
+  bool use_attr = o.rank_by == RankBy::kAttr || (o.rank_by == RankBy::kAuto && all_attr);
+  m.rank_source = use_attr ? "attr" : "pid";
+
+  // Rank -> its dispatches, in pid-appearance then inv order.
+  std::map<int, std::vector<const PidDispatches*>> rank_pids;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    PidDispatches* p = pids[i];
+    if (!use_attr) {
+      rank_pids[static_cast<int>(i)].push_back(p);
+      continue;
+    }
+    if (!p->rank_attr) {
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " has no integer rank= attr on " + names.root +
+                           "; its " + std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
+      continue;
+    }
+    if (p->rank_conflict) {
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " carries more than one rank= value; using rank " +
+                           std::to_string(*p->rank_attr));
+    }
+    rank_pids[*p->rank_attr].push_back(p);
+  }
+  int seen_ranks = rank_pids.empty() ? 0 : rank_pids.rbegin()->first + 1;
+  m.ranks = o.ranks ? *o.ranks : seen_ranks;
+  for (const auto& [rank, ps] : rank_pids) {
+    if (rank >= m.ranks) {
+      m.warnings.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(ps[0]->pid) +
+                           ") is beyond --expect-ranks " + std::to_string(m.ranks) + "; ignored");
+    }
+  }
+
+  std::vector<std::vector<const Invocation*>> rank_dispatches(static_cast<size_t>(m.ranks));
+  m.rank_info.resize(static_cast<size_t>(m.ranks));
+  size_t max_count = 0;
+  for (int r = 0; r < m.ranks; ++r) {
+    RankInfo& info = m.rank_info[static_cast<size_t>(r)];
+    info.rank = r;
+    auto it = rank_pids.find(r);
+    if (it != rank_pids.end()) {
+      for (const PidDispatches* p : it->second) {
+        info.pids.push_back(p->pid);
+        auto& d = rank_dispatches[static_cast<size_t>(r)];
+        d.insert(d.end(), p->dispatches.begin(), p->dispatches.end());
+      }
+    }
+    info.dispatches = rank_dispatches[static_cast<size_t>(r)].size();
+    max_count = std::max(max_count, info.dispatches);
+  }
+
+  // Dispatches per round and rounds.
+  const size_t warm = static_cast<size_t>(o.warmup);
+  if (o.dispatches_per_round) {
+    m.dispatches_per_round = *o.dispatches_per_round;
+  } else if (o.rounds) {
+    m.dispatches_per_round = std::max<int>(1, static_cast<int>(max_count / (warm + static_cast<size_t>(*o.rounds))));
+  }
+  const size_t d = static_cast<size_t>(m.dispatches_per_round);
+  if (o.rounds) {
+    m.rounds = *o.rounds;
+  } else {
+    size_t total_rounds = (max_count + d - 1) / d;
+    m.rounds = total_rounds > warm ? static_cast<int>(total_rounds - warm) : 0;
+  }
+  if (m.ranks == 0 && (o.rounds || o.ranks)) m.problems.push_back("no rank dispatched any " + names.root);
+  const size_t expected_count = d * (warm + static_cast<size_t>(m.rounds));
+  for (int r = 0; r < m.ranks; ++r) {
+    size_t c = m.rank_info[static_cast<size_t>(r)].dispatches;
+    if (c == 0) {
+      m.problems.push_back("rank " + std::to_string(r) + ": no dispatch seen (all " + std::to_string(m.rounds) +
+                           " round(s) missing)");
+    } else if (c > expected_count) {
+      m.warnings.push_back("rank " + std::to_string(r) + ": " + std::to_string(c) + " dispatches, expected " +
+                           std::to_string(d) + " x (" + std::to_string(warm) + " warmup + " +
+                           std::to_string(m.rounds) + " rounds) = " + std::to_string(expected_count) +
+                           "; the last " + std::to_string(c - expected_count) + " are ignored");
+    } else if (c % d != 0) {
+      m.warnings.push_back("rank " + std::to_string(r) + ": " + std::to_string(c) +
+                           " dispatches is not a multiple of " + std::to_string(d) + " per round");
+    }
+  }
+
+  // Cells.
+  auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  m.cells.resize(static_cast<size_t>(m.ranks) * static_cast<size_t>(m.rounds));
+  for (int r = 0; r < m.ranks; ++r) {
+    const auto& disp = rank_dispatches[static_cast<size_t>(r)];
+    const RankInfo& info = m.rank_info[static_cast<size_t>(r)];
+    for (int k = 0; k < m.rounds; ++k) {
+      Cell& c = m.cells[static_cast<size_t>(r * m.rounds + k)];
+      c.rank = r;
+      c.round = k;
+      double device = 0;
+      bool device_all = true;
+      const size_t first = (warm + static_cast<size_t>(k)) * d;
+      for (size_t j = 0; j < d; ++j) {
+        std::string tag = d > 1 ? " (dispatch " + std::to_string(j + 1) + " of " + std::to_string(d) + ")" : "";
+        if (first + j >= disp.size()) {
+          c.missing.push_back("no dispatch" + tag);
+          device_all = false;
+          continue;
+        }
+        const Invocation& inv = *disp[first + j];
+        auto span = [&](int64_t idx) -> const Span* { return idx < 0 ? nullptr : &trace.spans[static_cast<size_t>(idx)]; };
+        const Span* root = span(inv.root);
+        const Span* orch = span(inv.orch);
+        const Span* sched = span(inv.sched);
+        const Span* dw = span(inv.device_wall);
+        std::string inv_tag = tag + " [inv " + std::to_string(inv.inv) + "]";
+        if (!root && o.require_root) c.missing.push_back(names.root + inv_tag);
+        if (!orch && o.require_orch) c.missing.push_back("orch" + inv_tag);
+        if (!sched && o.require_sched) c.missing.push_back("sched" + inv_tag);
+        std::vector<Window> w;
+        if (orch) w.push_back({orch->ts_ns, orch->end_ns()}), c.orch_us += us(orch->dur_ns);
+        if (sched) w.push_back({sched->ts_ns, sched->end_ns()}), c.sched_us += us(sched->dur_ns);
+        c.effective_us += us(union_length(w));
+        if (root) {
+          c.host_us += us(root->dur_ns);
+          c.host_windows.push_back({root->ts_ns, root->end_ns()});
+        }
+        if (dw) device += us(dw->dur_ns);
+        else device_all = false;
+      }
+      c.valid = c.missing.empty();
+      if (device_all) c.device_us = device;
+      if (c.valid) {
+        ++m.valid_cells;
+      } else if (info.dispatches > 0) {
+        std::string line = cell_name(r, k, info) + ": missing ";
+        for (size_t i = 0; i < c.missing.size(); ++i) line += (i ? ", " : "") + c.missing[i];
+        m.problems.push_back(std::move(line));
+      }
+    }
+  }
+
+  // Statistics over valid cells only.
+  std::vector<double> all;
+  m.rank_stats.resize(static_cast<size_t>(m.ranks));
+  for (int r = 0; r < m.ranks; ++r) {
+    std::vector<double> v;
+    for (int k = 0; k < m.rounds; ++k) {
+      const Cell& c = m.cell(r, k);
+      if (c.valid) v.push_back(c.effective_us);
+    }
+    all.insert(all.end(), v.begin(), v.end());
+    m.rank_stats[static_cast<size_t>(r)] = summarize(std::move(v));
+  }
+  m.cell_stats = summarize(std::move(all));
+  std::vector<double> rounds_v, union_v;
+  for (int k = 0; k < m.rounds; ++k) {
+    bool ok = m.ranks > 0;
+    double mx = 0;
+    std::vector<Window> hw;
+    bool roots_all = m.ranks > 0;
+    for (int r = 0; r < m.ranks; ++r) {
+      const Cell& c = m.cell(r, k);
+      if (c.valid) mx = std::max(mx, c.effective_us);
+      ok &= c.valid;
+      roots_all &= c.valid || (!c.host_windows.empty() && c.host_windows.size() == d);
+      hw.insert(hw.end(), c.host_windows.begin(), c.host_windows.end());
+    }
+    m.round_values.push_back(ok ? std::optional<double>(mx) : std::nullopt);
+    if (ok) rounds_v.push_back(mx);
+    if (roots_all) {
+      double u = us(union_length(hw));
+      m.host_union.push_back(u);
+      union_v.push_back(u);
+    } else {
+      m.host_union.push_back(std::nullopt);
+    }
+  }
+  m.round_stats = summarize(std::move(rounds_v));
+  m.host_union_stats = summarize(std::move(union_v));
+  return m;
+}
+
+}  // namespace taskring::trace

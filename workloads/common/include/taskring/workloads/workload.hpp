@@ -1,0 +1,82 @@
+// Workload: a reference task graph with a golden check, runnable on any
+// ChipWorker.
+//
+// Life cycle (what `taskring run`, the multi-rank bench harness and the tests
+// all do):
+//
+//   auto w = make_bgemm_workload();             // parameters at their defaults
+//   w->params().set("grid_k", 4);                // from flags
+//   TASKRING_RETURN_IF_ERROR(w->setup());        // validate, build inputs + reference
+//   int id = *worker.register_callable(w->callable());
+//   for (each round) {
+//     ChipTaskArgs args;
+//     w->bind_args(args);                        // resets outputs
+//     worker.run(id, args);
+//     w->check();                                // golden
+//   }
+//
+// run_round() in round.hpp does one such round and times it. A workload keeps
+// its host buffers itself; the ChipTaskArgs it fills point into them and stay
+// valid until the next setup() or the workload's destruction. The
+// orchestration receives every size it needs as entry scalars, so the
+// callable has no state of its own and one registration serves every round.
+// Kernels are the built-ins (kernels/builtin_ids.hpp), which every ChipWorker
+// registers for every callable; callable().kernels is empty.
+//
+// One workload object serves one run at a time (its buffers are the run's
+// arguments); run several ranks with one object each.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "taskring/base/status.hpp"
+#include "taskring/chip/chip_worker.hpp"
+#include "taskring/workloads/golden.hpp"
+#include "taskring/workloads/params.hpp"
+
+namespace taskring::workloads {
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  // Short name, the CLI word: "vector", "bgemm", ...
+  virtual std::string_view name() const = 0;
+  // One line for `taskring run --list`.
+  virtual std::string_view summary() const = 0;
+
+  ParamSet& params() { return params_; }
+  const ParamSet& params() const { return params_; }
+
+  // Validates the parameters together (INVALID_ARGUMENT naming the parameter
+  // and the rule, e.g. "num_heads 6 is not a multiple of kv_heads 4"), then
+  // builds the host inputs (seeded, deterministic) and the reference output.
+  // Call before the first round and again after changing parameters.
+  virtual Status setup() = 0;
+
+  // The orchestration to register. Precondition: setup() succeeded.
+  virtual ChipCallable callable() const = 0;
+
+  // Resets the output buffer (so a run that writes nothing fails the golden)
+  // and fills `args` (empty on entry) for one run. Precondition: setup().
+  virtual Status bind_args(ChipTaskArgs& args) = 0;
+
+  // Compares the output of the last run with the reference; see
+  // compare_to_reference() for the OK / OUT_OF_RANGE contract.
+  virtual Status check(GoldenStats* stats = nullptr) const = 0;
+
+  // The host output buffer that check() reads (tests corrupt it to show that
+  // the check can fail). Empty before setup().
+  virtual std::span<float> output() = 0;
+
+  // Kernel tasks one run submits with the current parameters (after setup()).
+  virtual uint64_t expected_tasks() const = 0;
+
+ protected:
+  ParamSet params_;
+};
+
+}  // namespace taskring::workloads
