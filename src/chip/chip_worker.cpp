@@ -12,6 +12,7 @@
 #include "taskring/log/strace.hpp"
 #include "run_spans.hpp"
 #include "tmr/tmr_runtime.hpp"
+#include "hbg/hbg_runtime.hpp"
 
 namespace taskring {
 
@@ -67,6 +68,8 @@ struct ChipWorker::Impl {
   ChipWorkerConfig config;
   std::unique_ptr<Device> device;
   std::unique_ptr<tmr::TmrRuntime> runtime;
+  std::unique_ptr<hbg::HbgRuntime> hbg;  // runtime "hbg" / "host_build_graph" (then `runtime` stays null)
+  bool use_hbg = false;
   RingSizes runtime_sizes;
   int executors = 1;
   uint64_t stall_timeout_ms = 10000;
@@ -105,18 +108,21 @@ ChipWorker::~ChipWorker() {
   if (impl_->phase == Impl::Phase::kLaunched) (void)wait();
   impl_->release_staging();
   impl_->runtime.reset();
+  impl_->hbg.reset();
 }
 
 Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig& config) {
   if (config.device != "sim") {
     return invalid_argument("ChipWorker: unknown device '" + config.device + "' (available: sim)");
   }
-  if (config.runtime != "tmr" && config.runtime != "tensormap_and_ringbuffer") {
+  const bool hbg_runtime = config.runtime == "hbg" || config.runtime == "host_build_graph";
+  if (config.runtime != "tmr" && config.runtime != "tensormap_and_ringbuffer" && !hbg_runtime) {
     return invalid_argument("ChipWorker: unknown runtime '" + config.runtime +
-                            "' (available: tmr / tensormap_and_ringbuffer)");
+                            "' (available: tmr / tensormap_and_ringbuffer, hbg / host_build_graph)");
   }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->use_hbg = hbg_runtime;
   TASKRING_ASSIGN_OR_RETURN(SimDeviceConfig dc, SimDeviceConfig::from_env(config.env));
   TASKRING_ASSIGN_OR_RETURN(impl->device, create_sim_device(dc));
   impl->executors = dc.topology.executor_threads;
@@ -208,7 +214,19 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
 
   // Runtime sized for this run (rebuilt only when the sizing changes).
   TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, resolve_ring_sizes(config.rings, m.config.env));
-  if (!m.runtime || !sizes_equal(sizes, m.runtime_sizes)) {
+  if (m.use_hbg && (!m.hbg || !sizes_equal(sizes, m.runtime_sizes))) {
+    m.hbg.reset();
+    hbg::HbgConfig hc;
+    hc.device = m.device.get();
+    hc.rings = sizes;
+    hc.executors = m.executors;
+    TASKRING_RETURN_IF_ERROR(hbg::read_hbg_knobs(m.config.env, &hc));
+    auto rt = hbg::HbgRuntime::create(hc);
+    if (!rt.ok()) return rt.status().with_context(where);
+    m.hbg = std::move(rt).value();
+    m.runtime_sizes = sizes;
+  }
+  if (!m.use_hbg && (!m.runtime || !sizes_equal(sizes, m.runtime_sizes))) {
     m.runtime.reset();
     tmr::TmrConfig tc;
     tc.device = m.device.get();
@@ -304,7 +322,8 @@ Status ChipWorker::launch() {
     return Status::Ok();
   }
   const Registered& c = m.callables[m.active_callable];
-  Status s = m.runtime->start_run(c.entry, c.bind, &m.device_args, c.kernels.data(), m.report.invocation_id);
+  Status s = m.use_hbg ? m.hbg->start_run(c.entry, c.bind, &m.device_args, c.kernels.data(), m.report.invocation_id)
+                       : m.runtime->start_run(c.entry, c.bind, &m.device_args, c.kernels.data(), m.report.invocation_id);
   if (!s.ok()) return s;
   m.phase = Impl::Phase::kLaunched;
   return Status::Ok();
@@ -314,6 +333,7 @@ Expected<int> ChipWorker::poll() {
   Impl& m = *impl_;
   if (m.phase == Impl::Phase::kDone) return 1;
   if (m.phase != Impl::Phase::kLaunched) return failed_precondition("poll: nothing launched");
+  if (m.use_hbg) return m.hbg->run_finished() ? 1 : 0;
   return m.runtime->run_finished() ? 1 : 0;
 }
 
@@ -321,6 +341,22 @@ Status ChipWorker::wait() {
   Impl& m = *impl_;
   if (m.phase == Impl::Phase::kDone) return m.run_error;
   if (m.phase != Impl::Phase::kLaunched) return failed_precondition("wait: nothing launched");
+  if (m.use_hbg) {
+    // Same policy as below, for the hbg runtime.
+    if (!m.hbg->wait_run(Deadline::after_ms(m.timeout_ms)).ok()) {
+      m.hbg->report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "run did not finish within " + std::to_string(m.timeout_ms) +
+                                                            " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms)");
+      if (!m.hbg->wait_run(Deadline::after_ms(m.stall_timeout_ms)).ok()) m.hbg.release();  // wedged: leaked on purpose
+    }
+    m.t_done = mono_ns();
+    m.run_error = m.hbg ? m.hbg->run_status() : deadline_exceeded("run abandoned after timeout");
+    if (m.hbg) {
+      m.report.stats = m.hbg->stats();
+      m.report.graph = m.hbg->graph_stats();
+    }
+    m.phase = Impl::Phase::kDone;
+    return m.run_error;
+  }
   Status w = m.runtime->wait_run(Deadline::after_ms(m.timeout_ms));
   if (!w.ok()) {
     // The run is stuck (a kernel that never returns, or a runtime bug): stop

@@ -1,8 +1,7 @@
 #include "taskring/trace/invocations.hpp"
 
 #include <algorithm>
-#include <map>
-#include <unordered_set>
+#include <cstdint>
 
 namespace taskring::trace {
 
@@ -31,38 +30,47 @@ std::vector<Invocation> group_invocations(const Trace& trace, const StageNames& 
     for (const auto& p : names.excluded_prefixes) excluded[i] |= nm.compare(0, p.size(), p) == 0;
     prewarm[i] = !names.prewarm.empty() && nm.compare(0, names.prewarm.size(), names.prewarm) == 0;
   }
-  std::map<std::pair<int64_t, uint64_t>, Invocation> groups;
+  // Sort span indices by (pid, inv, input order) and cut into groups; cheaper
+  // than a node-based map on logs with millions of spans.
+  std::vector<uint32_t> order;
+  order.reserve(trace.spans.size());
   for (size_t i = 0; i < trace.spans.size(); ++i) {
-    const Span& s = trace.spans[i];
-    if (excluded[s.name_id]) continue;
-    auto [it, inserted] = groups.try_emplace({s.pid, s.inv});
-    Invocation& g = it->second;
-    if (inserted) {
-      g.pid = s.pid;
-      g.inv = s.inv;
-      g.hid = s.hid;
-      g.first_span = i;
-    }
-    g.spans.push_back(static_cast<uint32_t>(i));
-    g.prewarm |= prewarm[s.name_id] != 0;
-    auto pick = [&](int64_t& slot) {
-      if (slot < 0 || s.ts_ns < trace.spans[static_cast<size_t>(slot)].ts_ns) slot = static_cast<int64_t>(i);
-    };
-    switch (stage[s.name_id]) {
-      case Stage::kRoot: pick(g.root); g.hid = trace.spans[static_cast<size_t>(g.root)].hid; break;
-      case Stage::kDeviceWall: pick(g.device_wall); break;
-      case Stage::kOrch: pick(g.orch); break;
-      case Stage::kSched: pick(g.sched); break;
-      case Stage::kOther: break;
-    }
+    if (!excluded[trace.spans[i].name_id]) order.push_back(static_cast<uint32_t>(i));
   }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Span& x = trace.spans[a];
+    const Span& y = trace.spans[b];
+    if (x.pid != y.pid) return x.pid < y.pid;
+    if (x.inv != y.inv) return x.inv < y.inv;
+    return a < b;
+  });
   std::vector<Invocation> out;
-  out.reserve(groups.size());
-  std::unordered_set<uint32_t> seen;
-  for (auto& [key, g] : groups) {
-    seen.clear();
-    for (uint32_t i : g.spans) {
-      if (!seen.insert(trace.spans[i].name_id).second) ++g.duplicate_names;
+  std::vector<uint32_t> seen_stamp(trace.names.size(), UINT32_MAX);
+  for (size_t k = 0; k < order.size();) {
+    const Span& head = trace.spans[order[k]];
+    Invocation g;
+    g.pid = head.pid;
+    g.inv = head.inv;
+    g.hid = head.hid;
+    g.first_span = order[k];
+    const auto stamp = static_cast<uint32_t>(out.size());
+    for (; k < order.size() && trace.spans[order[k]].pid == g.pid && trace.spans[order[k]].inv == g.inv; ++k) {
+      const size_t i = order[k];
+      const Span& s = trace.spans[i];
+      g.spans.push_back(static_cast<uint32_t>(i));
+      g.prewarm |= prewarm[s.name_id] != 0;
+      if (seen_stamp[s.name_id] == stamp) ++g.duplicate_names;
+      seen_stamp[s.name_id] = stamp;
+      auto pick = [&](int64_t& slot) {
+        if (slot < 0 || s.ts_ns < trace.spans[static_cast<size_t>(slot)].ts_ns) slot = static_cast<int64_t>(i);
+      };
+      switch (stage[s.name_id]) {
+        case Stage::kRoot: pick(g.root); g.hid = trace.spans[static_cast<size_t>(g.root)].hid; break;
+        case Stage::kDeviceWall: pick(g.device_wall); break;
+        case Stage::kOrch: pick(g.orch); break;
+        case Stage::kSched: pick(g.sched); break;
+        case Stage::kOther: break;
+      }
     }
     out.push_back(std::move(g));
   }

@@ -543,7 +543,7 @@ extern "C" void diff_entry(const ChipTaskArgs& args) {
     }
     std::vector<PTO2TaskId> dep_ids;
     for (int d : t.deps) dep_ids.push_back(ids[static_cast<size_t>(d)]);
-    if (!dep_ids.empty() && std::getenv("MUT_NODEPS") == nullptr) ta.set_dependencies_with_kinds(dep_ids.data(), t.dep_flags.data(), static_cast<int>(dep_ids.size()));
+    if (!dep_ids.empty()) ta.set_dependencies_with_kinds(dep_ids.data(), t.dep_flags.data(), static_cast<int>(dep_ids.size()));
     TaskOutputTensors r = t.kind == TaskKind::kKernel ? rt_submit_task(t.kernels, ta)
                           : t.kind == TaskKind::kDummy ? rt_submit_dummy_task(ta)
                                                        : alloc_tensors(ta);

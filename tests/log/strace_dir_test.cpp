@@ -176,6 +176,21 @@ TEST_F(StraceDir, ManyForkedRanksNeverShareAFile) {
   }
 }
 
+TEST_F(StraceDir, ExitFlushesBufferedSpans) {
+  std::fflush(nullptr);  // the child's exit(3) must not repeat our stdio buffers
+  pid_t child = 0;
+  run_child(
+      [this]() -> int {
+        if (!set_strace_dir(dir_).ok()) return 10;
+        emit_span("dir.nested_only", 1, 1, 1, 1, 2);  // never a top-level span: only exit flushes it
+        std::exit(0);
+      },
+      &child);
+  FileSpans s = read_spans(dir_ + "/strace." + std::to_string(child) + ".log");
+  EXPECT_EQ(s.error, "");
+  EXPECT_EQ(s.names, std::vector<std::string>{"dir.nested_only"});
+}
+
 TEST_F(StraceDir, RejectsMissingDirectory) {
   Status s = set_strace_dir(dir_ + "/does-not-exist");
   EXPECT_FALSE(s.ok());

@@ -14,5 +14,6 @@ int exit_code();
 void add_info_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace taskring::cli

@@ -4,6 +4,9 @@
 // Every knob is validated here exactly as the component that reads it does
 // (the same functions), so an invalid environment fails `info` the same way
 // it would fail a run: message on stderr, exit status 1.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -58,6 +61,10 @@ Expected<Info> collect(const EnvLookup& env) {
                             std::to_string(static_cast<int>(level)) + ")",
                         source_of(env, "TASKRING_LOG_LEVEL"), "logger threshold"});
   std::optional<std::string> strace = env("TASKRING_STRACE_DIR");
+  struct stat st;
+  if (strace && (::stat(strace->c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(strace->c_str(), W_OK) != 0)) {
+    return invalid_argument("TASKRING_STRACE_DIR='" + *strace + "': expected an existing writable directory");
+  }
   info.knobs.push_back({"TASKRING_STRACE_DIR", strace ? *strace : "(unset: spans go to stderr)",
                         strace ? "env" : "default", "per-process STRACE span files"});
 

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   taskring::cli::add_info_command(app);
   taskring::cli::add_selfcheck_command(app);
   taskring::cli::add_trace_command(app);
+  taskring::cli::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

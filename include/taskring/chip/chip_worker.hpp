@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "taskring/base/expected.hpp"
+#include "taskring/chip/graph_stats.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 #include "taskring/chip/ring_config.hpp"
 #include "taskring/chip/run_stats.hpp"
@@ -51,7 +52,7 @@ struct ChipCallable {
 
 struct ChipWorkerConfig {
   std::string device = "sim";
-  std::string runtime = "tmr";  // tensormap_and_ringbuffer
+  std::string runtime = "tmr";  // tensormap_and_ringbuffer; or "hbg" (host_build_graph)
   EnvLookup env = process_env();
 };
 
@@ -67,6 +68,7 @@ struct RunReport {
   uint64_t bind_ns = 0, run_ns = 0, validate_ns = 0;  // host-side stages
   uint64_t invocation_id = 0;
   bool skipped_device_run = false;
+  GraphRunStats graph;  // hbg only
 };
 
 class ChipWorker {

@@ -65,6 +65,9 @@ struct PTO2OrchestrationConfig {
 enum class PTO2LogLevel : int32_t { DEBUG = 10, INFO = 20, WARN = 30, ERROR = 40 };
 
 struct PTO2Runtime;
+struct GraphSubmitResult;  // graph_api.hpp
+// A Graph body bound to its config values (graph_api.hpp builds these).
+using GraphInvokeFn = void (*)(const GraphTaskArgs& args, const void* closure);
 
 // The call table of a runtime. Versioned by `abi_version` so an orchestration
 // library built against another layout is rejected at load.
@@ -86,7 +89,11 @@ struct PTO2RuntimeOps {
                           uint32_t bytes);
   int32_t (*available_cluster_count)(PTO2Runtime*);
   int32_t (*available_aiv_count)(PTO2Runtime*);
-  void* reserved[8];
+  // Graph Execution (graph_api.hpp); null: the runtime runs the body inline.
+  // `name` is the GRAPH_KEY name or null; the closure lives for the call.
+  GraphSubmitResult (*submit_graph)(PTO2Runtime*, uint64_t key, const char* name, GraphInvokeFn invoke,
+                                    const void* closure, const GraphTaskArgs& args);
+  void* reserved[7];
 };
 
 inline constexpr uint32_t PTO2_RUNTIME_OPS_ABI_VERSION = 1;
@@ -220,3 +227,5 @@ inline void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t*
 #define LOG_WARN(...) ::taskring::rt_log(::taskring::PTO2LogLevel::WARN, __func__, __VA_ARGS__)
 #define LOG_ERROR(...) ::taskring::rt_log(::taskring::PTO2LogLevel::ERROR, __func__, __VA_ARGS__)
 #endif
+
+#include "taskring/chip/graph_api.hpp"

@@ -63,6 +63,7 @@ const PTO2RuntimeOps kOps = {PTO2_RUNTIME_OPS_ABI_VERSION,
                              op_set,
                              op_clusters,
                              op_aivs,
+                             nullptr,
                              {}};
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

@@ -1,0 +1,353 @@
+// hbg device half: the control processor boots from the uploaded task image
+// and only schedules; executors run kernels inline; GRAPH tasks expand their
+// Definition into the replay's execution storage.
+#include <sched.h>
+
+#include <cstring>
+#include <new>
+
+#include "graph/definition.hpp"
+#include "graph/submission.hpp"
+#include "hbg_runtime.hpp"
+#include "taskring/base/clock.hpp"
+#include "tmr/task_state.hpp"
+
+namespace taskring::hbg {
+
+namespace {
+
+constexpr uint32_t kIdleSpins = 4096;
+constexpr int kDummyShape = static_cast<int>(tmr::TaskShape::kDummy);
+
+uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
+
+struct LaunchScratch {
+  ChipTensor tensors[CORE_MAX_TENSOR_ARGS];
+  int64_t args[TASKRING_KERNEL_ARG_SLOTS];
+  KernelLocalContext local;
+  KernelGlobalContext global;
+};
+
+std::string runnable_name(const Runnable& r) {
+  if (r.kind == RunKind::kNode) {
+    return "node " + std::to_string(r.index) + " of GRAPH task 0:" + std::to_string(r.exec->outer->index);
+  }
+  return std::string(r.kind == RunKind::kGraph ? "GRAPH task 0:" : "task 0:") + std::to_string(r.index);
+}
+
+}  // namespace
+
+void HbgRuntime::boot() {
+  auto view = config_.device->device_view(image_device_, image_.size());
+  const auto* h = view.ok() ? static_cast<const ImageHeader*>(*view) : nullptr;
+  if (h == nullptr || h->magic != kImageMagic || h->task_count != total_tasks_) {
+    report_fatal(PTO2_ERROR_INVALID_ARGS, "hbg boot: the uploaded task image is not valid");
+    run_finished_.store(true, std::memory_order_seq_cst);
+    done_.notify_all();
+    return;
+  }
+  const uint64_t n = h->task_count;
+  if (table_capacity_ < n) {
+    table_.reset(new Runnable[n]);
+    table_capacity_ = n;
+  }
+  uint64_t nodes = 0;
+  for (auto& p : submissions_) nodes += graph::DefinitionView{p->def->image.data()}.h().node_count;
+  uint64_t want = 2 * (n + nodes) + 64;
+  if (want > queue_capacity_) {
+    for (auto& q : queues_) q.init(want);
+    queue_capacity_ = want;
+  }
+  const ImageTask* tasks = h->tasks.get();
+  for (uint64_t i = 0; i < n; ++i) {
+    const ImageTask& it = tasks[i];
+    Runnable& r = table_[i];
+    r.fanin_pending.store(it.fanin_count, std::memory_order_relaxed);
+    r.next_block.store(0, std::memory_order_relaxed);
+    r.blocks_done.store(0, std::memory_order_relaxed);
+    r.kind = it.kind == TaskKind::kGraph ? RunKind::kGraph : RunKind::kTask;
+    r.shape = it.shape;
+    r.block_num = it.block_num;
+    std::memcpy(r.kernels, it.kernels, sizeof(r.kernels));
+    r.tensor_count = it.tensor_count;
+    r.scalar_count = it.scalar_count;
+    r.tensors = it.tensors.get();
+    r.scalars = it.scalars.get();
+    r.fanout32 = it.fanout.get();
+    r.fanout16 = nullptr;
+    r.fanout_count = it.fanout_count;
+    r.index = static_cast<uint32_t>(i);
+    r.exec = nullptr;
+    r.submission_addr = it.submission_addr;
+  }
+  run_active_.store(true, std::memory_order_seq_cst);
+  run_generation_.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t* roots = h->roots.get();
+  for (uint32_t k = 0; k < h->root_count; ++k) push_ready(&table_[roots[k]]);
+  work_.notify_all();
+}
+
+void HbgRuntime::push_ready(Runnable* r) {
+  queues_[r->shape & 3].push(r);
+  work_.notify_all();
+}
+
+Runnable* HbgRuntime::pop_ready() {
+  static constexpr int kOrder[4] = {kDummyShape, static_cast<int>(tmr::TaskShape::kMix),
+                                    static_cast<int>(tmr::TaskShape::kAic), static_cast<int>(tmr::TaskShape::kAiv)};
+  for (int q : kOrder) {
+    if (Runnable* r = queues_[q].pop()) return r;
+  }
+  return nullptr;
+}
+
+void HbgRuntime::executor_main(int index) {
+  uint64_t seen = 0;
+  while (!shutdown_.load(std::memory_order_acquire)) {
+    uint64_t gen = run_generation_.load(std::memory_order_acquire);
+    if (gen == seen || !run_active_.load(std::memory_order_acquire)) {
+      uint32_t epoch = work_.begin_park();
+      if (shutdown_.load(std::memory_order_acquire) ||
+          (run_generation_.load(std::memory_order_acquire) != seen && run_active_.load(std::memory_order_acquire))) {
+        work_.cancel_park();
+        continue;
+      }
+      work_.finish_park(epoch, 50'000'000);
+      continue;
+    }
+    seen = gen;
+    Runnable* next = nullptr;
+    uint32_t idle = 0;
+    while (run_active_.load(std::memory_order_acquire)) {
+      Runnable* r = next != nullptr ? next : pop_ready();
+      next = nullptr;
+      if (r != nullptr) {
+        idle = 0;
+        execute(r, index, &next);
+        continue;
+      }
+      if (++idle < kIdleSpins) {
+        if ((idle & 31) == 0) sched_yield();
+        else Waiter::cpu_relax();
+        continue;
+      }
+      uint32_t epoch = work_.begin_park();
+      if (!run_active_.load(std::memory_order_acquire) || !queues_[0].empty_hint() || !queues_[1].empty_hint() ||
+          !queues_[2].empty_hint() || !queues_[3].empty_hint()) {
+        work_.cancel_park();
+        continue;
+      }
+      work_.finish_park(epoch, 2'000'000);
+    }
+  }
+}
+
+void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
+  if (sched_first_ns_.load(std::memory_order_relaxed) == 0) {
+    uint64_t zero = 0;
+    sched_first_ns_.compare_exchange_strong(zero, mono_ns(), std::memory_order_relaxed);
+  }
+  if (r->kind == RunKind::kGraph) {
+    expand_graph(r, next_local);
+    return;
+  }
+  if (r->shape == kDummyShape) {
+    complete(r, next_local);
+    return;
+  }
+  int32_t block = r->next_block.fetch_add(1, std::memory_order_acq_rel);
+  if (block >= r->block_num) return;
+  if (block + 1 < r->block_num) push_ready(r);
+  if (!is_fatal()) run_block(r, block, executor);
+  if (r->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->block_num) complete(r, next_local);
+}
+
+void HbgRuntime::run_block(Runnable* r, int block, int executor) {
+  thread_local LaunchScratch s;
+  int owned = (topo_.clusters - executor + executors_ - 1) / executors_;
+  int cluster = executor + executors_ * (block % std::max(owned, 1));
+  for (int i = 0; i < r->tensor_count; ++i) {
+    s.tensors[i] = r->tensors[i];
+    s.tensors[i].buffer.addr =
+        reinterpret_cast<uintptr_t>(config_.device->device_view_unchecked(r->tensors[i].buffer.addr));
+    s.args[i] = reinterpret_cast<intptr_t>(&s.tensors[i]);
+  }
+  for (int j = 0; j < r->scalar_count; ++j) s.args[r->tensor_count + j] = static_cast<int64_t>(r->scalars[j]);
+  s.args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.local);
+  s.args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.global);
+  s.global.cluster_count = topo_.clusters;
+  s.global.aiv_count = topo_.aiv_count();
+  for (int slot = 0; slot < 3; ++slot) {
+    int32_t fid = r->kernels[slot];
+    if (fid == INVALID_KERNEL_ID) continue;
+    s.local.block_idx = block;
+    s.local.block_num = r->block_num;
+    s.local.core_type = slot == 0 ? TASKRING_CORE_AIC : TASKRING_CORE_AIV;
+    s.local.core_id = slot == 0 ? cluster : topo_.clusters + 2 * cluster + (slot - 1);
+    s.local.sub_block_id = slot == 2 ? 1 : 0;
+    s.local.tensor_count = r->tensor_count;
+    s.local.scalar_count = r->scalar_count;
+    s.local.func_id = fid;
+    s.local.error_code = 0;
+    s.local.error_message[0] = '\0';
+    kernels_[fid](s.args);
+    kernel_calls_.fetch_add(1, std::memory_order_relaxed);
+    if (s.local.error_code != 0) {
+      report_fatal(PTO2_ERROR_KERNEL_FAILED, runnable_name(*r) + " kernel " + std::to_string(fid) + " (block " +
+                                                 std::to_string(block) + "/" + std::to_string(r->block_num) +
+                                                 ") failed with code " + std::to_string(s.local.error_code) + ": " +
+                                                 s.local.error_message);
+      return;
+    }
+  }
+}
+
+void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
+  auto fail = [&](const std::string& why) {
+    report_fatal(PTO2_ERROR_INVALID_ARGS, runnable_name(*r) + ": " + why);
+    complete(r, next_local);
+  };
+  if (is_fatal()) {
+    complete(r, next_local);
+    return;
+  }
+  auto sv = config_.device->device_view(r->submission_addr, sizeof(graph::GraphSubmission));
+  if (!sv.ok()) return fail("submission image: " + sv.status().message());
+  const auto* sub = static_cast<const graph::GraphSubmission*>(*sv);
+  if (sub->magic != graph::kSubmissionMagic) return fail("submission image has a bad magic");
+  if (!config_.device->device_view(r->submission_addr, sub->total_bytes).ok() ||
+      sub->scalars_off + 8ull * sub->scalar_count > sub->total_bytes) {
+    return fail("submission image lies outside its allocation");
+  }
+  auto dv = config_.device->device_view(sub->definition_addr, sub->definition_bytes);
+  if (!dv.ok()) return fail("Definition: " + dv.status().message());
+  const graph::DefinitionView def{static_cast<const uint8_t*>(*dv)};
+  {
+    std::lock_guard<std::mutex> lock(verify_mu_);
+    if (verified_defs_.count(sub->definition_addr) == 0) {
+      Status v = graph::validate_definition(def, sub->definition_bytes);
+      if (!v.ok()) return fail(v.message());
+      std::vector<uint8_t> copy(def.base, def.base + def.h().total_bytes);
+      reinterpret_cast<graph::DefinitionHeader*>(copy.data())->content_hash = 0;
+      if (graph::hash_image(copy.data(), copy.size()) != def.h().content_hash) return fail("Definition hash mismatch");
+      verified_defs_.insert(sub->definition_addr);
+    }
+  }
+  const graph::DefinitionHeader& h = def.h();
+  if (sub->full_key != h.full_key || sub->definition_hash != h.content_hash ||
+      sub->tensor_count != h.boundary_tensor_count || sub->scalar_count != h.boundary_scalar_count) {
+    return fail("submission does not belong to its Definition");
+  }
+  const uint64_t heap_used = (h.required_heap + 1023) / 1024 * 1024;
+  if (heap_used + h.storage_bytes > sub->heap_bytes) return fail("replay heap smaller than the Definition needs");
+  const auto* btensors = reinterpret_cast<const ChipTensor*>(reinterpret_cast<const uint8_t*>(sub) + sub->tensors_off);
+  const auto* bscalars = reinterpret_cast<const uint64_t*>(reinterpret_cast<const uint8_t*>(sub) + sub->scalars_off);
+  auto stv = config_.device->device_view(sub->heap_base + heap_used, h.storage_bytes);
+  if (!stv.ok()) return fail("execution storage: " + stv.status().message());
+  auto* storage = static_cast<uint8_t*>(*stv);
+  const uint32_t n = h.node_count;
+  auto* exec = new (storage) GraphExec();
+  auto* nodes = reinterpret_cast<Runnable*>(storage + a64(sizeof(GraphExec)));
+  auto* tens = reinterpret_cast<ChipTensor*>(storage + a64(sizeof(GraphExec)) + a64(sizeof(Runnable) * n));
+  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + a64(sizeof(ChipTensor) * h.tensor_arg_count));
+  const ChipTensor* tmpl = def.tensor_tmpl();
+  const graph::TensorSourceRef* src = def.tensor_src();
+  for (uint32_t k = 0; k < h.tensor_arg_count; ++k) {
+    ChipTensor c = tmpl[k];
+    const graph::TensorSourceRef& s = src[k];
+    if (s.kind == graph::TensorSource::kBoundaryExact) {
+      c = btensors[s.index];
+    } else if (s.kind == graph::TensorSource::kBoundaryView) {
+      const ChipTensor& b = btensors[s.index];
+      int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
+      if (start < 0 || start % static_cast<int64_t>(c.elem_size()) != 0) return fail("boundary view out of range");
+      c.buffer = b.buffer;
+      c.owner_task_id = b.owner_task_id;
+      c.start_offset = static_cast<uint64_t>(start) / c.elem_size();
+      if (c.start_offset * c.elem_size() + c.extent_bytes() > c.buffer.size) return fail("boundary view out of range");
+    } else {
+      if (static_cast<uint64_t>(s.offset) + c.buffer.size > h.required_heap) return fail("internal tensor outside the heap");
+      c.buffer.addr = sub->heap_base + static_cast<uint64_t>(s.offset);
+    }
+    c.address_space = AddressSpace::DEVICE;
+    tens[k] = c;
+  }
+  for (uint32_t k = 0; k < h.scalar_arg_count; ++k) {
+    uint16_t s = def.scalar_src()[k];
+    scal[k] = s == 0 ? def.scalars()[k] : bscalars[s - 1];
+  }
+  const graph::NodeDef* nd = def.nodes();
+  const uint32_t* fio = def.fanin_offsets();
+  const uint32_t* foo = def.fanout_offsets();
+  for (uint32_t i = 0; i < n; ++i) {
+    Runnable* x = new (nodes + i) Runnable();
+    const graph::NodeDef& d = nd[i];
+    x->fanin_pending.store(static_cast<int32_t>(fio[i + 1] - fio[i]), std::memory_order_relaxed);
+    x->kind = RunKind::kNode;
+    x->shape = d.shape;
+    x->block_num = d.block_num;
+    std::memcpy(x->kernels, d.kernels, sizeof(x->kernels));
+    x->tensor_count = static_cast<int32_t>(d.tensor_count);
+    x->scalar_count = static_cast<int32_t>(d.scalar_count);
+    x->tensors = tens + d.tensor_first;
+    x->scalars = scal + d.scalar_first;
+    x->fanout16 = def.fanout_idx() + foo[i];
+    x->fanout_count = static_cast<int32_t>(foo[i + 1] - foo[i]);
+    x->index = i;
+    x->exec = exec;
+    for (int slot = 0; slot < 3; ++slot) {
+      int32_t fid = d.kernels[slot];
+      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || kernels_[fid] == nullptr)) {
+        return fail("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
+      }
+    }
+  }
+  exec->node_count = n;
+  exec->outer = r;
+  exec->nodes = nodes;
+  exec->remaining.store(static_cast<int32_t>(n), std::memory_order_release);
+  if (n == 0) {
+    complete(r, next_local);
+    return;
+  }
+  const uint16_t* roots = def.roots();
+  for (uint32_t k = 0; k < h.root_count; ++k) {
+    Runnable* x = &nodes[roots[k]];
+    if (*next_local == nullptr) *next_local = x;
+    else push_ready(x);
+  }
+}
+
+void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
+  if (r->kind == RunKind::kNode) {
+    GraphExec* exec = r->exec;
+    for (int32_t k = 0; k < r->fanout_count; ++k) {
+      Runnable* c = &exec->nodes[r->fanout16[k]];
+      if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (*next_local == nullptr) *next_local = c;
+        else push_ready(c);
+      }
+    }
+    nodes_run_.fetch_add(1, std::memory_order_relaxed);
+    if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(exec->outer, next_local);
+    return;
+  }
+  for (int32_t k = 0; k < r->fanout_count; ++k) {
+    Runnable* c = &table_[r->fanout32[k]];
+    if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (*next_local == nullptr) *next_local = c;
+      else push_ready(c);
+    }
+  }
+  sched_last_ns_.store(mono_ns(), std::memory_order_relaxed);
+  if (completed_.fetch_add(1, std::memory_order_acq_rel) + 1 == total_tasks_) finish_run();
+}
+
+void HbgRuntime::finish_run() {
+  run_active_.store(false, std::memory_order_seq_cst);
+  run_finished_.store(true, std::memory_order_seq_cst);
+  done_.notify_all();
+  work_.notify_all();
+}
+
+}  // namespace taskring::hbg

@@ -1,0 +1,54 @@
+// Scheduler-side state of an hbg run: one Runnable per image task (in the
+// control processor's memory) and, per replayed Graph, one GraphExec with a
+// Runnable per node (placed in the replay's device execution storage).
+//
+// fanin_pending starts at the task's fanin count; the Runnable is ready at 0.
+// A node's completion releases its fanout inside its GraphExec; the last node
+// of a GraphExec completes the outer GRAPH task.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "taskring/tensor/chip_tensor.hpp"
+
+namespace taskring::hbg {
+
+struct GraphExec;
+
+enum class RunKind : uint8_t { kTask = 0, kGraph = 1, kNode = 2 };
+
+struct alignas(64) Runnable {
+  std::atomic<int32_t> fanin_pending{0};
+  std::atomic<int32_t> next_block{0};
+  std::atomic<int32_t> blocks_done{0};
+  RunKind kind = RunKind::kTask;
+  uint8_t shape = 3;  // tmr::TaskShape
+  int16_t block_num = 1;
+  int32_t kernels[3] = {-1, -1, -1};
+  int32_t tensor_count = 0, scalar_count = 0;
+  const ChipTensor* tensors = nullptr;  // device views
+  const uint64_t* scalars = nullptr;
+  const uint32_t* fanout32 = nullptr;   // kTask / kGraph: indices into the task table
+  const uint16_t* fanout16 = nullptr;   // kNode: indices into its GraphExec's nodes
+  int32_t fanout_count = 0;
+  uint32_t index = 0;
+  GraphExec* exec = nullptr;            // kNode: owner
+  uint64_t submission_addr = 0;         // kGraph
+};
+
+struct alignas(64) GraphExec {
+  std::atomic<int32_t> remaining{0};
+  uint32_t node_count = 0;
+  Runnable* outer = nullptr;
+  Runnable* nodes = nullptr;
+};
+
+// Execution storage a Definition's replay needs after its heap.
+inline uint64_t execution_storage_bytes(uint32_t nodes, uint32_t tensor_args, uint32_t scalar_args) {
+  auto a64 = [](uint64_t v) { return (v + 63) & ~uint64_t{63}; };
+  return a64(sizeof(GraphExec)) + a64(sizeof(Runnable) * nodes) + a64(sizeof(ChipTensor) * tensor_args) +
+         a64(8ull * scalar_args);
+}
+
+}  // namespace taskring::hbg

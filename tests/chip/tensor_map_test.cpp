@@ -1,0 +1,320 @@
+// Unit tests of the tmr building blocks: compute_overlap, TensorMap, BumpRing.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "test_kernels.hpp"
+#include "tmr/task_ring.hpp"
+#include "tmr/tensor_map.hpp"
+
+namespace {
+
+using taskring::ChipTensor;
+using taskring::DataType;
+using taskring::tmr::compute_overlap;
+using taskring::tmr::Overlap;
+
+constexpr uint64_t kAddr = 0x100000;
+
+ChipTensor base(uint32_t rows = 8, uint32_t cols = 8, DataType dt = DataType::FLOAT32) {
+  uint32_t shp[2] = {rows, cols};
+  return *taskring::try_make_tensor(kAddr, uint64_t{rows} * cols * taskring::element_size(dt),
+                                    std::span<const uint32_t>(shp, 2), dt);
+}
+ChipTensor win(const ChipTensor& t, uint32_t h, uint32_t w, uint32_t y, uint32_t x) {
+  uint32_t s[2] = {h, w}, o[2] = {y, x};
+  auto v = t.try_view(std::span<const uint32_t>(s, 2), std::span<const uint32_t>(o, 2));
+  EXPECT_TRUE(v.ok()) << v.status().to_string();
+  return *v;
+}
+
+// Byte set of a view.
+std::set<uint64_t> bytes_of(const ChipTensor& t) {
+  std::set<uint64_t> b;
+  taskring::testing::for_each_offset(t, [&](uint64_t, uint64_t off) {
+    for (uint64_t i = 0; i < t.elem_size(); ++i) b.insert(off * t.elem_size() + i);
+  });
+  return b;
+}
+
+TEST(ComputeOverlap, DisjointRowsAndColumnBlocks) {
+  ChipTensor t = base();
+  EXPECT_EQ(compute_overlap(win(t, 2, 8, 0, 0), win(t, 2, 8, 4, 0)), Overlap::kNone);
+  // Same rows, disjoint column blocks: the byte ranges interleave, the
+  // lattice check proves them disjoint.
+  EXPECT_EQ(compute_overlap(win(t, 4, 4, 0, 0), win(t, 4, 4, 0, 4)), Overlap::kNone);
+  EXPECT_EQ(compute_overlap(win(t, 4, 4, 0, 4), win(t, 4, 4, 0, 0)), Overlap::kNone);
+}
+
+TEST(ComputeOverlap, CoveredAndPartial) {
+  ChipTensor t = base();
+  EXPECT_EQ(compute_overlap(t, win(t, 3, 3, 2, 2)), Overlap::kCovered);
+  EXPECT_EQ(compute_overlap(win(t, 3, 3, 2, 2), t), Overlap::kPartial);
+  EXPECT_EQ(compute_overlap(win(t, 4, 4, 1, 1), win(t, 2, 2, 2, 2)), Overlap::kCovered);
+  EXPECT_EQ(compute_overlap(win(t, 4, 4, 0, 0), win(t, 4, 4, 2, 2)), Overlap::kPartial);
+  EXPECT_EQ(compute_overlap(win(t, 4, 4, 2, 2), win(t, 4, 4, 2, 2)), Overlap::kCovered);
+  // Contiguous row ranges.
+  EXPECT_EQ(compute_overlap(win(t, 4, 8, 0, 0), win(t, 2, 8, 1, 0)), Overlap::kCovered);
+  EXPECT_EQ(compute_overlap(win(t, 2, 8, 1, 0), win(t, 4, 8, 2, 0)), Overlap::kPartial);
+}
+
+TEST(ComputeOverlap, TransposedAndRetypedAreConservative) {
+  ChipTensor t = base();
+  ChipTensor tr = *win(t, 4, 4, 0, 0).try_transpose(0, 1);
+  // Elements of tr: rows 0-3 cols 0-3. Disjoint from the 0-3 x 4-7 block,
+  // but on another lattice: may only report an overlap, never "covered".
+  Overlap o = compute_overlap(tr, win(t, 4, 4, 0, 4));
+  EXPECT_NE(o, Overlap::kCovered);
+  // Overlapping elements must be found.
+  EXPECT_NE(compute_overlap(tr, win(t, 2, 2, 1, 1)), Overlap::kNone);
+  EXPECT_NE(compute_overlap(win(t, 2, 2, 1, 1), tr), Overlap::kNone);
+  ChipTensor as_int = win(t, 4, 4, 0, 0);
+  as_int.dtype = DataType::INT32;
+  EXPECT_EQ(compute_overlap(as_int, win(t, 2, 2, 1, 1)), Overlap::kPartial);
+  // A transposed full tensor overlaps everything.
+  EXPECT_NE(compute_overlap(*t.try_transpose(0, 1), win(t, 1, 1, 7, 7)), Overlap::kNone);
+}
+
+TEST(ComputeOverlap, SteppedSlices) {
+  ChipTensor t = base();
+  ChipTensor even_rows = *t.try_slice(0, 0, 8, 2), odd_rows = *t.try_slice(0, 1, 8, 2);
+  EXPECT_EQ(compute_overlap(even_rows, odd_rows), Overlap::kNone);
+  EXPECT_EQ(compute_overlap(odd_rows, even_rows), Overlap::kNone);
+  // Different strides: conservative, but never missed.
+  EXPECT_NE(compute_overlap(t, even_rows), Overlap::kNone);
+  EXPECT_EQ(compute_overlap(*t.try_slice(0, 0, 6, 2), *t.try_slice(0, 2, 4, 2)), Overlap::kCovered);
+  EXPECT_NE(compute_overlap(even_rows, win(t, 1, 8, 2, 0)), Overlap::kNone);
+  EXPECT_NE(compute_overlap(even_rows, t), Overlap::kCovered);
+  ChipTensor even_cols = *t.try_slice(1, 0, 8, 2), odd_cols = *t.try_slice(1, 1, 8, 2);
+  // Interleaved columns: conservative at worst, never "covered" (a covering
+  // writer removes the entry, which would lose the dependency).
+  EXPECT_NE(compute_overlap(even_cols, odd_cols), Overlap::kCovered);
+  EXPECT_NE(compute_overlap(odd_cols, even_cols), Overlap::kCovered);
+  EXPECT_NE(compute_overlap(even_cols, win(t, 1, 1, 3, 2)), Overlap::kNone);
+}
+
+TEST(ComputeOverlap, ZeroSizeNeverOverlaps) {
+  ChipTensor t = base();
+  uint32_t s[2] = {0, 4}, o[2] = {0, 0};
+  ChipTensor empty = *t.try_view(std::span<const uint32_t>(s, 2), std::span<const uint32_t>(o, 2));
+  EXPECT_EQ(compute_overlap(empty, t), Overlap::kNone);
+  EXPECT_EQ(compute_overlap(t, empty), Overlap::kNone);
+  EXPECT_EQ(compute_overlap(empty, empty), Overlap::kNone);
+}
+
+// Random views (windows, stepped slices, transposes, flattening, other
+// element sizes) against brute-force byte sets: kNone only when disjoint,
+// kCovered only when the probe holds every byte of the entry.
+TEST(ComputeOverlap, RandomViewsAgreeWithByteSets) {
+  std::mt19937 rng(12345);
+  auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  const DataType types[] = {DataType::FLOAT32, DataType::INT32, DataType::FLOAT16, DataType::INT8};
+  auto random_view = [&](const ChipTensor& src) {
+    ChipTensor t = src;
+    int ops = static_cast<int>(pick(3));
+    for (int i = 0; i < ops; ++i) {
+      switch (pick(4)) {
+        case 0: {
+          if (t.ndims != 2) break;
+          uint32_t h = pick(t.shapes[0] + 1), w = pick(t.shapes[1] + 1);
+          uint32_t s[2] = {h, w}, o[2] = {pick(t.shapes[0] - h + 1), pick(t.shapes[1] - w + 1)};
+          auto v = t.try_view(std::span<const uint32_t>(s, 2), std::span<const uint32_t>(o, 2));
+          if (v.ok()) t = *v;
+          break;
+        }
+        case 1: {
+          uint32_t d = pick(t.ndims);
+          if (t.shapes[d] == 0) break;
+          uint32_t a = pick(t.shapes[d]);
+          uint32_t b = a + 1 + pick(t.shapes[d] - a);
+          auto v = t.try_slice(d, a, b, 1 + pick(3));
+          if (v.ok()) t = *v;
+          break;
+        }
+        case 2:
+          if (t.ndims == 2) t = *t.try_transpose(0, 1);
+          break;
+        case 3: {
+          uint32_t n = static_cast<uint32_t>(t.numel());
+          auto v = t.try_reshape(std::span<const uint32_t>(&n, 1));
+          if (v.ok()) t = *v;
+          break;
+        }
+      }
+    }
+    return t;
+  };
+  int checked = 0, exact_none = 0, covered = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    // Two bases over the same 192-byte buffer, possibly of different types.
+    DataType d1 = types[pick(4)], d2 = pick(2) ? d1 : types[pick(4)];
+    auto mk = [&](DataType dt) {
+      uint32_t es = static_cast<uint32_t>(taskring::element_size(dt));
+      uint32_t total = 192 / es;
+      uint32_t cols = 1 + pick(std::min<uint32_t>(total, 12));
+      uint32_t rows = 1 + pick(total / cols);
+      uint32_t shp[2] = {rows, cols};
+      return *taskring::try_make_tensor(kAddr, 192, std::span<const uint32_t>(shp, 2), dt);
+    };
+    ChipTensor p = random_view(mk(d1)), e = random_view(mk(d2));
+    auto pb = bytes_of(p), eb = bytes_of(e);
+    bool inter = false, holds = !eb.empty();
+    for (uint64_t b : eb) {
+      bool in = pb.count(b) != 0;
+      inter |= in;
+      holds &= in;
+    }
+    Overlap o = compute_overlap(p, e);
+    ASSERT_TRUE(o != Overlap::kNone || !inter) << "missed overlap: probe " << p.describe() << " entry " << e.describe();
+    ASSERT_TRUE(o != Overlap::kCovered || holds) << "false cover: probe " << p.describe() << " entry " << e.describe();
+    ++checked;
+    exact_none += (o == Overlap::kNone && !pb.empty() && !eb.empty());
+    covered += o == Overlap::kCovered;
+  }
+  EXPECT_GT(exact_none, 1000);
+  EXPECT_GT(covered, 1000);
+}
+
+// ---------------------------------------------------------------- TensorMap
+
+struct Slots {
+  std::vector<std::unique_ptr<taskring::tmr::TaskSlot>> v;
+  taskring::tmr::TaskSlot* add(uint64_t seq) {
+    v.push_back(std::make_unique<taskring::tmr::TaskSlot>());
+    v.back()->seq = seq;
+    v.back()->id = taskring::PTO2TaskId::make(0, static_cast<uint32_t>(seq));
+    return v.back().get();
+  }
+};
+
+std::vector<taskring::tmr::TaskSlot*> deps(taskring::tmr::TensorMap& m, const ChipTensor& t, bool writer) {
+  std::vector<taskring::tmr::TaskSlot*> out;
+  m.for_each_dependency(t, writer, [&](taskring::tmr::TaskSlot* s) { out.push_back(s); });
+  return out;
+}
+
+TEST(TensorMap, ReadersSeeWritersWritersSeeBoth) {
+  taskring::tmr::TensorMap m(16);
+  Slots s;
+  ChipTensor t = base();
+  auto* w = s.add(1);
+  auto* r = s.add(2);
+  m.insert(win(t, 2, 8, 0, 0), w, true);
+  m.insert(win(t, 2, 8, 4, 0), r, false);
+  EXPECT_EQ(deps(m, win(t, 1, 8, 1, 0), false), std::vector<taskring::tmr::TaskSlot*>{w});
+  EXPECT_TRUE(deps(m, win(t, 1, 8, 4, 0), false).empty()) << "a reader does not wait for a reader";
+  EXPECT_EQ(deps(m, win(t, 1, 8, 5, 0), true), std::vector<taskring::tmr::TaskSlot*>{r}) << "WAR";
+  EXPECT_TRUE(deps(m, win(t, 1, 8, 7, 0), true).empty());
+  // Another buffer never matches.
+  ChipTensor other = t;
+  other.buffer.addr += 4096;
+  EXPECT_TRUE(deps(m, other, true).empty());
+}
+
+TEST(TensorMap, CoveringWriterReplacesEntriesAndCompletedTasksDrop) {
+  taskring::tmr::TensorMap m(16);
+  Slots s;
+  ChipTensor t = base();
+  auto* w1 = s.add(1);
+  auto* w2 = s.add(2);
+  m.insert(win(t, 2, 2, 0, 0), w1, true);
+  // A writer covering w1's region waits for it and removes the entry.
+  EXPECT_EQ(deps(m, t, true), std::vector<taskring::tmr::TaskSlot*>{w1});
+  m.insert(t, w2, true);
+  EXPECT_EQ(deps(m, win(t, 1, 1, 0, 0), false), std::vector<taskring::tmr::TaskSlot*>{w2});
+  // A partial writer does not remove.
+  auto* w3 = s.add(3);
+  m.insert(win(t, 2, 2, 6, 6), w3, true);
+  auto d = deps(m, win(t, 1, 8, 7, 0), true);
+  EXPECT_EQ(d.size(), 2u);
+  d = deps(m, win(t, 1, 1, 6, 6), false);
+  EXPECT_EQ(d.size(), 2u) << "the partial probe left both entries";
+  // Completed producers are skipped; a reused slot (new seq) is stale.
+  w2->completed_flag.store(true);
+  EXPECT_EQ(deps(m, win(t, 1, 1, 6, 6), false), std::vector<taskring::tmr::TaskSlot*>{w3});
+  w3->seq = 99;
+  EXPECT_TRUE(deps(m, t, true).empty());
+  m.reset();
+  EXPECT_EQ(m.live_entries_hint(), 0u);
+}
+
+TEST(TensorMap, ManyBuffersGrowTheTable) {
+  taskring::tmr::TensorMap m(16);
+  Slots s;
+  ChipTensor t = base(1, 4);
+  std::vector<taskring::tmr::TaskSlot*> w;
+  for (int i = 0; i < 500; ++i) {
+    ChipTensor b = t;
+    b.buffer.addr = kAddr + 1024ull * static_cast<uint64_t>(i);
+    w.push_back(s.add(static_cast<uint64_t>(i) + 1));
+    m.insert(b, w.back(), true);
+  }
+  for (int i = 0; i < 500; ++i) {
+    ChipTensor b = t;
+    b.buffer.addr = kAddr + 1024ull * static_cast<uint64_t>(i);
+    ASSERT_EQ(deps(m, b, false), std::vector<taskring::tmr::TaskSlot*>{w[static_cast<size_t>(i)]}) << i;
+  }
+}
+
+// ---------------------------------------------------------------- BumpRing
+
+TEST(BumpRing, WrapsWithoutStraddlingTheEnd) {
+  taskring::tmr::BumpRing r;
+  r.size = 10;
+  uint64_t off = 0;
+  ASSERT_TRUE(r.try_alloc(4, &off));
+  EXPECT_EQ(off, 0u);
+  ASSERT_TRUE(r.try_alloc(4, &off));
+  EXPECT_EQ(off, 4u);
+  EXPECT_FALSE(r.try_alloc(4, &off)) << "2 units left at the end, 0 free at the start";
+  EXPECT_EQ(r.top, 8u) << "a failed allocation changes nothing";
+  r.tail.store(4);  // first allocation retired
+  ASSERT_TRUE(r.try_alloc(4, &off));
+  EXPECT_EQ(off, 0u) << "skips the 2-unit gap at the end";
+  EXPECT_EQ(r.top, 14u);
+  EXPECT_FALSE(r.try_alloc(1, &off));
+  r.tail.store(14);
+  ASSERT_TRUE(r.try_alloc(10, &off)) << "an empty ring holds a full-size request";
+  EXPECT_EQ(off, 0u) << "parked at 4, the full request wraps to 0";
+  EXPECT_FALSE(r.try_alloc(11, &off));
+}
+
+// Random FIFO allocate/retire against a model: allocations never overlap,
+// never leave [0, size), and a request fails only when it cannot fit.
+TEST(BumpRing, RandomFifoModel) {
+  std::mt19937 rng(7);
+  for (uint64_t size : {4ull, 7ull, 16ull, 1024ull}) {
+    taskring::tmr::BumpRing r;
+    r.size = size;
+    struct Live {
+      uint64_t off, len, end_top;
+    };
+    std::vector<Live> live;  // FIFO
+    for (int i = 0; i < 20000; ++i) {
+      if (!live.empty() && rng() % 3 == 0) {
+        r.tail.store(live.front().end_top);
+        live.erase(live.begin());
+        continue;
+      }
+      uint64_t need = 1 + rng() % size;
+      uint64_t off = 0;
+      uint64_t before = r.top;
+      if (!r.try_alloc(need, &off)) {
+        ASSERT_EQ(r.top, before);
+        // Must genuinely not fit: the live bytes plus the end gap exceed size.
+        uint64_t pos = before % size;
+        uint64_t skip = pos + need > size ? size - pos : 0;
+        ASSERT_GT(before + skip + need - r.tail.load(), size);
+        continue;
+      }
+      ASSERT_LE(off + need, size);
+      for (const Live& l : live) ASSERT_TRUE(off + need <= l.off || l.off + l.len <= off) << "overlap";
+      live.push_back(Live{off, need, r.top});
+    }
+  }
+}
+
+}  // namespace

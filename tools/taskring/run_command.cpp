@@ -1,0 +1,254 @@
+// `taskring run <workload> [--rounds N] [--warmup W] [--json] [workload flags]`
+// and `taskring run --list`.
+//
+// Runs a catalog workload (workloads/catalog) on a sim ChipWorker built from
+// the environment: `warmup` rounds, then `rounds` measured rounds, checking
+// the golden after every one. Prints one row per round (host run time, the
+// orchestrator and scheduler windows of RunReport.stats, tasks, H2D/D2H
+// copies, max abs error) as a table, or everything as JSON with --json.
+// Exit status: 0 only when every round ran and passed its golden; 2 for a
+// usage error (unknown flag or workload, a parameter out of range or
+// inconsistent with another); 1 for a failed run or a golden mismatch.
+// Under TASKRING_SKIP_DEVICE_RUN nothing executes, so the golden is reported
+// as skipped rather than failed (a timing harness, not a test).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "taskring/chip/chip_worker.hpp"
+#include "taskring/workloads/catalog.hpp"
+#include "taskring/workloads/round.hpp"
+
+namespace taskring::cli {
+namespace {
+
+using workloads::RoundResult;
+using workloads::Workload;
+
+struct RunOptions {
+  int rounds = 5;
+  int warmup = 1;
+  bool json = false;
+  bool list = false;
+  std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
+};
+
+// CLI11 binds flags to storage that outlives parsing: the options and one
+// workload object per catalog entry (its ParamSet holds the flag values).
+RunOptions g_opt;
+std::vector<std::pair<CLI::App*, std::unique_ptr<Workload>>> g_workloads;
+
+struct Row {
+  int index = 0;  // 0-based among warmup + measured rounds
+  bool warmup = false;
+  RoundResult r;
+  bool golden_skipped = false;
+};
+
+uint64_t window(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+bool passed(const Row& row) { return row.golden_skipped || row.r.golden.ok(); }
+
+void print_list() {
+  for (const auto& [cmd, w] : g_workloads) {
+    std::printf("%-16s %s\n", std::string(w->name()).c_str(), std::string(w->summary()).c_str());
+    for (const workloads::Param& p : w->params().entries())
+      std::printf("    --%-14s %-8lld %s [%lld, %lld]\n", p.name.c_str(), static_cast<long long>(p.value),
+                  p.help.c_str(), static_cast<long long>(p.min), static_cast<long long>(p.max));
+  }
+}
+
+void print_header(const Workload& w, const Topology& t) {
+  std::printf("taskring run %s: %s\n", std::string(w.name()).c_str(), w.params().describe().c_str());
+  std::printf("  %llu kernel tasks per run; sim: %d clusters (%d cores), %d executor threads\n\n",
+              static_cast<unsigned long long>(w.expected_tasks()), t.clusters, t.core_count(), t.executor_threads);
+  std::printf("%-7s %10s %10s %10s %7s %5s %9s %5s %9s %12s  %s\n", "round", "host_ms", "orch_ms", "sched_ms",
+              "tasks", "h2d", "h2d_MiB", "d2h", "d2h_MiB", "max_abs_err", "golden");
+}
+
+void print_row(const Row& row) {
+  const RunReport& rep = row.r.report;
+  const std::string label = row.warmup ? "warm" + std::to_string(row.index) : std::to_string(row.index);
+  const std::string golden = row.golden_skipped ? "skipped" : row.r.golden.ok() ? "PASS" : "FAIL";
+  std::printf("%-7s %10.3f %10.3f %10.3f %7llu %5llu %9.3f %5llu %9.3f %12.3g  %s\n", label.c_str(),
+              ms(row.r.host_run_ns), ms(window(rep.stats.orch_start_ns, rep.stats.orch_end_ns)),
+              ms(window(rep.stats.sched_start_ns, rep.stats.sched_end_ns)),
+              static_cast<unsigned long long>(rep.stats.tasks_completed),
+              static_cast<unsigned long long>(rep.h2d_calls), mib(rep.h2d_bytes),
+              static_cast<unsigned long long>(rep.d2h_calls), mib(rep.d2h_bytes),
+              row.golden_skipped ? NAN : row.r.stats.max_abs_err, golden.c_str());
+  if (!passed(row)) std::printf("        %s\n", row.r.golden.to_string().c_str());
+}
+
+// Median / min / max host run time over the measured rounds.
+struct Summary {
+  int measured = 0, passed = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+};
+
+Summary summarise(const std::vector<Row>& rows) {
+  Summary s;
+  std::vector<double> t;
+  for (const Row& row : rows) {
+    if (row.warmup) continue;
+    ++s.measured;
+    s.passed += passed(row) ? 1 : 0;
+    t.push_back(ms(row.r.host_run_ns));
+  }
+  if (t.empty()) return s;
+  std::sort(t.begin(), t.end());
+  s.median_ms = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+  s.min_ms = t.front();
+  s.max_ms = t.back();
+  return s;
+}
+
+nlohmann::json row_json(const Row& row) {
+  const RunReport& rep = row.r.report;
+  const workloads::GoldenStats& g = row.r.stats;
+  return {{"round", row.index},
+          {"warmup", row.warmup},
+          {"host_run_ns", row.r.host_run_ns},
+          {"orch_ns", window(rep.stats.orch_start_ns, rep.stats.orch_end_ns)},
+          {"sched_ns", window(rep.stats.sched_start_ns, rep.stats.sched_end_ns)},
+          {"bind_ns", rep.bind_ns},
+          {"run_ns", rep.run_ns},
+          {"validate_ns", rep.validate_ns},
+          {"tasks_submitted", rep.stats.tasks_submitted},
+          {"tasks_completed", rep.stats.tasks_completed},
+          {"kernel_tasks", rep.stats.kernel_tasks},
+          {"kernel_calls", rep.stats.kernel_calls},
+          {"orch_blocked", rep.stats.orch_blocked},
+          {"h2d_calls", rep.h2d_calls},
+          {"h2d_bytes", rep.h2d_bytes},
+          {"d2h_calls", rep.d2h_calls},
+          {"d2h_bytes", rep.d2h_bytes},
+          {"skipped_device_run", rep.skipped_device_run},
+          {"golden",
+           {{"status", row.golden_skipped ? "skipped" : row.r.golden.ok() ? "pass" : "fail"},
+            {"checked", g.checked},
+            {"mismatches", g.mismatches},
+            {"max_abs_err", g.max_abs_err},
+            {"max_rel_err", g.max_rel_err},
+            {"atol", g.tol.atol},
+            {"rtol", g.tol.rtol},
+            {"message", row.r.golden.ok() ? "" : row.r.golden.message()}}}};
+}
+
+nlohmann::json report_json(const Workload& w, const Topology& t, const std::vector<Row>& rows, const Status& error) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const workloads::Param& p : w.params().entries()) params[p.name] = p.value;
+  nlohmann::json j = {{"workload", std::string(w.name())},
+                      {"params", params},
+                      {"expected_kernel_tasks", w.expected_tasks()},
+                      {"device", {{"name", "sim"}, {"clusters", t.clusters}, {"executor_threads", t.executor_threads}}},
+                      {"rounds", nlohmann::json::array()}};
+  for (const Row& row : rows) j["rounds"].push_back(row_json(row));
+  const Summary s = summarise(rows);
+  j["summary"] = {{"measured_rounds", s.measured},
+                  {"passed_rounds", s.passed},
+                  {"host_run_ms", {{"median", s.median_ms}, {"min", s.min_ms}, {"max", s.max_ms}}}};
+  j["error"] = error.ok() ? "" : error.to_string();
+  j["passed"] = error.ok() && s.passed == s.measured &&
+                std::all_of(rows.begin(), rows.end(), [](const Row& r) { return passed(r); });
+  return j;
+}
+
+// Runs `w` and prints; returns the exit status.
+int run_workload(Workload& w) {
+  const std::string who = "taskring run " + std::string(w.name());
+  Status setup = w.setup();
+  if (!setup.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), setup.to_string().c_str());
+    return setup.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  Expected<std::unique_ptr<ChipWorker>> worker = ChipWorker::create(ChipWorkerConfig{.runtime = g_opt.runtime});
+  if (!worker.ok()) {
+    std::fprintf(stderr, "%s: creating the sim worker: %s\n", who.c_str(), worker.status().to_string().c_str());
+    return 1;
+  }
+  Expected<int> id = (*worker)->register_callable(w.callable());
+  if (!id.ok()) {
+    std::fprintf(stderr, "%s: registering the callable: %s\n", who.c_str(), id.status().to_string().c_str());
+    return 1;
+  }
+  const Topology topo = (*worker)->topology();
+  if (!g_opt.json) print_header(w, topo);
+  std::vector<Row> rows;
+  Status error;
+  for (int i = 0; i < g_opt.warmup + g_opt.rounds; ++i) {
+    Expected<RoundResult> r = workloads::run_round(**worker, *id, w);
+    if (!r.ok()) {
+      error = r.status();
+      break;
+    }
+    Row row;
+    row.warmup = i < g_opt.warmup;
+    row.index = row.warmup ? i : i - g_opt.warmup + 1;
+    row.r = std::move(*r);
+    row.golden_skipped = row.r.report.skipped_device_run;
+    if (!g_opt.json) print_row(row);
+    rows.push_back(std::move(row));
+  }
+  const bool all_pass = error.ok() && std::all_of(rows.begin(), rows.end(), [](const Row& r) { return passed(r); });
+  if (g_opt.json) {
+    std::cout << report_json(w, topo, rows, error).dump(2) << "\n";
+  } else {
+    const Summary s = summarise(rows);
+    std::printf("\n%d of %d measured rounds passed; host_ms median %.3f min %.3f max %.3f\n", s.passed, s.measured,
+                s.median_ms, s.min_ms, s.max_ms);
+  }
+  if (!error.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), error.to_string().c_str());
+  if (!all_pass && error.ok()) std::fprintf(stderr, "%s: golden check FAILED\n", who.c_str());
+  return all_pass ? 0 : 1;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "run a workload on sim, checking its golden every round");
+  cmd->add_option("--rounds", g_opt.rounds, "measured rounds")->capture_default_str()->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", g_opt.warmup, "warmup rounds before them (also checked)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr (tensormap_and_ringbuffer) or hbg (host_build_graph)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tmr", "tensormap_and_ringbuffer", "hbg", "host_build_graph"}));
+  cmd->add_flag("--json", g_opt.json, "print the rounds as JSON");
+  cmd->add_flag("--list", g_opt.list, "list the workloads and their parameters");
+  cmd->require_subcommand(0, 1);
+  for (const workloads::CatalogEntry& e : workloads::catalog()) {
+    std::unique_ptr<Workload> w = e.make();
+    auto* sub = cmd->add_subcommand(std::string(e.name), std::string(w->summary()));
+    sub->fallthrough();  // --rounds / --warmup / --json may follow the workload name
+    for (workloads::Param& p : w->params().entries())
+      sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+    g_workloads.emplace_back(sub, std::move(w));
+  }
+  cmd->callback([cmd] {
+    if (g_opt.list) {
+      print_list();
+      set_exit_code(0);
+      return;
+    }
+    for (auto& [sub, w] : g_workloads) {
+      if (sub->parsed()) {
+        set_exit_code(run_workload(*w));
+        return;
+      }
+    }
+    std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s",
+                 cmd->help().c_str());
+    set_exit_code(2);
+  });
+}
+
+}  // namespace taskring::cli
