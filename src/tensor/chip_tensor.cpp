@@ -159,7 +159,7 @@ ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start, uint32
   *out = src;
   out->shapes[dim] = static_cast<uint32_t>(count);
   if (count > 0) out->start_offset += static_cast<uint64_t>(start) * src.strides[dim];
-  out->strides[dim] = count > 1 ? static_cast<uint32_t>(new_stride) : src.strides[dim];
+  out->strides[dim] = (count > 1 || (count == 1 && new_stride <= std::numeric_limits<uint32_t>::max())) ? static_cast<uint32_t>(new_stride) : src.strides[dim];
   out->refresh_derived();
   return ViewError::kNone;
 }

@@ -26,6 +26,15 @@ struct BumpRing {
   // Offset of `need` contiguous units, or false when they do not fit now.
   // On success `top` moves past the allocation (and any skipped end gap).
   bool try_alloc(uint64_t need, uint64_t* offset) {
+    uint64_t t = tail.load(std::memory_order_acquire);
+    if (t == top && top % size != 0 && top % size + need > size) {
+      // Empty ring parked mid-buffer: restart at the next lap so a request
+      // up to the full size fits. A retirement racing with this can only
+      // store the old tail again, which under-reports free space (safe) until
+      // the next retirement moves it past the new top.
+      uint64_t lap = (top / size + 1) * size;
+      if (tail.compare_exchange_strong(t, lap, std::memory_order_acq_rel)) top = lap;
+    }
     uint64_t pos = top % size;
     uint64_t skip = pos + need > size ? size - pos : 0;
     if (top + skip + need - tail.load(std::memory_order_acquire) > size) return false;
