@@ -1,6 +1,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "taskring/log/init.hpp"
+#include <cstdio>
 
 namespace taskring::cli {
 namespace {
@@ -18,6 +20,13 @@ int main(int argc, char** argv) {
   taskring::cli::add_selfcheck_command(app);
   taskring::cli::add_trace_command(app);
   taskring::cli::add_run_command(app);
+  // Logger threshold and span files come from the environment, once, before
+  // any subcommand forks ranks.
+  taskring::Status log_status = taskring::log::init_logging(taskring::process_env());
+  if (!log_status.ok()) {
+    std::fprintf(stderr, "taskring: %s\n", log_status.to_string().c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
