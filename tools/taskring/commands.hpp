@@ -13,6 +13,7 @@ int exit_code();
 
 void add_info_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   taskring::cli::add_info_command(app);
   taskring::cli::add_selfcheck_command(app);
+  taskring::cli::add_bench_command(app);
   taskring::cli::add_trace_command(app);
   taskring::cli::add_run_command(app);
   // Logger threshold and span files come from the environment, once, before
