@@ -107,7 +107,8 @@ extern "C" inline void rk_inc(int64_t* args) {
 }
 
 // Step kernel: waits for flag s0 (if >= 0, bounded: fails on timeout),
-// spins s4 µs, then acts on its tensors (two: t1 = t0 + s5; one: t0 += s5),
+// spins s4 µs, then acts on its tensors (two: t1 = t0 + s5; one: t0 += s5
+// unless s5 is 0, then it touches nothing),
 // records flag s2 into g_seen[s3] (if s2 >= 0), then raises flag s1 (if
 // >= 0).
 extern "C" inline void rk_step(int64_t* args) {
@@ -127,7 +128,7 @@ extern "C" inline void rk_step(int64_t* args) {
     for_each_offset(o, [&](uint64_t k, uint64_t off) {
       if (k < ao.size()) base_i32(o)[off] = base_i32(a)[ao[k]] + static_cast<int32_t>(delta);
     });
-  } else if (ctx->tensor_count == 1) {
+  } else if (ctx->tensor_count == 1 && delta != 0) {
     const ChipTensor& o = *arg_tensor(args, 0);
     for_each_offset(o, [&](uint64_t, uint64_t off) { base_i32(o)[off] += static_cast<int32_t>(delta); });
   }

@@ -304,6 +304,7 @@ TEST(BumpRing, RandomFifoModel) {
       uint64_t before = r.top;
       if (!r.try_alloc(need, &off)) {
         ASSERT_EQ(r.top, before);
+        ASSERT_FALSE(live.empty()) << "an empty ring must take any request up to its size";
         // Must genuinely not fit: the live bytes plus the end gap exceed size.
         uint64_t pos = before % size;
         uint64_t skip = pos + need > size ? size - pos : 0;

@@ -780,11 +780,14 @@ void TmrRuntime::execute(TaskSlot* t, int executor, TaskSlot** next_local) {
   }
   // SPMD: claim one block; if more remain, leave the task queued so other
   // executors take blocks in parallel.
+  // Read block_num before finishing a block: once another executor finishes
+  // the last one, the slot may retire and be reused.
+  const int32_t nblocks = t->block_num;
   int32_t block = t->next_block.fetch_add(1, std::memory_order_acq_rel);
-  if (block >= t->block_num) return;
-  if (block + 1 < t->block_num) push_ready(t);
+  if (block >= nblocks) return;
+  if (block + 1 < nblocks) push_ready(t);
   if (!is_fatal()) run_block(t, block, executor);
-  if (t->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == t->block_num) complete(t, next_local);
+  if (t->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete(t, next_local);
 }
 
 bool TmrRuntime::run_block(TaskSlot* t, int block, int executor) {
