@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "exec/kernel_launch.hpp"
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
@@ -21,12 +22,6 @@ constexpr int kDummyShape = static_cast<int>(tmr::TaskShape::kDummy);
 
 uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
-struct LaunchScratch {
-  ChipTensor tensors[CORE_MAX_TENSOR_ARGS];
-  int64_t args[TASKRING_KERNEL_ARG_SLOTS];
-  KernelLocalContext local;
-  KernelGlobalContext global;
-};
 
 std::string runnable_name(const Runnable& r) {
   if (r.kind == RunKind::kNode) {
@@ -155,51 +150,26 @@ void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
     complete(r, next_local);
     return;
   }
+  // Read block_num once: after the last block finishes, the runnable may be
+  // completed by another executor.
+  const int32_t nblocks = r->block_num;
   int32_t block = r->next_block.fetch_add(1, std::memory_order_acq_rel);
-  if (block >= r->block_num) return;
-  if (block + 1 < r->block_num) push_ready(r);
+  if (block >= nblocks) return;
+  if (block + 1 < nblocks) push_ready(r);
   if (!is_fatal()) run_block(r, block, executor);
-  if (r->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == r->block_num) complete(r, next_local);
+  if (r->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete(r, next_local);
 }
 
 void HbgRuntime::run_block(Runnable* r, int block, int executor) {
-  thread_local LaunchScratch s;
-  int owned = (topo_.clusters - executor + executors_ - 1) / executors_;
-  int cluster = executor + executors_ * (block % std::max(owned, 1));
-  for (int i = 0; i < r->tensor_count; ++i) {
-    s.tensors[i] = r->tensors[i];
-    s.tensors[i].buffer.addr =
-        reinterpret_cast<uintptr_t>(config_.device->device_view_unchecked(r->tensors[i].buffer.addr));
-    s.args[i] = reinterpret_cast<intptr_t>(&s.tensors[i]);
+  exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count, r->kernels, r->block_num};
+  exec::LaunchFailure f;
+  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
+                         kernel_calls_, &f)) {
+    return;
   }
-  for (int j = 0; j < r->scalar_count; ++j) s.args[r->tensor_count + j] = static_cast<int64_t>(r->scalars[j]);
-  s.args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.local);
-  s.args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.global);
-  s.global.cluster_count = topo_.clusters;
-  s.global.aiv_count = topo_.aiv_count();
-  for (int slot = 0; slot < 3; ++slot) {
-    int32_t fid = r->kernels[slot];
-    if (fid == INVALID_KERNEL_ID) continue;
-    s.local.block_idx = block;
-    s.local.block_num = r->block_num;
-    s.local.core_type = slot == 0 ? TASKRING_CORE_AIC : TASKRING_CORE_AIV;
-    s.local.core_id = slot == 0 ? cluster : topo_.clusters + 2 * cluster + (slot - 1);
-    s.local.sub_block_id = slot == 2 ? 1 : 0;
-    s.local.tensor_count = r->tensor_count;
-    s.local.scalar_count = r->scalar_count;
-    s.local.func_id = fid;
-    s.local.error_code = 0;
-    s.local.error_message[0] = '\0';
-    kernels_[fid](s.args);
-    kernel_calls_.fetch_add(1, std::memory_order_relaxed);
-    if (s.local.error_code != 0) {
-      report_fatal(PTO2_ERROR_KERNEL_FAILED, runnable_name(*r) + " kernel " + std::to_string(fid) + " (block " +
-                                                 std::to_string(block) + "/" + std::to_string(r->block_num) +
-                                                 ") failed with code " + std::to_string(s.local.error_code) + ": " +
-                                                 s.local.error_message);
-      return;
-    }
-  }
+  report_fatal(PTO2_ERROR_KERNEL_FAILED, runnable_name(*r) + " kernel " + std::to_string(f.func_id) + " (block " +
+                                             std::to_string(block) + "/" + std::to_string(r->block_num) +
+                                             ") failed with code " + std::to_string(f.code) + ": " + f.message);
 }
 
 void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {

@@ -5,7 +5,7 @@ namespace taskring::tmr {
 bool TaskRing::advance() {
   bool moved = false;
   while (true) {
-    if (advance_lock.exchange(true, std::memory_order_acquire)) return moved;
+    if (advance_lock.exchange(true, std::memory_order_seq_cst)) return moved;
     uint64_t alive = last_alive.load(std::memory_order_relaxed);
     uint64_t end = published_seq.load(std::memory_order_acquire);
     uint64_t heap_tail = 0, pool_tail = 0;
@@ -18,14 +18,18 @@ bool TaskRing::advance() {
       ++alive;
     }
     if (any) {
-      heap.tail.store(heap_tail, std::memory_order_release);
-      dep_pool.tail.store(pool_tail, std::memory_order_release);
+      heap.advance_tail(heap_tail);
+      dep_pool.advance_tail(pool_tail);
       last_alive.store(alive, std::memory_order_release);
       moved = true;
     }
     advance_lock.store(false, std::memory_order_release);
     // A slot consumed while we held the lock would otherwise wait for the
-    // next retirement; re-check once we have released it.
+    // next retirement; re-check once we have released it. The fence keeps the
+    // re-check from being ordered before the unlock (Dekker with the thread
+    // that set `consumed` and then found the lock taken): without it both
+    // can miss, and the ring stalls with its oldest task consumed.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     end = published_seq.load(std::memory_order_acquire);
     if (!(alive < end && slot(alive).consumed.load(std::memory_order_acquire))) return moved;
   }

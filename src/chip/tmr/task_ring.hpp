@@ -29,9 +29,9 @@ struct BumpRing {
     uint64_t t = tail.load(std::memory_order_acquire);
     if (t == top && top % size != 0 && top % size + need > size) {
       // Empty ring parked mid-buffer: restart at the next lap so a request
-      // up to the full size fits. A retirement racing with this can only
-      // store the old tail again, which under-reports free space (safe) until
-      // the next retirement moves it past the new top.
+      // up to the full size fits. Tasks still live here allocated nothing
+      // (top == tail), so their retirement carries the old, smaller tail,
+      // which advance_tail ignores.
       uint64_t lap = (top / size + 1) * size;
       if (tail.compare_exchange_strong(t, lap, std::memory_order_acq_rel)) top = lap;
     }
@@ -42,6 +42,13 @@ struct BumpRing {
     *offset = top % size;
     top += need;
     return true;
+  }
+  // Moves the tail forward to `t`; never back (see try_alloc's rebase).
+  // Called by the ring's advancer only, under its lock.
+  void advance_tail(uint64_t t) {
+    uint64_t cur = tail.load(std::memory_order_relaxed);
+    while (cur < t && !tail.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
+    }
   }
   void reset() {
     top = 0;

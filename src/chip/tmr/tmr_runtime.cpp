@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "exec/kernel_launch.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/logger.hpp"
 
@@ -91,14 +92,6 @@ std::string kernels_name(const int32_t k[3]) {
   return buf;
 }
 
-// Executors keep the context of their current launch here; a kernel sees it
-// through args[48]/args[49].
-struct LaunchScratch {
-  ChipTensor tensors[CORE_MAX_TENSOR_ARGS];
-  int64_t args[TASKRING_KERNEL_ARG_SLOTS];
-  KernelLocalContext local;
-  KernelGlobalContext global;
-};
 
 }  // namespace
 
@@ -353,10 +346,25 @@ void TmrRuntime::add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId
   list[(*n)++] = Producer{slot, id, flags};
 }
 
-bool TmrRuntime::wait_for_ring(TaskRing& ring, const char* what, const std::string& knob) {
+std::string TmrRuntime::stall_diagnostics(TaskRing& ring) {
+  uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+  if (alive >= ring.next_seq) return "; ring empty";
+  TaskSlot& s = ring.slot(alive);
+  return "; oldest live " + task_name(s.id) + ": fanin_pending=" +
+         std::to_string(s.fanin_pending.load(std::memory_order_acquire)) +
+         " release_pending=" + std::to_string(s.release_pending.load(std::memory_order_acquire)) +
+         " completed=" + std::to_string(s.completed_flag.load(std::memory_order_acquire)) +
+         " consumed=" + std::to_string(s.consumed.load(std::memory_order_acquire)) +
+         " live=" + std::to_string(ring.next_seq - alive) + " pinned_by_open_scopes=" +
+         std::to_string(ring.pinned_by_open_scopes);
+}
+
+bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob) {
+  // Returns as soon as the ring moved past what the caller saw when it found
+  // no room (a retirement in between must not be waited for again).
   // Structural deadlocks are detected by the caller before it waits; this
   // is the wall-clock backstop for everything else.
-  uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+  uint64_t alive = observed_alive;
   ++stats_.orch_blocked;
   uint64_t start = mono_ns();
   uint64_t last_alive = alive;
@@ -376,7 +384,7 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, const char* what, const std::stri
                    std::string("ring ") + std::to_string(ring.index) + " " + what + ": no task retired for " +
                        std::to_string(config_.stall_timeout_ms) + " ms (window=" + std::to_string(ring.window) +
                        " heap=" + std::to_string(ring.heap.size) + " dep_pool=" + std::to_string(ring.dep_pool.size) +
-                       "); raise " + knob + " or TASKRING_STALL_TIMEOUT_MS");
+                       "); raise " + knob + " or TASKRING_STALL_TIMEOUT_MS" + stall_diagnostics(ring));
       return false;
     }
     ring_progress_.finish_park(epoch, 1'000'000);
@@ -407,26 +415,34 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
                      std::to_string(ring.window) + "; raise PTO2_RING_TASK_WINDOW or split the scope");
     return false;
   }
-  while (ring.next_seq - ring.last_alive.load(std::memory_order_acquire) >= ring.window) {
-    if (!wait_for_ring(ring, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
+  // Each wait below snapshots last_alive *before* testing for room: the
+  // structural checks then reason about a consistent set of live tasks, and
+  // the wait returns at once if a task retired after the snapshot.
+  for (uint64_t alive = ring.last_alive.load(std::memory_order_acquire); ring.next_seq - alive >= ring.window;
+       alive = ring.last_alive.load(std::memory_order_acquire)) {
+    if (!wait_for_ring(ring, alive, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
   }
   uint64_t saved_heap_top = ring.heap.top;
-  while (!ring.heap.try_alloc(heap_bytes, heap_off)) {
+  while (true) {
+    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+    if (ring.heap.try_alloc(heap_bytes, heap_off)) break;
     // Structural: every live task is pinned by an open scope, so the heap can
     // only be reclaimed after this (blocked) thread closes one.
-    uint64_t live = ring.next_seq - ring.last_alive.load(std::memory_order_acquire);
+    uint64_t live = ring.next_seq - alive;
     if (live > 0 && live <= ring.pinned_by_open_scopes) {
-      TaskSlot& oldest = ring.slot(ring.last_alive.load(std::memory_order_acquire));
+      TaskSlot& oldest = ring.slot(alive);
       report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
                    "ring " + std::to_string(ring.index) + ": heap full (" + std::to_string(ring.heap.size) +
                        " bytes, request " + std::to_string(heap_bytes) + ") and the oldest live " +
                        task_name(oldest.id) + " is pinned by an open scope; raise PTO2_RING_HEAP or close the scope");
       return false;
     }
-    if (!wait_for_ring(ring, "heap full", "PTO2_RING_HEAP")) return false;
+    if (!wait_for_ring(ring, alive, "heap full", "PTO2_RING_HEAP")) return false;
   }
-  while (!ring.dep_pool.try_alloc(dep_nodes, pool_off)) {
-    uint64_t live = ring.next_seq - ring.last_alive.load(std::memory_order_acquire);
+  while (true) {
+    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+    if (ring.dep_pool.try_alloc(dep_nodes, pool_off)) break;
+    uint64_t live = ring.next_seq - alive;
     if (live > 0 && live <= ring.pinned_by_open_scopes) {
       ring.heap.top = saved_heap_top;
       report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW,
@@ -435,7 +451,7 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
                        "scope; raise PTO2_RING_DEP_POOL");
       return false;
     }
-    if (!wait_for_ring(ring, "dependency pool full", "PTO2_RING_DEP_POOL")) {
+    if (!wait_for_ring(ring, alive, "dependency pool full", "PTO2_RING_DEP_POOL")) {
       ring.heap.top = saved_heap_top;
       return false;
     }
@@ -791,47 +807,17 @@ void TmrRuntime::execute(TaskSlot* t, int executor, TaskSlot** next_local) {
 }
 
 bool TmrRuntime::run_block(TaskSlot* t, int block, int executor) {
-  thread_local LaunchScratch s;
-  // The executor's clusters are {c : c % executors == executor}; blocks
-  // rotate over them so core ids spread like placement on hardware.
-  int owned = (topo_.clusters - executor + executors_ - 1) / executors_;
-  int cluster = executor + executors_ * (block % std::max(owned, 1));
-  for (int i = 0; i < t->tensor_count; ++i) {
-    s.tensors[i] = t->tensors[i];
-    s.tensors[i].buffer.addr =
-        reinterpret_cast<uintptr_t>(config_.device->device_view_unchecked(t->tensors[i].buffer.addr));
-    s.args[i] = reinterpret_cast<intptr_t>(&s.tensors[i]);
+  exec::LaunchTask task{t->tensors, t->tensor_count, t->scalars, t->scalar_count, t->kernels, t->block_num};
+  exec::LaunchFailure f;
+  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
+                         kernel_calls_, &f)) {
+    return true;
   }
-  for (int j = 0; j < t->scalar_count; ++j) s.args[t->tensor_count + j] = static_cast<int64_t>(t->scalars[j]);
-  s.args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.local);
-  s.args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.global);
-  s.global.cluster_count = topo_.clusters;
-  s.global.aiv_count = topo_.aiv_count();
-  for (int slot = 0; slot < 3; ++slot) {
-    int32_t fid = t->kernels[slot];
-    if (fid == INVALID_KERNEL_ID) continue;
-    s.local.block_idx = block;
-    s.local.block_num = t->block_num;
-    s.local.core_type = slot == 0 ? TASKRING_CORE_AIC : TASKRING_CORE_AIV;
-    s.local.core_id = slot == 0 ? cluster : topo_.clusters + 2 * cluster + (slot - 1);
-    s.local.sub_block_id = slot == 2 ? 1 : 0;
-    s.local.tensor_count = t->tensor_count;
-    s.local.scalar_count = t->scalar_count;
-    s.local.func_id = fid;
-    s.local.error_code = 0;
-    s.local.error_message[0] = '\0';
-    kernels_[fid](s.args);
-    kernel_calls_.fetch_add(1, std::memory_order_relaxed);
-    if (s.local.error_code != 0) {
-      report_fatal(PTO2_ERROR_KERNEL_FAILED,
-                   task_name(t->id) + " kernel " + std::to_string(fid) + " (" + kernels_name(t->kernels) + ", block " +
-                       std::to_string(block) + "/" + std::to_string(t->block_num) + ", core " +
-                       std::to_string(s.local.core_id) + ") failed with code " + std::to_string(s.local.error_code) +
-                       ": " + s.local.error_message);
-      return false;
-    }
-  }
-  return true;
+  report_fatal(PTO2_ERROR_KERNEL_FAILED, task_name(t->id) + " kernel " + std::to_string(f.func_id) + " (" +
+                                             kernels_name(t->kernels) + ", block " + std::to_string(block) + "/" +
+                                             std::to_string(t->block_num) + ", core " + std::to_string(f.core_id) +
+                                             ") failed with code " + std::to_string(f.code) + ": " + f.message);
+  return false;
 }
 
 void TmrRuntime::complete(TaskSlot* t, TaskSlot** next_local) {
@@ -860,7 +846,7 @@ void TmrRuntime::complete(TaskSlot* t, TaskSlot** next_local) {
 
 void TmrRuntime::release(TaskSlot* t) {
   if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  t->consumed.store(true, std::memory_order_release);
+  t->consumed.store(true, std::memory_order_seq_cst);
   if (rings_[t->ring].advance()) ring_progress_.notify_all();
 }
 

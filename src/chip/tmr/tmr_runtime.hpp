@@ -97,7 +97,9 @@ class TmrRuntime {
   // Orchestrator helpers.
   bool allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off, uint64_t* pool_off,
                 TaskSlot** out);
-  bool wait_for_ring(TaskRing& ring, const char* what, const std::string& knob);
+  bool wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob);
+  // The oldest live slot of `ring`, for stall messages.
+  std::string stall_diagnostics(TaskRing& ring);
   void add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId id, uint8_t flags);
   TaskSlot* slot_of(PTO2TaskId id);
   void fail_args(const char* what, const std::string& detail);

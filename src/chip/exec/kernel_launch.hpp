@@ -1,0 +1,49 @@
+// Launching one block of a task on the sim cores, shared by the chip
+// runtimes (tmr and hbg): translate descriptors to the core's view of device
+// memory, lay out the kernel ABI argument vector, and call each active kernel
+// slot (AIC, AIV0, AIV1) with its launch context.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "taskring/device/device.hpp"
+#include "taskring/kernels/kernel_abi.h"
+#include "taskring/tensor/chip_tensor.hpp"
+
+namespace taskring::exec {
+
+// What one block launch needs from a task.
+struct LaunchTask {
+  const ChipTensor* tensors;  // device-address descriptors
+  int32_t tensor_count;
+  const uint64_t* scalars;
+  int32_t scalar_count;
+  const int32_t* kernels;     // 3 func ids, INVALID (-1) for unused slots
+  int32_t block_num;
+};
+
+// Where this executor runs: executor `e` of `executors` owns clusters
+// {c : c % executors == e}; blocks rotate over them so core ids spread like
+// placement on hardware.
+struct LaunchPlace {
+  int executor;
+  int executors;
+  Topology topology;
+};
+
+// The first kernel that reported an error.
+struct LaunchFailure {
+  int32_t func_id = -1;
+  int32_t code = 0;
+  int32_t core_id = -1;
+  const char* message = "";  // valid until the calling thread's next launch
+};
+
+// Runs block `block` of `task`. Counts each kernel call in `calls`. Returns
+// false (and fills `failure`) when a kernel reported an error; the remaining
+// slots of that block are not run.
+bool launch_block(const LaunchTask& task, int block, const LaunchPlace& place, Device& device,
+                  const taskring_kernel_fn* kernels, std::atomic<uint64_t>& calls, LaunchFailure* failure);
+
+}  // namespace taskring::exec
