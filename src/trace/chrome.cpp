@@ -52,14 +52,23 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
                              {"dur_ns", std::to_string(s.dur_ns)}, {"args", args}});
         continue;
       }
+      int64_t at = 0;
+      if (__builtin_add_overflow(it->second, s.ts_ns, &at)) {
+        unaligned.push_back({{"name", t.name(s)}, {"pid", s.pid}, {"tid", s.tid}, {"ts_ns", std::to_string(s.ts_ns)},
+                             {"dur_ns", std::to_string(s.dur_ns)}, {"args", args}});
+        continue;
+      }
       args["clock"] = "dev; drawn from the invocation's runner_run host start";
       e["cat"] = "device";
       e["tid"] = kDeviceTid;
-      e["ts"] = us(it->second + s.ts_ns);
+      e["ts"] = us(at);
       lanes.insert({s.pid, kDeviceTid});
     } else {
-      if (const ClockAnchor* a = t.anchor(s.pid); a && a->mono_ns <= s.ts_ns) {
-        args["wall_ts_ns"] = std::to_string(a->wall_ns + (s.ts_ns - a->mono_ns));
+      int64_t since = 0, wall = 0;
+      if (const ClockAnchor* a = t.anchor(s.pid); a && a->mono_ns <= s.ts_ns &&
+                                                  !__builtin_sub_overflow(s.ts_ns, a->mono_ns, &since) &&
+                                                  !__builtin_add_overflow(a->wall_ns, since, &wall)) {
+        args["wall_ts_ns"] = std::to_string(wall);
       }
       e["cat"] = "host";
       e["tid"] = s.tid;
@@ -90,7 +99,8 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
   if (!unaligned.empty()) doc["unalignedDeviceSpans"] = std::move(unaligned);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) return unavailable("cannot write Chrome trace '" + path + "': " + std::strerror(errno));
-  f << doc.dump() << "\n";
+  // Names come from the log: invalid UTF-8 is replaced, never thrown on.
+  f << doc.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   f.close();
   if (!f) return unavailable("cannot write Chrome trace '" + path + "': write failed");
   return Status::Ok();

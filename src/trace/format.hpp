@@ -36,6 +36,24 @@ inline std::string lpad(std::string_view s, size_t width) {
   return std::string(s) + std::string(w < width ? width - w : 0, ' ');
 }
 
+// `s` safe for a terminal and for C-string APIs: control bytes (NUL, '\n',
+// ESC, ...) and DEL become `\xNN`, and a backslash becomes `\\`, so a name
+// read from a hostile log can neither truncate nor rewrite the report.
+inline std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      char b[8];
+      std::snprintf(b, sizeof b, c == '\\' ? "\\\\" : "\\x%02x", c);
+      out += b;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
 inline std::string hex16(uint64_t v) {
   char b[32];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));

@@ -85,7 +85,8 @@ std::string render_json(const Trace& t, const Matrix& m) {
   int rc = verdict_exit_code(t, m);
   j["status"] = rc == 0 ? "ok" : "invalid";
   j["exit_code"] = rc;
-  return j.dump(2) + "\n";
+  // Names and messages come from the log: invalid UTF-8 is replaced, never thrown on.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace taskring::trace

@@ -40,6 +40,15 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
   if (o.dispatches_per_round && *o.dispatches_per_round <= 0) {
     return invalid_argument("--dispatches-per-round must be >= 1, got " + std::to_string(*o.dispatches_per_round));
   }
+  auto over = [](const char* what, int64_t v, int64_t limit) {
+    return invalid_argument(std::string(what) + " " + std::to_string(v) + " is above the limit " + std::to_string(limit));
+  };
+  if (o.ranks && *o.ranks > kMaxRanks) return over("--expect-ranks", *o.ranks, kMaxRanks);
+  if (o.rounds && *o.rounds > kMaxRounds) return over("--expect-rounds", *o.rounds, kMaxRounds);
+  if (o.warmup > kMaxWarmup) return over("--warmup", o.warmup, kMaxWarmup);
+  if (o.dispatches_per_round && *o.dispatches_per_round > kMaxDispatchesPerRound) {
+    return over("--dispatches-per-round", *o.dispatches_per_round, kMaxDispatchesPerRound);
+  }
 
   // Dispatches per pid.
   std::map<int64_t, PidDispatches> by_pid;
@@ -79,6 +88,12 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
       rank_pids[static_cast<int>(i)].push_back(p);
       continue;
     }
+    if (p->rank_attr && *p->rank_attr > kMaxRank) {
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " names rank " + std::to_string(*p->rank_attr) +
+                           ", above the limit " + std::to_string(kMaxRank) + "; its " +
+                           std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
+      continue;
+    }
     if (!p->rank_attr) {
       m.warnings.push_back("pid " + std::to_string(p->pid) + " has no integer rank= attr on " + names.root +
                            "; its " + std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
@@ -90,8 +105,13 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
     }
     rank_pids[*p->rank_attr].push_back(p);
   }
-  int seen_ranks = rank_pids.empty() ? 0 : rank_pids.rbegin()->first + 1;
-  m.ranks = o.ranks ? *o.ranks : seen_ranks;
+  // Bounded: attr ranks are <= kMaxRank; pid ranks are counted before use.
+  int64_t seen_ranks = rank_pids.empty() ? 0 : int64_t{rank_pids.rbegin()->first} + 1;
+  if (!o.ranks && seen_ranks > kMaxRanks) {
+    return invalid_argument("the log holds " + std::to_string(seen_ranks) + " ranks, above the limit " +
+                            std::to_string(kMaxRanks));
+  }
+  m.ranks = o.ranks ? *o.ranks : static_cast<int>(seen_ranks);
   for (const auto& [rank, ps] : rank_pids) {
     if (rank >= m.ranks) {
       m.warnings.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(ps[0]->pid) +
@@ -128,8 +148,13 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
   if (o.rounds) {
     m.rounds = *o.rounds;
   } else {
+    // max_count <= spans in the log (< Trace::kMaxSpans), so this fits an int.
     size_t total_rounds = (max_count + d - 1) / d;
     m.rounds = total_rounds > warm ? static_cast<int>(total_rounds - warm) : 0;
+  }
+  if (int64_t cells = int64_t{m.ranks} * m.rounds; cells > kMaxCells) {
+    return invalid_argument(std::to_string(m.ranks) + " ranks x " + std::to_string(m.rounds) + " rounds = " +
+                            std::to_string(cells) + " cells, above the limit " + std::to_string(kMaxCells));
   }
   if (m.ranks == 0 && (o.rounds || o.ranks)) m.problems.push_back("no rank dispatched any " + names.root);
   const size_t expected_count = d * (warm + static_cast<size_t>(m.rounds));
@@ -165,9 +190,13 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
       for (size_t j = 0; j < d; ++j) {
         std::string tag = d > 1 ? " (dispatch " + std::to_string(j + 1) + " of " + std::to_string(d) + ")" : "";
         if (first + j >= disp.size()) {
-          c.missing.push_back("no dispatch" + tag);
+          // One line for all the dispatches the log does not hold, however large D is.
+          c.missing.push_back(d == 1       ? std::string("no dispatch")
+                              : j + 1 == d ? "no dispatch" + tag
+                                           : "no dispatch (dispatches " + std::to_string(j + 1) + ".." +
+                                                 std::to_string(d) + " of " + std::to_string(d) + ")");
           device_all = false;
-          continue;
+          break;
         }
         const Invocation& inv = *disp[first + j];
         auto span = [&](int64_t idx) -> const Span* { return idx < 0 ? nullptr : &trace.spans[static_cast<size_t>(idx)]; };

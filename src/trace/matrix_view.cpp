@@ -26,7 +26,7 @@ std::string opt(const std::optional<double>& v) { return v ? fmt1(*v) : std::str
 }  // namespace
 
 int verdict_exit_code(const Trace& t, const Matrix& m) {
-  return t.counts.torn > 0 || m.invalid_cells() > 0 || !m.problems.empty() ? 3 : 0;
+  return t.counts.parsed == 0 || t.counts.torn > 0 || m.invalid_cells() > 0 || !m.problems.empty() ? 3 : 0;
 }
 
 std::string render_matrix(const Trace& t, const Matrix& m) {
@@ -69,20 +69,25 @@ std::string render_matrix(const Trace& t, const Matrix& m) {
          std::to_string(c.duplicate_anchors) + " duplicate, " + std::to_string(c.torn_anchors) + " torn)\n";
   for (const auto& d : t.diagnostics) {
     if (d.kind == Diagnostic::Kind::kMissingAnchor) continue;  // summarised in the counts above
-    out += "warning: " + d.where + ": " + d.message + "\n";
+    out += "warning: " + detail::printable(d.where) + ": " + detail::printable(d.message) + "\n";
   }
   if (t.diagnostics_dropped) out += "warning: " + std::to_string(t.diagnostics_dropped) + " more diagnostic(s) not shown\n";
-  for (const auto& w : m.warnings) out += "warning: " + w + "\n";
+  for (const auto& w : m.warnings) out += "warning: " + detail::printable(w) + "\n";
   const size_t total = m.cells.size();
   if (verdict_exit_code(t, m) == 0) {
     out += "trace: OK \xE2\x80\x94 " + std::to_string(m.valid_cells) + "/" + std::to_string(total) + " cells valid, " +
            std::to_string(m.ranks) + " ranks, 0 torn records\n";
     return out;
   }
+  if (c.parsed == 0) {
+    out += "trace: INVALID \xE2\x80\x94 no timing records found (" + std::to_string(c.bytes) + " bytes, " +
+           std::to_string(c.heads) + " [STRACE] head(s), none parsed)\n";
+    return out;
+  }
   out += "trace: INVALID \xE2\x80\x94 " + std::to_string(m.invalid_cells()) + " of " + std::to_string(total) +
          " cells invalid, " + std::to_string(c.torn) + " torn record(s) (of " + std::to_string(c.heads) + ")\n";
   constexpr size_t kShown = 50;
-  for (size_t i = 0; i < m.problems.size() && i < kShown; ++i) out += "  invalid: " + m.problems[i] + "\n";
+  for (size_t i = 0; i < m.problems.size() && i < kShown; ++i) out += "  invalid: " + detail::printable(m.problems[i]) + "\n";
   if (m.problems.size() > kShown) out += "  ... and " + std::to_string(m.problems.size() - kShown) + " more\n";
   return out;
 }

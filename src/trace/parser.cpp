@@ -23,8 +23,10 @@ bool is_mono_envelope(const char* p, const char* end) {
   if (static_cast<size_t>(end - p) < k.size() + 2 || std::memcmp(p, k.data(), k.size()) != 0) return false;
   const char* q = p + k.size();
   if (!is_digit(*q)) return false;
-  while (q < end && is_digit(*q)) ++q;
-  return q < end && *q == ']';
+  // At most 20 digits (a u64): bounds the look-ahead a boundary needs.
+  const char* stop = static_cast<size_t>(end - q) > 21 ? q + 21 : end;
+  while (q < stop && is_digit(*q)) ++q;
+  return q < stop && *q == ']';
 }
 
 // True when `p` starts the older wall-clock prefix `[YYYY-MM-DD HH:MM:SS[.f+]]`.
@@ -37,7 +39,9 @@ bool is_wall_envelope(const char* p, const char* end) {
   const char* q = p + shape.size();
   if (*q == '.') {
     ++q;
-    while (q < end && is_digit(*q)) ++q;
+    const char* stop = static_cast<size_t>(end - q) > 13 ? q + 13 : end;  // at most 12 fraction digits
+    while (q < stop && is_digit(*q)) ++q;
+    return q < stop && *q == ']';
   }
   return q < end && *q == ']';
 }
@@ -104,18 +108,38 @@ struct TraceParser::Impl {
   int64_t last_pid = 0;  // spans of one pid come in runs; skip the set lookup
   bool have_last_pid = false;
 
-  // Lazy line numbering for diagnostics (which arrive in offset order).
-  std::string_view data;
+  // Streaming state of the current source. `view` is what process() scans
+  // now (the caller's chunk or `carry`); `view_base` is its offset in the
+  // source. Line numbers for diagnostics are counted lazily up to `line_pos`
+  // (into `view`), since diagnostics arrive in offset order.
+  std::string carry;  // unconsumed tail of the previous chunks, < kLookahead bytes
+  std::string_view view;
+  uint64_t view_base = 0;
   size_t line_pos = 0;
   uint64_t line_no = 1;
+  char last_byte = '\n';
+  uint64_t retained_bytes = 0;
 
-  std::string where(size_t offset) {
-    line_no += static_cast<uint64_t>(std::count(data.data() + line_pos, data.data() + offset, '\n'));
-    line_pos = offset;
+  // Bytes a head needs after it before it can be parsed without the next
+  // chunk: the longest record plus the longest boundary after it.
+  static constexpr size_t kLookahead = kAnchorHead.size() + Trace::kMaxRecordBytes + 64;
+
+  uint64_t abs_offset(const char* p) const { return view_base + static_cast<uint64_t>(p - view.data()); }
+
+  std::string where(uint64_t offset) {
+    const size_t rel = static_cast<size_t>(offset - view_base);
+    line_no += static_cast<uint64_t>(std::count(view.data() + line_pos, view.data() + rel, '\n'));
+    line_pos = rel;
     return trace.sources.back() + ":" + std::to_string(line_no);
   }
 
-  void diag(Diagnostic::Kind kind, size_t offset, std::string message) {
+  // Names a piece of hostile input in a message without copying all of it.
+  static std::string excerpt(std::string_view s) {
+    constexpr size_t kMax = 64;
+    return s.size() <= kMax ? std::string(s) : std::string(s.substr(0, kMax)) + "...";
+  }
+
+  void diag(Diagnostic::Kind kind, uint64_t offset, std::string message) {
     if (trace.diagnostics.size() >= Trace::kMaxDiagnostics) {
       ++trace.diagnostics_dropped;
       return;
@@ -124,27 +148,34 @@ struct TraceParser::Impl {
   }
 
   // End of the record whose body starts at `body`: the first boundary or the
-  // end of the physical line.
-  const char* record_end(const char* body, const char* end) {
-    const char* nl = static_cast<const char*>(std::memchr(body, '\n', static_cast<size_t>(end - body)));
-    const char* line_end = nl ? nl : end;
+  // end of the physical line, searched over at most kMaxRecordBytes so that
+  // every byte is looked at a bounded number of times (linear parsing however
+  // long the line). Sets `overlong` when neither was found within the cap.
+  const char* record_end(const char* body, const char* end, bool& overlong) {
+    const char* limit = static_cast<size_t>(end - body) > Trace::kMaxRecordBytes ? body + Trace::kMaxRecordBytes : end;
+    const char* nl = static_cast<const char*>(std::memchr(body, '\n', static_cast<size_t>(limit - body)));
+    const char* line_end = nl ? nl : limit;
+    overlong = !nl && limit != end;
     const char* q = body;
     while (true) {
       q = static_cast<const char*>(std::memchr(q, '[', static_cast<size_t>(line_end - q)));
       if (!q) return line_end;
-      if (is_boundary(q, end)) return q;
+      if (is_boundary(q, end)) {
+        overlong = false;
+        return q;
+      }
       ++q;
     }
   }
 
-  uint32_t intern(std::string_view encoded, size_t offset) {
+  uint32_t intern(std::string_view encoded, uint64_t offset) {
     auto it = name_ids.find(encoded);
     if (it != name_ids.end()) return it->second;
     std::string decoded;
     size_t bad = percent_decode(encoded, decoded);
     if (bad) {
       trace.counts.bad_escapes += bad;
-      diag(Diagnostic::Kind::kBadEscape, offset, "malformed %XX escape in span name '" + std::string(encoded) + "'");
+      diag(Diagnostic::Kind::kBadEscape, offset, "malformed %XX escape in span name '" + excerpt(encoded) + "'");
     }
     auto id = static_cast<uint32_t>(trace.names.size());
     trace.names.push_back(std::move(decoded));
@@ -155,17 +186,22 @@ struct TraceParser::Impl {
   // Parses the [STRACE] record at `p`; returns where scanning resumes.
   const char* parse_strace(const char* p, const char* end) {
     ++trace.counts.heads;
-    const size_t offset = static_cast<size_t>(p - data.data());
+    const uint64_t offset = abs_offset(p);
     const char* body = p + kStraceHead.size();
-    const char* rend = record_end(body, end);
+    bool overlong = false;
+    const char* rend = record_end(body, end, overlong);
+    if (overlong) {
+      return torn(offset, rend,
+                  "no end within " + std::to_string(Trace::kMaxRecordBytes) + " bytes (records are at most that long)");
+    }
     Fields f{trim(std::string_view(body, static_cast<size_t>(rend - body)))};
     std::string_view tok;
     if (!f.take("v", tok)) return torn(offset, rend, "no 'v=' after [STRACE]");
     if (tok != "1") {
       uint64_t v = 0;
-      if (!to_int(tok, v)) return torn(offset, rend, "bad version 'v=" + std::string(tok) + "'");
+      if (!to_int(tok, v)) return torn(offset, rend, "bad version 'v=" + excerpt(tok) + "'");
       ++trace.counts.unknown_version;
-      diag(Diagnostic::Kind::kUnknownVersion, offset, "[STRACE] v=" + std::string(tok) + " is not supported; skipped");
+      diag(Diagnostic::Kind::kUnknownVersion, offset, "[STRACE] v=" + excerpt(tok) + " is not supported; skipped");
       return rend;
     }
     Span s;
@@ -182,6 +218,9 @@ struct TraceParser::Impl {
     if (!f.take("name", name)) return torn(offset, rend, "missing 'name='");
     if (!f.take("ts", tok) || !to_int(tok, s.ts_ns)) return torn(offset, rend, "missing or bad 'ts='");
     if (!f.take("dur", tok) || !to_int(tok, s.dur_ns)) return torn(offset, rend, "missing or bad 'dur='");
+    if (s.dur_ns < 0) return torn(offset, rend, "negative 'dur='");
+    // end_ns() must be representable: every later computation relies on it.
+    if (int64_t e; __builtin_add_overflow(s.ts_ns, s.dur_ns, &e)) return torn(offset, rend, "'ts' + 'dur' overflows int64");
     if (!f.s.empty() && f.s.front() != ' ') return torn(offset, rend, "junk after 'dur='");
     s.name_truncated = name.back() == '~';
     s.name_id = intern(name, offset);
@@ -191,11 +230,17 @@ struct TraceParser::Impl {
       size_t bad = percent_decode(attrs, s.attrs);
       if (bad) {
         trace.counts.bad_escapes += bad;
-        diag(Diagnostic::Kind::kBadEscape, offset, "malformed %XX escape in attrs of span '" + trace.names[s.name_id] + "'");
+        diag(Diagnostic::Kind::kBadEscape, offset, "malformed %XX escape in attrs of span '" + excerpt(trace.names[s.name_id]) + "'");
       }
       auto clk = find_attr(s.attrs, "clk");
       s.device_clock = clk && *clk == "dev";
     }
+    if (trace.spans.size() >= Trace::kMaxSpans ||
+        retained_bytes + s.attrs.size() + sizeof(Span) > Trace::kMaxRetainedBytes) {
+      ++trace.counts.over_limit;
+      return rend;
+    }
+    retained_bytes += s.attrs.size() + sizeof(Span);
     ++trace.counts.parsed;
     if (!have_last_pid || last_pid != s.pid) {
       span_pids.insert(s.pid);
@@ -206,7 +251,7 @@ struct TraceParser::Impl {
     return rend;
   }
 
-  const char* torn(size_t offset, const char* rend, std::string why) {
+  const char* torn(uint64_t offset, const char* rend, std::string why) {
     ++trace.counts.torn;
     diag(Diagnostic::Kind::kTornRecord, offset, "torn [STRACE] record: " + why);
     return rend;
@@ -214,16 +259,17 @@ struct TraceParser::Impl {
 
   const char* parse_anchor(const char* p, const char* end) {
     ++trace.counts.anchor_heads;
-    const size_t offset = static_cast<size_t>(p - data.data());
+    const uint64_t offset = abs_offset(p);
     const char* body = p + kAnchorHead.size();
-    const char* rend = record_end(body, end);
+    bool overlong = false;
+    const char* rend = record_end(body, end, overlong);
     Fields f{trim(std::string_view(body, static_cast<size_t>(rend - body)))};
     std::string_view tok;
     ClockAnchor a;
-    bool ok = f.take("v", tok);
+    bool ok = !overlong && f.take("v", tok);
     if (ok && tok != "1") {
       ++trace.counts.torn_anchors;
-      diag(Diagnostic::Kind::kTornAnchor, offset, "[CLOCK_ANCHOR] v=" + std::string(tok) + " is not supported; skipped");
+      diag(Diagnostic::Kind::kTornAnchor, offset, "[CLOCK_ANCHOR] v=" + excerpt(tok) + " is not supported; skipped");
       return rend;
     }
     ok = ok && f.take("pid", tok) && to_int(tok, a.pid);
@@ -244,20 +290,22 @@ struct TraceParser::Impl {
     return rend;
   }
 
-  void feed(std::string_view d, std::string_view source) {
-    trace.sources.emplace_back(source);
-    data = d;
+  // Parses the records of `v` (at `base` in the source) that can be parsed
+  // without more input (all of them when `final`); returns the bytes consumed.
+  size_t process(std::string_view v, uint64_t base, bool final) {
+    view = v;
+    view_base = base;
     line_pos = 0;
-    line_no = 1;
-    trace.counts.bytes += d.size();
-    trace.counts.lines += static_cast<uint64_t>(std::count(d.begin(), d.end(), '\n'));
-    if (!d.empty() && d.back() != '\n') ++trace.counts.lines;
-    const char* p = d.data();
-    const char* end = d.data() + d.size();
+    const char* p = v.data();
+    const char* end = v.data() + v.size();
     while (p < end) {
       p = static_cast<const char*>(std::memchr(p, '[', static_cast<size_t>(end - p)));
-      if (!p) break;
+      if (!p) {
+        p = end;
+        break;
+      }
       size_t rem = static_cast<size_t>(end - p);
+      if (!final && rem < kLookahead) break;  // the record may go on in the next chunk
       if (rem >= kStraceHead.size() && p[1] == 'S' && std::memcmp(p, kStraceHead.data(), kStraceHead.size()) == 0) {
         p = parse_strace(p, end);
       } else if (rem >= kAnchorHead.size() && p[1] == 'C' &&
@@ -267,6 +315,47 @@ struct TraceParser::Impl {
         ++p;
       }
     }
+    const size_t consumed = static_cast<size_t>(p - v.data());
+    line_no += static_cast<uint64_t>(std::count(v.data() + line_pos, p, '\n'));
+    line_pos = 0;
+    return consumed;
+  }
+
+  void begin_source(std::string_view source) {
+    trace.sources.emplace_back(source);
+    carry.clear();
+    view_base = 0;
+    line_no = 1;
+    last_byte = '\n';
+  }
+
+  void feed_chunk(std::string_view d) {
+    if (d.empty()) return;
+    trace.counts.bytes += d.size();
+    trace.counts.lines += static_cast<uint64_t>(std::count(d.begin(), d.end(), '\n'));
+    last_byte = d.back();
+    if (carry.empty()) {
+      // Scan the caller's bytes in place; keep only the unparsed tail.
+      const uint64_t base = view_base;
+      size_t consumed = process(d, base, false);
+      carry.assign(d.substr(consumed));
+      view_base = base + consumed;
+    } else {
+      carry.append(d);
+      const uint64_t base = view_base;
+      size_t consumed = process(carry, base, false);
+      carry.erase(0, consumed);
+      view_base = base + consumed;
+    }
+    view = {};
+  }
+
+  void end_source() {
+    if (!carry.empty()) process(carry, view_base, true);
+    if (last_byte != '\n') ++trace.counts.lines;
+    carry.clear();
+    carry.shrink_to_fit();
+    view = {};
   }
 
   Trace finish() {
@@ -287,13 +376,21 @@ struct TraceParser::Impl {
     anchors.clear();
     span_pids.clear();
     have_last_pid = false;
+    retained_bytes = 0;
     return out;
   }
 };
 
 TraceParser::TraceParser() : impl_(new Impl) {}
 TraceParser::~TraceParser() { delete impl_; }
-void TraceParser::feed(std::string_view data, std::string_view source) { impl_->feed(data, source); }
+void TraceParser::begin_source(std::string_view source) { impl_->begin_source(source); }
+void TraceParser::feed_chunk(std::string_view bytes) { impl_->feed_chunk(bytes); }
+void TraceParser::end_source() { impl_->end_source(); }
+void TraceParser::feed(std::string_view data, std::string_view source) {
+  impl_->begin_source(source);
+  impl_->feed_chunk(data);
+  impl_->end_source();
+}
 Trace TraceParser::finish() { return impl_->finish(); }
 
 Trace parse_trace(std::string_view data, std::string_view source) {

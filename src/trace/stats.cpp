@@ -6,9 +6,16 @@
 
 namespace taskring::trace {
 
+namespace {
+// end - begin for end >= begin, exact in uint64 whatever the signs.
+uint64_t span_of(int64_t begin, int64_t end) { return static_cast<uint64_t>(end) - static_cast<uint64_t>(begin); }
+}  // namespace
+
 int64_t union_length(std::vector<Window> windows) {
   std::sort(windows.begin(), windows.end(), [](const Window& a, const Window& b) { return a.begin < b.begin; });
-  int64_t total = 0;
+  // Disjoint pieces of [INT64_MIN, INT64_MAX] sum to at most 2^64 - 1; the
+  // result saturates at INT64_MAX rather than wrapping.
+  uint64_t total = 0;
   bool open = false;
   Window cur;
   for (const Window& w : windows) {
@@ -17,12 +24,12 @@ int64_t union_length(std::vector<Window> windows) {
       cur.end = std::max(cur.end, w.end);
       continue;
     }
-    if (open) total += cur.end - cur.begin;
+    if (open) total += span_of(cur.begin, cur.end);
     cur = w;
     open = true;
   }
-  if (open) total += cur.end - cur.begin;
-  return total;
+  if (open) total += span_of(cur.begin, cur.end);
+  return total > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(total);
 }
 
 Summary summarize(std::vector<double> v) {

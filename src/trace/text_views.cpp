@@ -88,7 +88,7 @@ std::string render_callable_summary(const Trace& t, const std::vector<Invocation
     for (const auto& [name, v] : samples) base = std::min(base, dots(name));
     for (const auto& [name, v] : samples) {
       Summary s = summarize(v);
-      out += std::string(2 + 2 * (dots(name) - base), ' ') + name + ": mean " + fmt1(s.mean) + " us  min " +
+      out += std::string(2 + 2 * (dots(name) - base), ' ') + detail::printable(name) + ": mean " + fmt1(s.mean) + " us  min " +
              fmt1(s.min) + "  max " + fmt1(s.max) + "  (n=" + std::to_string(s.n) + ")\n";
     }
   }
@@ -108,7 +108,7 @@ std::string render_tree(const Trace& t, const std::vector<Invocation>& invs, con
     for (const auto& [name, v] : samples) {
       std::string indent(2 + 2 * (dots(name) - base), ' ');
       std::string leaf = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
-      out += indent + (dots(name) == base ? name : leaf) + "  " + fmt1(summarize(v).median) + " us  (n=" +
+      out += indent + detail::printable(dots(name) == base ? name : leaf) + "  " + fmt1(summarize(v).median) + " us  (n=" +
              std::to_string(v.size()) + ")\n";
       if (has_dotted_suffix(name, names.device_wall)) {
         auto eff = effective_samples(t, bs[i]);

@@ -40,15 +40,21 @@ class TraceCli : public ::testing::Test {
     std::string out = dir_ + "/stdout.txt";
     std::string cmd = std::string(TASKRING_BIN) + " " + args + " > '" + out + "' 2> '" + dir_ + "/stderr.txt'";
     int st = std::system(cmd.c_str());
-    std::ifstream f(out);
+    out_ = slurp(out);
+    err_ = slurp(dir_ + "/stderr.txt");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+
+  static std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
-    out_ = ss.str();
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return ss.str();
   }
 
   std::string dir_;
   std::string out_;
+  std::string err_;
 };
 
 TEST_F(TraceCli, ValidRunExitsZero) {
@@ -95,10 +101,16 @@ TEST_F(TraceCli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("trace"), 2);
 }
 
-TEST_F(TraceCli, EmptyLogWithoutExpectationsExitsZero) {
+// A log without a single record is not a valid measurement (issue 11).
+TEST_F(TraceCli, LogWithoutRecordsExitsThree) {
   std::string log = write("empty.log", "hello\n");
-  EXPECT_EQ(run("trace " + log), 0);
+  EXPECT_EQ(run("trace " + log), 3);
   EXPECT_NE(out_.find("No [STRACE] markers found."), std::string::npos) << out_;
+  EXPECT_NE(out_.find("trace: INVALID \xE2\x80\x94 no timing records found"), std::string::npos) << out_;
+  EXPECT_EQ(run("trace " + write("zero.log", "")), 3);
+  EXPECT_NE(out_.find("no timing records found"), std::string::npos) << out_;
+  EXPECT_EQ(run("trace --json " + log), 3);
+  EXPECT_EQ(nlohmann::json::parse(out_)["status"], "invalid");
 }
 
 TEST_F(TraceCli, JsonReportAndChromeTrace) {
@@ -134,6 +146,57 @@ TEST_F(TraceCli, JsonReportAndChromeTrace) {
   EXPECT_EQ(spans, 2u * 2u * 7u - 1u);
   EXPECT_EQ(lanes, 2u);
   EXPECT_EQ(c["clockAnchors"].size(), 2u);
+}
+
+// Bad option values get a sentence naming the option and its range (issue 11:
+// `--expect-ranks 0` used to answer with a 300-digit number).
+TEST_F(TraceCli, BadOptionValuesAreExplained) {
+  std::string log = write("run.log", run_log(RunSpec{}));
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"--expect-ranks 0", "--expect-ranks: must be an integer in [1, 65536], got '0'"},
+      {"--expect-ranks 99999999999999999999", "--expect-ranks: must be an integer in [1, 65536], got '99999999999999999999'"},
+      {"--expect-rounds -3", "--expect-rounds: must be an integer in [1, 16777216], got '-3'"},
+      {"--warmup x", "--warmup: must be an integer in [0, 16777216], got 'x'"},
+      {"--dispatches-per-round 2147483647", "--dispatches-per-round: must be an integer in [1, 1048576], got '2147483647'"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(run("trace " + log + " " + c.args), 2) << c.args;
+    EXPECT_NE(err_.find(c.message), std::string::npos) << c.args << ": " << err_;
+    EXPECT_EQ(err_.find("0000000000"), std::string::npos) << err_;
+  }
+}
+
+// A NUL or an escape sequence in a span name must not cut or rewrite the
+// report: the verdict line is still there, and the bytes are shown escaped.
+TEST_F(TraceCli, ControlBytesInNamesDoNotTruncateTheReport) {
+  testing::SpanRec r;
+  r.name = std::string("chip.run.x\0y\x1bz", 14);
+  testing::SpanRec root;
+  std::string log = write("nul.log", testing::strace(r) + "\n" + testing::strace(root) + "\n");
+  EXPECT_EQ(run("trace " + log + " --require root"), 0) << out_;
+  EXPECT_NE(out_.find("chip.run.x\\x00y\\x1bz"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("trace: OK"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find('\0'), std::string::npos);
+}
+
+// Empty, binary and random input is "no timing records found", never OK.
+TEST_F(TraceCli, BinaryAndRandomInputExitThree) {
+  std::string bin(4096, '\0');
+  for (size_t i = 0; i < bin.size(); ++i) bin[i] = static_cast<char>((i * 2654435761u) >> 13);
+  for (const std::string& content : {std::string(), bin, std::string("[STRACE]\0\0[CLOCK_ANCHOR]\n", 26)}) {
+    std::string log = write("in.bin", content);
+    EXPECT_EQ(run("trace " + log), 3) << out_;
+    EXPECT_NE(out_.find("no timing records found"), std::string::npos) << out_;
+  }
+}
+
+// Limits that come from the log, not an option, are an error too (exit 2).
+TEST_F(TraceCli, AbsurdMatrixFromOptionsIsAnError) {
+  std::string log = write("run.log", run_log(RunSpec{}));
+  EXPECT_EQ(run("trace " + log + " --expect-ranks 65536 --expect-rounds 16777216"), 2);
+  EXPECT_NE(err_.find("cells, above the limit 1048576"), std::string::npos) << err_;
 }
 
 }  // namespace

@@ -27,6 +27,27 @@ struct TraceFlags {
   trace::StageNames names;
 };
 
+// An integer option in [lo, hi], with a message that says so in words.
+// CLI11 prefixes the message with the option's name.
+CLI::Validator int_in(long long lo, long long hi) {
+  std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& v) -> std::string {
+        long long x = 0;
+        size_t used = 0;
+        try {
+          x = std::stoll(v, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size() || x < lo || x > hi) {
+          return "must be " + range + ", got '" + v + "'";
+        }
+        return {};
+      },
+      range);
+}
+
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "taskring trace: %s\n", msg.c_str());
   return 2;
@@ -66,7 +87,8 @@ int run_trace(const TraceFlags& f) {
     if (!s.ok()) return usage_error(s.message());
   }
   if (f.json) {
-    std::fputs(trace::render_json(t, *matrix).c_str(), stdout);
+    std::string j = trace::render_json(t, *matrix);
+    std::fwrite(j.data(), 1, j.size(), stdout);
     return trace::verdict_exit_code(t, *matrix);
   }
   std::string out;
@@ -75,7 +97,7 @@ int run_trace(const TraceFlags& f) {
   if (!f.rounds_table && !f.tree) out += trace::render_callable_summary(t, invs, f.names);
   out += "\n" + trace::render_matrix(t, *matrix);
   if (!f.chrome.empty()) out += "chrome trace written to " + f.chrome + "\n";
-  std::fputs(out.c_str(), stdout);
+  std::fwrite(out.data(), 1, out.size(), stdout);  // not fputs: the report is not a C string
   return trace::verdict_exit_code(t, *matrix);
 }
 
@@ -89,11 +111,14 @@ void add_trace_command(CLI::App& app) {
   cmd->add_flag("--tree", flags->tree, "per-callable tree of median stage durations");
   cmd->add_option("--chrome", flags->chrome, "write Chrome trace-event JSON (Perfetto) to this file");
   cmd->add_flag("--json", flags->json, "print the machine-readable report instead of text");
-  cmd->add_option("--expect-ranks", flags->ranks, "expected number of ranks")->check(CLI::PositiveNumber);
-  cmd->add_option("--expect-rounds", flags->rounds, "expected measured rounds per rank")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", flags->warmup, "leading rounds per rank to exclude")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--expect-ranks", flags->ranks, "expected number of ranks")
+      ->check(int_in(1, trace::kMaxRanks));
+  cmd->add_option("--expect-rounds", flags->rounds, "expected measured rounds per rank")
+      ->check(int_in(1, trace::kMaxRounds));
+  cmd->add_option("--warmup", flags->warmup, "leading rounds per rank to exclude")
+      ->check(int_in(0, trace::kMaxWarmup));
   cmd->add_option("--dispatches-per-round", flags->dispatches, "chip.run dispatches per round (default: inferred)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_in(1, trace::kMaxDispatchesPerRound));
   cmd->add_option("--rank-by", flags->rank_by, "rank identity: auto, pid or attr (rank= on chip.run)")
       ->check(CLI::IsMember({"auto", "pid", "attr"}));
   cmd->add_option("--require", flags->require, "spans a valid cell needs: comma list of root, orch, sched, or none");

@@ -24,6 +24,18 @@ namespace taskring::trace {
 
 enum class RankBy { kAuto, kPid, kAttr };
 
+// Limits checked before anything is allocated, whether a count comes from an
+// option or from the log (a `rank=` attr, the number of pids or dispatches):
+// the matrix is sized by what the log holds and by the expectation, never
+// beyond these. A rank attr above kMaxRank is a warning and its dispatches
+// are ignored; any other excess is an INVALID_ARGUMENT naming the limit.
+inline constexpr int kMaxRanks = 1 << 16;
+inline constexpr int kMaxRank = kMaxRanks - 1;
+inline constexpr int kMaxRounds = 1 << 24;
+inline constexpr int kMaxWarmup = 1 << 24;
+inline constexpr int kMaxDispatchesPerRound = 1 << 20;
+inline constexpr int64_t kMaxCells = int64_t{1} << 20;
+
 struct MatrixOptions {
   std::optional<int> ranks;                 // expected ranks; default: ranks seen
   std::optional<int> rounds;                // expected measured rounds; default: from the data
@@ -81,7 +93,9 @@ struct Matrix {
 };
 
 // Builds the matrix. Fails with INVALID_ARGUMENT on impossible options
-// (negative counts, zero rounds or ranks requested, zero dispatches per round).
+// (negative counts, zero rounds or ranks requested, zero dispatches per round)
+// and on counts beyond the limits above. Work and memory are bounded by the
+// dispatches in the log plus one cell per (rank, round).
 Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
                               const StageNames& names, const MatrixOptions& options);
 

@@ -34,6 +34,16 @@ class TraceParser {
   // diagnostics. Records never continue across sources.
   void feed(std::string_view data, std::string_view source);
 
+  // The same, in pieces: begin_source, any number of feed_chunk calls with
+  // consecutive bytes of the source, then end_source. Records may straddle
+  // chunks. The parser keeps less than 5 KiB of a source between chunks, so
+  // a file is parsed in memory bounded by the chunk size plus the kept spans
+  // (Trace::kMaxSpans, Trace::kMaxRetainedBytes). Work is linear in the
+  // input size whatever its line structure.
+  void begin_source(std::string_view source);
+  void feed_chunk(std::string_view bytes);
+  void end_source();
+
   // Completes the trace (anchors, missing-anchor diagnostics) and returns it.
   // The parser is empty afterwards and may be fed again.
   Trace finish();
@@ -46,8 +56,10 @@ class TraceParser {
 // Parses a single in-memory log.
 Trace parse_trace(std::string_view data, std::string_view source = "<input>");
 
-// Reads and parses the files at `paths` ("-" is standard input). Fails with
-// NOT_FOUND / UNAVAILABLE naming the file that could not be read.
+// Reads and parses the files at `paths` ("-" is standard input), streaming
+// each in 1 MiB chunks. Fails with NOT_FOUND / UNAVAILABLE naming the file
+// that could not be read, and with RESOURCE_EXHAUSTED when the logs hold more
+// records than the limits in Trace allow.
 Expected<Trace> parse_files(const std::vector<std::string>& paths);
 
 }  // namespace taskring::trace

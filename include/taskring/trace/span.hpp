@@ -73,6 +73,9 @@ struct ParseCounts {
   uint64_t torn_anchors = 0;
   uint64_t duplicate_anchors = 0;
   uint64_t missing_anchors = 0;  // pids with spans and no anchor
+  // Records that parsed but were not kept because Trace::kMaxSpans or
+  // Trace::kMaxRetainedBytes was reached; parse_files() refuses such a log.
+  uint64_t over_limit = 0;
 };
 
 // Everything parsed out of one or more log sources.
@@ -86,6 +89,15 @@ struct Trace {
   std::vector<Diagnostic> diagnostics;
   uint64_t diagnostics_dropped = 0;
   static constexpr size_t kMaxDiagnostics = 1000;
+
+  // Limits that bound the memory a parse can take whatever the input.
+  // A record (after its `[STRACE]`) longer than kMaxRecordBytes is torn: the
+  // producers' records are at most 512 bytes. Records beyond kMaxSpans, or
+  // beyond kMaxRetainedBytes of kept spans (sizeof(Span) + decoded attrs
+  // each), are counted in counts.over_limit and not kept.
+  static constexpr size_t kMaxRecordBytes = 4096;
+  static constexpr uint64_t kMaxSpans = uint64_t{1} << 23;
+  static constexpr uint64_t kMaxRetainedBytes = uint64_t{1} << 31;
 
   const std::string& name(const Span& s) const { return names[s.name_id]; }
   // The anchor of `pid`, if one was seen.

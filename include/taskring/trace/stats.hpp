@@ -16,6 +16,7 @@ struct Window {
 
 // The measure (total covered length) of the union of `windows`: overlapping
 // parts count once and gaps not at all. Empty windows contribute nothing.
+// Overflow-safe for any int64 bounds; saturates at INT64_MAX.
 int64_t union_length(std::vector<Window> windows);
 
 // Summary statistics of a sample. With n == 0 every field is 0 and `n` says
