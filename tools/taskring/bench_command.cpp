@@ -1,15 +1,29 @@
 // `taskring bench <workload> --ranks R --rounds N --warmup W`: forks R ranks,
-// each running the workload on its own sim chip, all writing their spans to
-// one shared pipe (the captured-stderr setup of the seed bug report), then
-// validates the captured stream with the trace analyser: every expected
-// (rank, round) cell must be present and intact, or the run exits 3.
+// each running the workload on its own sim chip, all writing their log
+// records (spans included) to one shared pipe (the captured-stderr setup of
+// the seed bug report), then validates the captured stream with the trace
+// analyser: every expected (rank, round) cell must be present and intact, or
+// the run exits 3.
+//
+// The harness must never call a good run bad nor hide why a run is bad:
+//  * it owns its ranks' span sink: whatever TASKRING_LOG_LEVEL or
+//    TASKRING_STRACE_DIR say, each rank records spans into the shared pipe;
+//  * each rank's own stderr goes to a pipe of its own, whose last lines are
+//    printed for a failed rank, named by rank, pid and exit status or signal;
+//  * an unwritable --log is a usage error before anything runs;
+//  * no rank outlives the parent: PR_SET_PDEATHSIG(SIGKILL), checked against
+//    a parent that died before the child set it; on the deadline the parent
+//    kills every rank.
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -39,11 +53,19 @@ struct BenchOptions {
   uint64_t timeout_ms = 600000;
 };
 
+// The lines of a failed rank's stderr that are kept and shown.
+constexpr size_t kTailLines = 12;
+constexpr size_t kTailBytes = 8192;
+
 // One rank: runs warmup + rounds on its own worker; returns the exit code.
+// Its errors go to its own stderr (fd 2), which the parent keeps per rank.
 int run_rank(const BenchOptions& o, int rank) {
   auto w = workloads::make_workload(o.workload);
   if (!w.ok()) return 2;
-  if (!(*w)->setup().ok()) return 1;
+  if (Status s = (*w)->setup(); !s.ok()) {
+    std::fprintf(stderr, "rank %d: workload setup: %s\n", rank, s.to_string().c_str());
+    return 1;
+  }
   EnvLookup base = process_env();
   std::string rank_text = std::to_string(rank);
   ChipWorkerConfig c;
@@ -53,15 +75,18 @@ int run_rank(const BenchOptions& o, int rank) {
   };
   auto worker = ChipWorker::create(c);
   if (!worker.ok()) {
-    TR_LOG_ERROR("rank %d: %s", rank, worker.status().to_string().c_str());
+    std::fprintf(stderr, "rank %d: creating the worker: %s\n", rank, worker.status().to_string().c_str());
     return 1;
   }
   auto id = (*worker)->register_callable((*w)->callable());
-  if (!id.ok()) return 1;
+  if (!id.ok()) {
+    std::fprintf(stderr, "rank %d: registering the callable: %s\n", rank, id.status().to_string().c_str());
+    return 1;
+  }
   for (int r = 0; r < o.warmup + o.rounds; ++r) {
     auto res = workloads::run_round(**worker, *id, **w);
     if (!res.ok() || !res->golden.ok()) {
-      TR_LOG_ERROR("rank %d round %d: %s", rank, r,
+      std::fprintf(stderr, "rank %d round %d: %s\n", rank, r,
                    res.ok() ? res->golden.to_string().c_str() : res.status().to_string().c_str());
       return 1;
     }
@@ -70,9 +95,66 @@ int run_rank(const BenchOptions& o, int rank) {
   return 0;
 }
 
+// The child side of a fork: becomes rank `rank` and never returns.
+[[noreturn]] void become_rank(const BenchOptions& o, int rank, pid_t parent, int shared_fd, int err_fd) {
+  // Dies with the parent whatever it is doing; a parent that died before
+  // this line is caught by the getppid check.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+  dup2(err_fd, 2);
+  close(err_fd);
+  // The harness owns the span sink: spans go to the shared pipe at TIMING,
+  // not to TASKRING_STRACE_DIR files nor filtered by TASKRING_LOG_LEVEL.
+  log::set_output_fd(shared_fd);
+  (void)log::strace::set_strace_dir("");
+  if (log::threshold() > log::Level::kTiming) log::set_threshold(log::Level::kTiming);
+  _exit(run_rank(o, rank));
+}
+
+struct Rank {
+  int index = 0;
+  pid_t pid = -1;
+  int err_fd = -1;   // read end of the rank's own stderr
+  std::string tail;  // its last kTailBytes
+  int status = 0;
+};
+
+void keep_tail(std::string& tail, const char* data, size_t n) {
+  tail.append(data, n);
+  if (tail.size() > 2 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
+// The last kTailLines lines of `tail`, each prefixed for the report.
+std::string last_lines(const std::string& tail) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < tail.size()) {
+    size_t nl = tail.find('\n', start);
+    if (nl == std::string::npos) nl = tail.size();
+    if (nl > start) lines.push_back(tail.substr(start, nl - start));
+    start = nl + 1;
+  }
+  if (lines.empty()) return "    (nothing on its stderr)\n";
+  std::string out;
+  for (size_t i = lines.size() > kTailLines ? lines.size() - kTailLines : 0; i < lines.size(); ++i) {
+    out += "    | " + lines[i] + "\n";
+  }
+  return out;
+}
+
 void run_bench(const BenchOptions& o) {
-  if (o.ranks < 1 || o.rounds < 1 || o.warmup < 0) {
-    std::fprintf(stderr, "taskring bench: --ranks and --rounds must be >= 1, --warmup >= 0\n");
+  if (o.ranks < 1 || o.ranks > trace::kMaxRanks || o.rounds < 1 || o.warmup < 0) {
+    std::fprintf(stderr, "taskring bench: --ranks must be in [1, %d], --rounds >= 1, --warmup >= 0\n",
+                 trace::kMaxRanks);
     set_exit_code(2);
     return;
   }
@@ -81,58 +163,130 @@ void run_bench(const BenchOptions& o) {
     set_exit_code(2);
     return;
   }
-  int fds[2];
-  if (pipe(fds) != 0) {
+  int log_fd = -1;
+  if (!o.log_path.empty()) {
+    log_fd = open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      std::fprintf(stderr, "taskring bench: cannot write --log '%s': %s\n", o.log_path.c_str(), std::strerror(errno));
+      set_exit_code(2);
+      return;
+    }
+  }
+  int shared[2];
+  if (pipe2(shared, O_CLOEXEC) != 0) {
     std::perror("taskring bench: pipe");
     set_exit_code(1);
     return;
   }
   std::fflush(nullptr);
-  std::vector<pid_t> children;
+  const pid_t self = getpid();
+  std::vector<Rank> ranks;
+  bool fork_failed = false;
   for (int r = 0; r < o.ranks; ++r) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[0]);
-      dup2(fds[1], 2);  // every rank writes to the one shared "stderr"
-      close(fds[1]);
-      log::set_output_fd(2);
-      _exit(run_rank(o, r));
-    }
-    if (pid < 0) {
-      std::perror("taskring bench: fork");
+    int err[2];
+    if (pipe2(err, O_CLOEXEC) != 0) {
+      std::perror("taskring bench: pipe");
+      fork_failed = true;
       break;
     }
-    children.push_back(pid);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(shared[0]);
+      close(err[0]);
+      for (const Rank& k : ranks) close(k.err_fd);
+      if (log_fd >= 0) close(log_fd);
+      become_rank(o, r, self, shared[1], err[1]);
+    }
+    close(err[1]);
+    if (pid < 0) {
+      std::perror("taskring bench: fork");
+      close(err[0]);
+      fork_failed = true;
+      break;
+    }
+    ranks.push_back({r, pid, err[0], {}, 0});
   }
-  close(fds[1]);
-  std::string captured;
+  close(shared[1]);
+
+  // Read the shared stream (parsed as it comes, copied to --log) and every
+  // rank's stderr until all are closed or the deadline passes.
+  trace::TraceParser parser;
+  const std::string source = "<ranks' shared stderr>";
+  parser.begin_source(source);
+  bool log_failed = false;
+  std::string log_error;
   char buf[65536];
   Deadline deadline = Deadline::after_ms(o.timeout_ms);
   bool timed_out = false;
-  while (true) {
-    pollfd p{fds[0], POLLIN, 0};
-    int left = static_cast<int>(std::min<uint64_t>(deadline.remaining_ns() / 1000000, 1000));
+  int shared_fd = shared[0];
+  size_t open_fds = ranks.size() + 1;
+  while (open_fds > 0) {
     if (deadline.expired()) {
       timed_out = true;
       break;
     }
-    int n = poll(&p, 1, left);
-    if (n <= 0) continue;
-    ssize_t got = read(fds[0], buf, sizeof(buf));
-    if (got <= 0) break;
-    captured.append(buf, static_cast<size_t>(got));
+    std::vector<pollfd> fds;
+    std::vector<int> who;  // -1: the shared stream, else the rank index
+    if (shared_fd >= 0) fds.push_back({shared_fd, POLLIN, 0}), who.push_back(-1);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (ranks[i].err_fd >= 0) fds.push_back({ranks[i].err_fd, POLLIN, 0}), who.push_back(static_cast<int>(i));
+    }
+    int left = static_cast<int>(std::min<uint64_t>(deadline.remaining_ns() / 1000000 + 1, 1000));
+    int n = poll(fds.data(), fds.size(), left);
+    if (n < 0 && errno != EINTR) break;
+    for (size_t k = 0; n > 0 && k < fds.size(); ++k) {
+      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = read(fds[k].fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        close(fds[k].fd);
+        if (who[k] < 0) shared_fd = -1;
+        else ranks[static_cast<size_t>(who[k])].err_fd = -1;
+        --open_fds;
+        continue;
+      }
+      const size_t len = static_cast<size_t>(got);
+      if (who[k] >= 0) {
+        keep_tail(ranks[static_cast<size_t>(who[k])].tail, buf, len);
+        continue;
+      }
+      parser.feed_chunk(std::string_view(buf, len));
+      if (log_fd >= 0 && !log_failed) {
+        for (size_t off = 0; off < len;) {
+          ssize_t w = write(log_fd, buf + off, len - off);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) {
+            log_failed = true;
+            log_error = std::strerror(errno);
+            break;
+          }
+          off += static_cast<size_t>(w);
+        }
+      }
+    }
   }
-  close(fds[0]);
-  int failed_ranks = 0;
-  for (pid_t pid : children) {
-    if (timed_out) kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed_ranks;
+  if (shared_fd >= 0) close(shared_fd);
+  parser.end_source();
+  if (log_fd >= 0 && close(log_fd) != 0 && !log_failed) {
+    log_failed = true;
+    log_error = std::strerror(errno);
   }
-  if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
+  std::vector<const Rank*> failed;
+  for (Rank& k : ranks) {
+    if (timed_out) kill(k.pid, SIGKILL);
+    while (waitpid(k.pid, &k.status, 0) < 0 && errno == EINTR) {
+    }
+    if (k.err_fd >= 0) {
+      // After the rank ended: whatever it wrote last is still in its pipe.
+      ssize_t got;
+      while ((got = read(k.err_fd, buf, sizeof buf)) > 0) keep_tail(k.tail, buf, static_cast<size_t>(got));
+      close(k.err_fd);
+      k.err_fd = -1;
+    }
+    if (!WIFEXITED(k.status) || WEXITSTATUS(k.status) != 0) failed.push_back(&k);
+  }
 
-  trace::Trace t = trace::parse_trace(captured, "<ranks' shared stderr>");
+  trace::Trace t = parser.finish();
   trace::StageNames names;
   auto invs = trace::group_invocations(t, names);
   trace::MatrixOptions mo;
@@ -146,12 +300,24 @@ void run_bench(const BenchOptions& o) {
     set_exit_code(3);
     return;
   }
-  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
+  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m)) << std::flush;
   int rc = trace::verdict_exit_code(t, *m);
-  if (timed_out) std::fprintf(stderr, "taskring bench: ranks did not finish within %llu ms\n",
-                              static_cast<unsigned long long>(o.timeout_ms));
-  if (failed_ranks > 0) std::fprintf(stderr, "taskring bench: %d rank(s) failed (see the log)\n", failed_ranks);
-  set_exit_code(rc != 0 ? rc : (failed_ranks > 0 || timed_out) ? 1 : 0);
+  if (timed_out) {
+    std::fprintf(stderr, "taskring bench: ranks did not finish within %llu ms; killed\n",
+                 static_cast<unsigned long long>(o.timeout_ms));
+  }
+  if (fork_failed) std::fprintf(stderr, "taskring bench: only %zu of %d ranks started\n", ranks.size(), o.ranks);
+  if (!failed.empty()) {
+    std::fprintf(stderr, "taskring bench: %zu of %zu rank(s) failed\n", failed.size(), ranks.size());
+    for (const Rank* k : failed) {
+      std::fprintf(stderr, "  rank %d (pid %d) %s; its last stderr lines:\n%s", k->index, static_cast<int>(k->pid),
+                   describe_exit(k->status).c_str(), last_lines(k->tail).c_str());
+    }
+  }
+  if (log_failed) std::fprintf(stderr, "taskring bench: writing --log '%s' failed: %s\n", o.log_path.c_str(),
+                               log_error.c_str());
+  const bool harness_failed = !failed.empty() || timed_out || fork_failed || log_failed;
+  set_exit_code(rc != 0 ? rc : harness_failed ? 1 : 0);
 }
 
 }  // namespace
@@ -164,6 +330,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--rounds", opts->rounds, "measured rounds per rank (default 8)");
   cmd->add_option("--warmup", opts->warmup, "warm-up rounds per rank (default 2)");
   cmd->add_option("--log", opts->log_path, "also write the captured stream to this file");
+  cmd->add_option("--timeout-ms", opts->timeout_ms, "kill the ranks after this long (default 600000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{86400000}));
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
   cmd->callback([opts] { run_bench(*opts); });
 }
