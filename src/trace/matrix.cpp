@@ -199,6 +199,7 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
           break;
         }
         const Invocation& inv = *disp[first + j];
+        c.dispatches.push_back(static_cast<size_t>(&inv - invocations.data()));
         auto span = [&](int64_t idx) -> const Span* { return idx < 0 ? nullptr : &trace.spans[static_cast<size_t>(idx)]; };
         const Span* root = span(inv.root);
         const Span* orch = span(inv.orch);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -225,15 +226,38 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", g_opt.json, "print the rounds as JSON");
   cmd->add_flag("--list", g_opt.list, "list the workloads and their parameters");
   cmd->require_subcommand(0, 1);
+  cmd->allow_extras();  // an unknown workload name is answered below, with the known ones
   for (const workloads::CatalogEntry& e : workloads::catalog()) {
     std::unique_ptr<Workload> w = e.make();
     auto* sub = cmd->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();  // --rounds / --warmup / --json may follow the workload name
-    for (workloads::Param& p : w->params().entries())
-      sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+    for (workloads::Param& p : w->params().entries()) {
+      CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help)->capture_default_str();
+      // A 0/1 parameter is a switch: also accept on/off, true/false, yes/no.
+      if (p.min == 0 && p.max == 1) {
+        opt->transform(CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
+                                                                           {"false", "0"}, {"yes", "1"}, {"no", "0"}},
+                                        CLI::ignore_case));
+      }
+      opt->check(CLI::Range(p.min, p.max));
+    }
     g_workloads.emplace_back(sub, std::move(w));
   }
   cmd->callback([cmd] {
+    if (!cmd->remaining().empty()) {
+      const std::string first = cmd->remaining().front();
+      std::string known;
+      for (const auto& [sub, w] : g_workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
+      if (first.empty() || first[0] != '-') {
+        std::fprintf(stderr, "taskring run: unknown workload '%s'; known workloads: %s (taskring run --list)\n",
+                     first.c_str(), known.c_str());
+      } else {
+        std::fprintf(stderr, "taskring run: unknown option '%s' (taskring run <workload> --help lists them)\n",
+                     first.c_str());
+      }
+      set_exit_code(2);
+      return;
+    }
     if (g_opt.list) {
       print_list();
       set_exit_code(0);

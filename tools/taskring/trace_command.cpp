@@ -1,5 +1,5 @@
 // `taskring trace <log>...`: parse captured [STRACE] logs, show timing views
-// and validate the (rank, round) matrix. Exit status: 0 all expected cells
+// (text, --json, --chrome, --html) and validate the (rank, round) matrix. Exit status: 0 all expected cells
 // valid and nothing torn, 3 missing or torn data, 2 usage errors.
 #include <cstdio>
 #include <memory>
@@ -21,6 +21,7 @@ struct TraceFlags {
   bool tree = false;
   bool json = false;
   std::string chrome;
+  std::string html;
   int ranks = 0, rounds = 0, warmup = 0, dispatches = 0;
   std::string rank_by = "auto";
   std::string require = "root,orch,sched";
@@ -86,6 +87,10 @@ int run_trace(const TraceFlags& f) {
     Status s = trace::write_chrome_trace(t, invs, *matrix, f.names, f.chrome);
     if (!s.ok()) return usage_error(s.message());
   }
+  if (!f.html.empty()) {
+    Status s = trace::write_html_report(t, invs, *matrix, f.names, f.html);
+    if (!s.ok()) return usage_error(s.message());
+  }
   if (f.json) {
     std::string j = trace::render_json(t, *matrix);
     std::fwrite(j.data(), 1, j.size(), stdout);
@@ -97,6 +102,7 @@ int run_trace(const TraceFlags& f) {
   if (!f.rounds_table && !f.tree) out += trace::render_callable_summary(t, invs, f.names);
   out += "\n" + trace::render_matrix(t, *matrix);
   if (!f.chrome.empty()) out += "chrome trace written to " + f.chrome + "\n";
+  if (!f.html.empty()) out += "html report written to " + f.html + " (self-contained; open it in a browser)\n";
   std::fwrite(out.data(), 1, out.size(), stdout);  // not fputs: the report is not a C string
   return trace::verdict_exit_code(t, *matrix);
 }
@@ -110,6 +116,8 @@ void add_trace_command(CLI::App& app) {
   cmd->add_flag("--rounds-table", flags->rounds_table, "per-dispatch table of the busiest callable");
   cmd->add_flag("--tree", flags->tree, "per-callable tree of median stage durations");
   cmd->add_option("--chrome", flags->chrome, "write Chrome trace-event JSON (Perfetto) to this file");
+  cmd->add_option("--html", flags->html,
+                  "write one self-contained HTML page: heat map of the matrix, per-rank distributions, a swimlane");
   cmd->add_flag("--json", flags->json, "print the machine-readable report instead of text");
   cmd->add_option("--expect-ranks", flags->ranks, "expected number of ranks")
       ->check(int_in(1, trace::kMaxRanks));

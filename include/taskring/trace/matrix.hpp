@@ -58,6 +58,9 @@ struct Cell {
   std::optional<double> device_us;  // device_wall durations, when all present
   double orch_us = 0, sched_us = 0;
   std::vector<Window> host_windows;  // root windows (ns), for the host union
+  // The cell's dispatches that the log holds: indices into the invocations
+  // given to build_matrix, in dispatch order.
+  std::vector<size_t> dispatches;
 };
 
 struct RankInfo {

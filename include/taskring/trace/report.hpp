@@ -43,4 +43,15 @@ std::string render_json(const Trace& trace, const Matrix& matrix);
 Status write_chrome_trace(const Trace& trace, const std::vector<Invocation>& invs, const Matrix& matrix,
                           const StageNames& names, const std::string& path);
 
+// Writes one self-contained HTML page to `path` (no network: styles, script
+// and data inline): the (rank x round) matrix as a heat map whose invalid
+// cells are marked and named, per-rank distributions of the valid cells, and
+// a swimlane of one round (the first whose cells are all valid, else round 0):
+// per rank a host lane, orchestrator, scheduler and device lanes, and one
+// lane per core when the log holds device profile records. The page is drawn
+// by its script; the element #report carries data-cells (cells drawn) once
+// done, which the headless-browser test reads.
+Status write_html_report(const Trace& trace, const std::vector<Invocation>& invs, const Matrix& matrix,
+                         const StageNames& names, const std::string& path);
+
 }  // namespace taskring::trace
