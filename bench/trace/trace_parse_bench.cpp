@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "taskring/trace/invocations.hpp"
@@ -129,8 +131,35 @@ int main(int argc, char** argv) {
     records = t.counts.parsed;
     torn = t.counts.torn;
   }
+  // The same bytes streamed from a file (what `taskring trace FILE` does), and
+  // glued onto one line (every '\n' a space): parsing must stay linear.
+  std::vector<double> file_s, line_s;
+  uint64_t line_records = 0;
+  {
+    char path[] = "/tmp/trace_parse_bench-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return 1;
+    close(fd);
+    std::ofstream(path, std::ios::binary) << log;
+    for (int i = 0; i < runs; ++i) {
+      double c0 = cpu_s();
+      auto t = taskring::trace::parse_files({path});
+      file_s.push_back(cpu_s() - c0);
+      if (!t.ok() || t->counts.parsed != records) return 1;
+    }
+    std::remove(path);
+    std::string one_line = log;
+    std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+    for (int i = 0; i < runs; ++i) {
+      double c0 = cpu_s();
+      taskring::trace::Trace t = taskring::trace::parse_trace(one_line, "bench");
+      line_s.push_back(cpu_s() - c0);
+      line_records = t.counts.parsed;
+    }
+  }
   const double mbytes = static_cast<double>(log.size()) / 1e6;
   const double p = median(parse_s), a = median(analyse_s), pc = median(parse_cpu_s);
+  const double fc = median(file_s), lc = median(line_s);
   std::printf("%-28s %12s\n", "metric", "value");
   std::printf("%-28s %12.1f\n", "log size (MB)", mbytes);
   std::printf("%-28s %12llu\n", "records parsed", static_cast<unsigned long long>(records));
@@ -138,6 +167,9 @@ int main(int argc, char** argv) {
   std::printf("%-28s %12.1f\n", "parse median (ms)", p * 1e3);
   std::printf("%-28s %12.1f\n", "parse throughput (MB/s)", mbytes / p);
   std::printf("%-28s %12.1f\n", "parse CPU throughput (MB/s)", mbytes / pc);
+  std::printf("%-28s %12.1f\n", "file streamed CPU (MB/s)", mbytes / fc);
+  std::printf("%-28s %12.1f\n", "one line CPU (MB/s)", mbytes / lc);
+  std::printf("%-28s %12llu\n", "one line records", static_cast<unsigned long long>(line_records));
   std::printf("%-28s %12.1f\n", "parse ns / record", p * 1e9 / static_cast<double>(records));
   std::printf("%-28s %12.1f\n", "group+matrix median (ms)", a * 1e3);
   std::printf("%-28s %12.1f\n", "end-to-end (MB/s)", mbytes / (p + a));
@@ -153,6 +185,9 @@ int main(int argc, char** argv) {
                       {"parse_mb_per_s", mbytes / p},
                       {"parse_cpu_s", parse_cpu_s},
                       {"parse_cpu_mb_per_s", mbytes / pc},
+                      {"file_streamed_cpu_mb_per_s", mbytes / fc},
+                      {"one_line_cpu_mb_per_s", mbytes / lc},
+                      {"one_line_records", line_records},
                       {"parse_ns_per_record", p * 1e9 / static_cast<double>(records)},
                       {"end_to_end_mb_per_s", mbytes / (p + a)},
                       {"goal_parse_mb_per_s", 200},
