@@ -11,6 +11,7 @@
 #include "taskring/kernels/builtin.hpp"
 #include "taskring/log/strace.hpp"
 #include "run_spans.hpp"
+#include "exec/device_profile.hpp"
 #include "tmr/tmr_runtime.hpp"
 #include "hbg/hbg_runtime.hpp"
 
@@ -90,6 +91,9 @@ struct ChipWorker::Impl {
   uint64_t t_prepare_start = 0, t_launch = 0, t_done = 0;
   int active_callable = -1;
   int rank = -1;  // TASKRING_RANK, carried on chip.run spans
+  // TASKRING_PROFILE=1: the per-task device profile, written after each run.
+  // Declared before the runtimes' users destroy them (~ChipWorker resets them first).
+  std::unique_ptr<exec::DeviceProfile> profile;
   uint64_t timeout_ms = 0;
 
   void release_staging() {
@@ -136,6 +140,8 @@ Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig&
   impl->skip_device_run = skip.value_or(false);
   TASKRING_ASSIGN_OR_RETURN(auto rank, read_int_knob(config.env, "TASKRING_RANK", 0, 1 << 20));
   if (rank) impl->rank = static_cast<int>(*rank);
+  TASKRING_ASSIGN_OR_RETURN(auto profile, read_bool_knob_any(config.env, {"TASKRING_PROFILE"}));
+  if (profile.value_or(false)) impl->profile = std::make_unique<exec::DeviceProfile>(impl->executors);
   TASKRING_RETURN_IF_ERROR(kernels::register_builtin_kernels(impl->builtins));
   return std::unique_ptr<ChipWorker>(new ChipWorker(std::move(impl)));
 }
@@ -221,6 +227,7 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
     hc.rings = sizes;
     hc.executors = m.executors;
     TASKRING_RETURN_IF_ERROR(hbg::read_hbg_knobs(m.config.env, &hc));
+    hc.profile = m.profile.get();
     auto rt = hbg::HbgRuntime::create(hc);
     if (!rt.ok()) return rt.status().with_context(where);
     m.hbg = std::move(rt).value();
@@ -234,6 +241,7 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
     tc.executors = m.executors;
     tc.stall_timeout_ms = m.stall_timeout_ms;
     tc.tensor_wait_timeout_ms = m.tensor_wait_ms;
+    tc.profile = m.profile.get();
     auto rt = tmr::TmrRuntime::create(tc);
     if (!rt.ok()) return rt.status().with_context(where);
     m.runtime = std::move(rt).value();
@@ -314,6 +322,7 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
 Status ChipWorker::launch() {
   Impl& m = *impl_;
   if (m.phase != Impl::Phase::kPrepared) return failed_precondition("launch: no prepared run");
+  if (m.profile) m.profile->clear();
   m.t_launch = mono_ns();
   if (m.skip_device_run) {
     m.report.skipped_device_run = true;
@@ -403,6 +412,9 @@ Expected<RunReport> ChipWorker::finalize() {
   times.validate_end_ns = t1;
   emit_run_spans(m.callables[m.active_callable].name, m.report.invocation_id, times, m.report.stats,
                  !m.report.skipped_device_run, m.rank);
+  if (m.profile && !m.report.skipped_device_run) {
+    exec::emit_device_profile(m.callables[m.active_callable].name, m.report.invocation_id, *m.profile, m.rank);
+  }
   DeviceCounters now = m.device->counters();
   m.report.h2d_calls = now.h2d_calls - m.counters_at_prepare.h2d_calls;
   m.report.h2d_bytes = now.h2d_bytes - m.counters_at_prepare.h2d_bytes;

@@ -1,4 +1,6 @@
 #include <cerrno>
+#include <charconv>
+#include <optional>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -16,6 +18,18 @@ using nlohmann::json;
 
 // Lane id of a pid's device (clk=dev) spans; Linux never hands out tid 0.
 constexpr int64_t kDeviceTid = 0;
+// Lane ids of the device profile's cores: above any Linux tid (pid_max <= 2^22).
+constexpr int64_t kCoreTidBase = int64_t{1} << 30;
+
+// The core lane of a device-profile span (attr core=N), if it is one.
+std::optional<int64_t> core_lane(const Span& s) {
+  auto core = find_attr(s.attrs, "core");
+  if (!core) return std::nullopt;
+  int64_t c = 0;
+  auto [p, ec] = std::from_chars(core->data(), core->data() + core->size(), c);
+  if (ec != std::errc() || p != core->data() + core->size() || c < 0 || c >= (int64_t{1} << 20)) return std::nullopt;
+  return kCoreTidBase + c;
+}
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -41,6 +55,7 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
   json unaligned = json::array();
   std::set<int64_t> pids;
   std::set<std::pair<int64_t, int64_t>> lanes;
+  std::map<std::pair<int64_t, int64_t>, std::string> core_types;
   for (const Span& s : t.spans) {
     json args = {{"inv", std::to_string(s.inv)}, {"hid", detail::hex16(s.hid)}, {"depth", s.depth}};
     if (!s.attrs.empty()) args["attrs"] = s.attrs;
@@ -70,10 +85,12 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
                                                   !__builtin_add_overflow(a->wall_ns, since, &wall)) {
         args["wall_ts_ns"] = std::to_string(wall);
       }
-      e["cat"] = "host";
-      e["tid"] = s.tid;
+      const std::optional<int64_t> core = core_lane(s);
+      e["cat"] = core ? "core" : "host";
+      e["tid"] = core ? *core : s.tid;
       e["ts"] = us(s.ts_ns);
-      lanes.insert({s.pid, s.tid});
+      lanes.insert({s.pid, core ? *core : s.tid});
+      if (core) core_types[{s.pid, *core}] = std::string(find_attr(s.attrs, "core_type").value_or(""));
     }
     e["args"] = std::move(args);
     pids.insert(s.pid);
@@ -89,7 +106,15 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
   }
   for (auto [pid, tid] : lanes) {
     std::string name = tid == kDeviceTid ? "device (clk=dev)" : "tid " + std::to_string(tid);
+    int64_t sort = tid == kDeviceTid ? 1 : 0;  // host threads first, then device, then cores in id order
+    if (tid >= kCoreTidBase) {
+      const std::string& type = core_types[{pid, tid}];
+      name = "core " + std::to_string(tid - kCoreTidBase) + (type.empty() ? "" : " (" + type + ")");
+      sort = 2 + (tid - kCoreTidBase);
+    }
     events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid}, {"args", {{"sort_index", sort}}}});
   }
   json anchors = json::array();
   for (const ClockAnchor& a : t.anchors) {

@@ -27,7 +27,7 @@ std::string lane_of(const Trace& t, const Span& s, const StageNames& names) {
     case Stage::kDeviceWall: return "device";
     default: break;
   }
-  if (auto core = find_attr(s.attrs, "core"); core && s.device_clock) return "core " + std::string(*core);
+  if (auto core = find_attr(s.attrs, "core")) return "core " + std::string(*core);  // device profile
   if (s.device_clock) return "device";
   return s.depth == 0 ? "host" : "host." + std::to_string(s.depth);  // nested host spans get lanes of their own
 }

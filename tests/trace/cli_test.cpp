@@ -199,5 +199,35 @@ TEST_F(TraceCli, AbsurdMatrixFromOptionsIsAnError) {
   EXPECT_NE(err_.find("cells, above the limit 1048576"), std::string::npos) << err_;
 }
 
+// The per-task device profile: one core_task span per kernel call, written
+// after the run, and one Chrome lane per core under the rank; none when off.
+TEST_F(TraceCli, DeviceProfileGivesOneLanePerCore) {
+  ASSERT_EQ(run("run bgemm --rounds 1 --warmup 0"), 0) << err_;
+  EXPECT_EQ(err_.find("core_task"), std::string::npos);
+  ASSERT_EQ(run("run bgemm --rounds 1 --warmup 0 --profile"), 0) << err_;
+  const std::string log = write("profile.log", err_);
+  size_t records = 0;
+  for (size_t at = err_.find("name=chip.run.runner_run.core_task"); at != std::string::npos;
+       at = err_.find("name=chip.run.runner_run.core_task", at + 1)) {
+    ++records;
+  }
+  EXPECT_EQ(records, 64u);  // bgemm: 64 single-kernel tasks per run
+  EXPECT_NE(err_.find("core_type=aic cluster="), std::string::npos);
+  std::string chrome = dir_ + "/p.json";
+  ASSERT_EQ(run("trace " + log + " --chrome " + chrome), 0) << out_;
+  std::ifstream f(chrome);
+  auto c = nlohmann::json::parse(f);
+  size_t core_lanes = 0, core_events = 0;
+  for (auto& e : c["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" &&
+        e["args"]["name"].get<std::string>().rfind("core ", 0) == 0) {
+      ++core_lanes;
+    }
+    if (e["ph"] == "X" && e.value("cat", "") == "core") ++core_events;
+  }
+  EXPECT_GE(core_lanes, 1u);
+  EXPECT_EQ(core_events, 64u);
+}
+
 }  // namespace
 }  // namespace taskring::trace

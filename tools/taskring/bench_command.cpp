@@ -49,6 +49,7 @@ struct BenchOptions {
   int rounds = 8;
   int warmup = 2;
   bool json = false;
+  bool profile = false;  // TASKRING_PROFILE=1 in every rank
   std::string log_path;
   uint64_t timeout_ms = 600000;
 };
@@ -69,8 +70,10 @@ int run_rank(const BenchOptions& o, int rank) {
   EnvLookup base = process_env();
   std::string rank_text = std::to_string(rank);
   ChipWorkerConfig c;
-  c.env = [base, rank_text](std::string_view name) -> std::optional<std::string> {
+  const bool profile = o.profile;
+  c.env = [base, rank_text, profile](std::string_view name) -> std::optional<std::string> {
     if (name == "TASKRING_RANK") return rank_text;
+    if (profile && name == "TASKRING_PROFILE") return std::string("1");
     return base(name);
   };
   auto worker = ChipWorker::create(c);
@@ -333,6 +336,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--timeout-ms", opts->timeout_ms, "kill the ranks after this long (default 600000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{86400000}));
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
+  cmd->add_flag("--profile", opts->profile, "record every rank's per-task device profile (core lanes in --chrome)");
   cmd->callback([opts] { run_bench(*opts); });
 }
 

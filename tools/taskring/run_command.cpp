@@ -38,6 +38,7 @@ struct RunOptions {
   int warmup = 1;
   bool json = false;
   bool list = false;
+  bool profile = false;  // TASKRING_PROFILE=1 for this run
   std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
 };
 
@@ -171,7 +172,13 @@ int run_workload(Workload& w) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), setup.to_string().c_str());
     return setup.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
-  Expected<std::unique_ptr<ChipWorker>> worker = ChipWorker::create(ChipWorkerConfig{.runtime = g_opt.runtime});
+  ChipWorkerConfig wc{.runtime = g_opt.runtime};
+  if (g_opt.profile) {
+    wc.env = [base = process_env()](std::string_view name) -> std::optional<std::string> {
+      return name == "TASKRING_PROFILE" ? std::optional<std::string>("1") : base(name);
+    };
+  }
+  Expected<std::unique_ptr<ChipWorker>> worker = ChipWorker::create(wc);
   if (!worker.ok()) {
     std::fprintf(stderr, "%s: creating the sim worker: %s\n", who.c_str(), worker.status().to_string().c_str());
     return 1;
@@ -225,6 +232,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"tmr", "tensormap_and_ringbuffer", "hbg", "host_build_graph"}));
   cmd->add_flag("--json", g_opt.json, "print the rounds as JSON");
   cmd->add_flag("--list", g_opt.list, "list the workloads and their parameters");
+  cmd->add_flag("--profile", g_opt.profile,
+                "record the per-task device profile (core, cluster, block, kernel, start/end) as spans after each run");
   cmd->require_subcommand(0, 1);
   cmd->allow_extras();  // an unknown workload name is answered below, with the known ones
   for (const workloads::CatalogEntry& e : workloads::catalog()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "device_profile.hpp"
+
 namespace taskring::exec {
 
 namespace {
@@ -30,6 +32,8 @@ bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Devi
   s.args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.global);
   s.global.cluster_count = topo.clusters;
   s.global.aiv_count = topo.aiv_count();
+  // Profiled: one TSC read per kernel call plus one per block (a call ends where the next starts).
+  uint64_t started = place.profile ? DeviceProfile::now() : 0;
   for (int slot = 0; slot < 3; ++slot) {
     int32_t fid = t.kernels[slot];
     if (fid < 0) continue;
@@ -45,6 +49,12 @@ bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Devi
     s.local.error_message[0] = '\0';
     kernels[fid](s.args);
     calls.fetch_add(1, std::memory_order_relaxed);
+    if (place.profile) {
+      const uint64_t ended = DeviceProfile::now();
+      place.profile->record(place.executor, {t.id, started, ended, fid, block, static_cast<int16_t>(cluster),
+                                             static_cast<int16_t>(s.local.core_id), slot == 0});
+      started = ended;
+    }
     if (s.local.error_code != 0) {
       failure->func_id = fid;
       failure->code = s.local.error_code;

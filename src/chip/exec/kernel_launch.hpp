@@ -13,6 +13,8 @@
 
 namespace taskring::exec {
 
+class DeviceProfile;
+
 // What one block launch needs from a task.
 struct LaunchTask {
   const ChipTensor* tensors;  // device-address descriptors
@@ -21,6 +23,7 @@ struct LaunchTask {
   int32_t scalar_count;
   const int32_t* kernels;     // 3 func ids, INVALID (-1) for unused slots
   int32_t block_num;
+  uint64_t id = 0;            // the task's id, for the device profile
 };
 
 // Where this executor runs: executor `e` of `executors` owns clusters
@@ -30,6 +33,7 @@ struct LaunchPlace {
   int executor;
   int executors;
   Topology topology;
+  DeviceProfile* profile = nullptr;  // when set, each kernel call is recorded (device_profile.hpp)
 };
 
 // The first kernel that reported an error.

@@ -42,6 +42,10 @@
 #include "taskring/kernels/kernel_abi.h"
 #include "tmr/ready_queue.hpp"
 
+namespace taskring::exec {
+class DeviceProfile;
+}
+
 namespace taskring::hbg {
 
 inline constexpr uint64_t kDefaultGraphArenaBytes = 4ull << 20;
@@ -53,6 +57,7 @@ struct HbgConfig {
   // Pinned arena for Graph submission images (TASKRING_GRAPH_ARENA_BYTES);
   // 0 uploads every submission on its own.
   uint64_t graph_arena_bytes = kDefaultGraphArenaBytes;
+  exec::DeviceProfile* profile = nullptr;  // not owned; set: record every kernel call
 };
 
 // Reads TASKRING_GRAPH_ARENA_BYTES (0 .. 2^34) into `config`.

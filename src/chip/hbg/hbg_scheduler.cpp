@@ -163,7 +163,7 @@ void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
 void HbgRuntime::run_block(Runnable* r, int block, int executor) {
   exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count, r->kernels, r->block_num};
   exec::LaunchFailure f;
-  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
+  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_, config_.profile}, *config_.device, kernels_,
                          kernel_calls_, &f)) {
     return;
   }

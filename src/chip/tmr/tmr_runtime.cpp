@@ -807,9 +807,9 @@ void TmrRuntime::execute(TaskSlot* t, int executor, TaskSlot** next_local) {
 }
 
 bool TmrRuntime::run_block(TaskSlot* t, int block, int executor) {
-  exec::LaunchTask task{t->tensors, t->tensor_count, t->scalars, t->scalar_count, t->kernels, t->block_num};
+  exec::LaunchTask task{t->tensors, t->tensor_count, t->scalars, t->scalar_count, t->kernels, t->block_num, t->id.raw};
   exec::LaunchFailure f;
-  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
+  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_, config_.profile}, *config_.device, kernels_,
                          kernel_calls_, &f)) {
     return true;
   }

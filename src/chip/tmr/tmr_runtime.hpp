@@ -28,6 +28,10 @@
 #include "taskring/device/device.hpp"
 #include "taskring/kernels/kernel_abi.h"
 
+namespace taskring::exec {
+class DeviceProfile;
+}
+
 namespace taskring::tmr {
 
 struct TmrConfig {
@@ -36,6 +40,7 @@ struct TmrConfig {
   int executors = 2;              // capped at the cluster count
   uint64_t stall_timeout_ms = 10000;        // no-progress backstop
   uint64_t tensor_wait_timeout_ms = 15000;  // get/set_tensor_data
+  exec::DeviceProfile* profile = nullptr;   // not owned; set: record every kernel call
 };
 
 using OrchestrationEntryFn = void (*)(const ChipTaskArgs&);
