@@ -78,7 +78,8 @@ inline std::string envelope(Prefix p, int64_t mono_ns, std::string_view func) {
 
 // One record without the trailing newline.
 inline std::string strace(const SpanRec& s, Prefix p = Prefix::kMono) {
-  std::string out = envelope(p, s.ts + s.dur, "emit_host_span");
+  // Wraps on purpose (unsigned): hostile tests write timestamps at the int64 limits.
+  std::string out = envelope(p, static_cast<int64_t>(static_cast<uint64_t>(s.ts) + static_cast<uint64_t>(s.dur)), "emit_host_span");
   char b[256];
   std::snprintf(b, sizeof b, "[STRACE] v=1 pid=%lld tid=%lld inv=%llu hid=%llx depth=%d name=",
                 static_cast<long long>(s.pid), static_cast<long long>(s.tid), static_cast<unsigned long long>(s.inv),
