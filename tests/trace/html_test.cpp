@@ -119,5 +119,19 @@ TEST_F(TraceHtml, NamesFromTheLogCannotInjectMarkup) {
   EXPECT_EQ(dom.find("<title>pwned"), std::string::npos);
 }
 
+// With the device profile on, the swimlane has one lane per core.
+TEST_F(TraceHtml, ProfiledRunShowsCoreLanes) {
+  if (shell("command -v chromium > /dev/null 2>&1") != 0) GTEST_SKIP() << "chromium is not installed";
+  std::string log = dir_ + "/run.log";
+  ASSERT_EQ(shell(std::string(TASKRING_BIN) + " run bgemm --rounds 1 --warmup 0 --profile > /dev/null 2> '" + log + "'"),
+            0);
+  std::string page = dir_ + "/report.html";
+  ASSERT_EQ(shell(std::string(TASKRING_BIN) + " trace '" + log + "' --html '" + page + "' > /dev/null"), 0);
+  std::string dom = render(page);
+  EXPECT_NE(dom.find("data-cells=\"1\""), std::string::npos);
+  EXPECT_NE(dom.find("rank 0 core 0"), std::string::npos) << dom.substr(0, 3000);
+  EXPECT_NE(dom.find("chip.run.runner_run.core_task"), std::string::npos);  // span tooltips
+}
+
 }  // namespace
 }  // namespace taskring::trace
