@@ -257,7 +257,10 @@ void add_run_command(CLI::App& app) {
       const std::string first = cmd->remaining().front();
       std::string known;
       for (const auto& [sub, w] : g_workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
-      if (first.empty() || first[0] != '-') {
+      const bool named = std::any_of(g_workloads.begin(), g_workloads.end(), [](auto& e) { return e.first->parsed(); });
+      if (named) {
+        std::fprintf(stderr, "taskring run: unexpected argument '%s'\n", first.c_str());
+      } else if (first.empty() || first[0] != '-') {
         std::fprintf(stderr, "taskring run: unknown workload '%s'; known workloads: %s (taskring run --list)\n",
                      first.c_str(), known.c_str());
       } else {
