@@ -161,7 +161,8 @@ void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
 }
 
 void HbgRuntime::run_block(Runnable* r, int block, int executor) {
-  exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count, r->kernels, r->block_num};
+  exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count,
+                        r->kernels, r->block_num, static_cast<uint64_t>(r->index)};
   exec::LaunchFailure f;
   if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_, config_.profile}, *config_.device, kernels_,
                          kernel_calls_, &f)) {
