@@ -402,28 +402,18 @@ class PyChipWorker {
         }
       } else if (PyBool_Check(p)) {
         cargs.add_scalar<uint64_t>(p == Py_True ? 1 : 0);
+      } else if (!PyLong_CheckExact(p) && !PyFloat_CheckExact(p) && PyObject_HasAttrString(p, "dtype") &&
+                 PyObject_HasAttrString(p, "item")) {
+        // Before the float check: numpy.float64 is a float subclass but keeps its width.
+        add_numpy_scalar(cargs, a, i);
       } else if (PyLong_Check(p)) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-        if (overflow == 0) {
-          cargs.add_scalar<int64_t>(v);
-        } else {
-          unsigned long long u = PyLong_AsUnsignedLongLong(p);
-          if (PyErr_Occurred()) {
-            PyErr_Clear();
-            throw_error(StatusCode::kOutOfRange,
-                        "argument " + std::to_string(i) + ": integer scalar does not fit 64 bits");
-          }
-          cargs.add_scalar<uint64_t>(u);
-        }
+        add_int_scalar(cargs, p, i);
       } else if (PyFloat_Check(p)) {
         // As the C++ examples' add_scalar(1.0f): a Python float is a float32.
         cargs.add_scalar(static_cast<float>(PyFloat_AS_DOUBLE(p)));
       } else if (pyb::isinstance<pyb::array>(a)) {
         throw_error(StatusCode::kInvalidArgument,
                     "argument " + std::to_string(i) + ": a bare array; pass (array, taskring.INPUT) or another tag");
-      } else if (PyObject_HasAttrString(p, "dtype") && PyObject_HasAttrString(p, "item")) {
-        add_numpy_scalar(cargs, a, i);
       } else {
         throw_error(StatusCode::kInvalidArgument,
                     "argument " + std::to_string(i) + ": expected (array, tag), taskring.Tensor(...) or a number, got " +
@@ -433,6 +423,21 @@ class PyChipWorker {
         throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) + ": " + cargs.error_msg());
       }
     }
+  }
+
+  static void add_int_scalar(ChipTaskArgs& cargs, PyObject* p, size_t i) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow == 0) {
+      cargs.add_scalar<int64_t>(v);
+      return;
+    }
+    unsigned long long u = PyLong_AsUnsignedLongLong(p);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw_error(StatusCode::kOutOfRange, "argument " + std::to_string(i) + ": integer scalar does not fit 64 bits");
+    }
+    cargs.add_scalar<uint64_t>(u);
   }
 
   // numpy scalars keep their width: float32 as a float, float64 as a double,
