@@ -400,6 +400,9 @@ class PyChipWorker {
         } else {
           throw_error(StatusCode::kInvalidArgument, what + ": Tensor data must be a numpy array or a DeviceBuffer");
         }
+      } else if (pyb::isinstance<pyb::array>(a)) {
+        throw_error(StatusCode::kInvalidArgument,
+                    "argument " + std::to_string(i) + ": a bare array; pass (array, taskring.INPUT) or another tag");
       } else if (PyBool_Check(p)) {
         cargs.add_scalar<uint64_t>(p == Py_True ? 1 : 0);
       } else if (!PyLong_CheckExact(p) && !PyFloat_CheckExact(p) && PyObject_HasAttrString(p, "dtype") &&
@@ -411,9 +414,6 @@ class PyChipWorker {
       } else if (PyFloat_Check(p)) {
         // As the C++ examples' add_scalar(1.0f): a Python float is a float32.
         cargs.add_scalar(static_cast<float>(PyFloat_AS_DOUBLE(p)));
-      } else if (pyb::isinstance<pyb::array>(a)) {
-        throw_error(StatusCode::kInvalidArgument,
-                    "argument " + std::to_string(i) + ": a bare array; pass (array, taskring.INPUT) or another tag");
       } else {
         throw_error(StatusCode::kInvalidArgument,
                     "argument " + std::to_string(i) + ": expected (array, tag), taskring.Tensor(...) or a number, got " +
