@@ -11,7 +11,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -123,6 +125,7 @@ struct WorkerState {
   // Per-run scratch, reused under `mu` so a run allocates nothing here.
   std::vector<ChipTensor> tensors = std::vector<ChipTensor>(ChipTaskArgs::kTensorCapacity);
   std::string runtime, device;
+  uint64_t last_native_ns = 0;  // ChipWorker::run alone, in the last run() (bench/python)
 };
 
 struct BufferState {
@@ -191,7 +194,10 @@ class PyChipWorker {
     Expected<RunReport> r = Status();
     {
       pyb::gil_scoped_release nogil;
+      const auto t0 = std::chrono::steady_clock::now();
       r = st->worker->run(id, cargs, cfg);
+      st->last_native_ns = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     }
     if (!r.ok()) throw_status(r.status());
     const RunReport& x = *r;
@@ -209,6 +215,35 @@ class PyChipWorker {
                         g.arena_h2d_bytes, g.arena_submissions, g.arena_fallback_submissions, g.image_h2d_ns,
                         g.image_h2d_calls, g.image_h2d_bytes));
   }
+
+  // For bench/python: the same arguments run `n` times straight from C++
+  // (converted once, GIL released throughout); the ns of each run.
+  std::vector<uint64_t> run_native(const std::shared_ptr<PyCallable>& c, const pyb::sequence& args, int n) {
+    auto st = live("_run_native");
+    auto l = lock(*st, "_run_native");
+    const int id = id_for(*st, c);
+    ChipTaskArgs cargs;
+    bind_args(*st, args, cargs);
+    std::vector<uint64_t> ns(static_cast<size_t>(std::max(n, 0)));
+    Status failed;
+    {
+      pyb::gil_scoped_release nogil;
+      for (auto& x : ns) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = st->worker->run(id, cargs, RunConfig{});
+        x = static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+        if (!r.ok()) {
+          failed = r.status();
+          break;
+        }
+      }
+    }
+    if (!failed.ok()) throw_status(failed);
+    return ns;
+  }
+
+  uint64_t last_native_ns() const { return live("_last_native_ns")->last_native_ns; }
 
   PyDeviceBuffer malloc(uint64_t bytes, uint64_t alignment, const std::string& tag) {
     auto st = live("malloc");
@@ -507,6 +542,8 @@ void bind_chip(pyb::module_& m) {
       .def(pyb::init<const std::string&, const std::string&>(), pyb::arg("runtime"), pyb::arg("device"))
       .def("register", &PyChipWorker::register_callable)
       .def("run", &PyChipWorker::run, pyb::arg("callable"), pyb::arg("args"), pyb::arg("timeout_ms"))
+      .def("_run_native", &PyChipWorker::run_native, pyb::arg("callable"), pyb::arg("args"), pyb::arg("n"))
+      .def_property_readonly("_last_native_ns", &PyChipWorker::last_native_ns)
       .def("malloc", &PyChipWorker::malloc, pyb::arg("nbytes"), pyb::arg("alignment"), pyb::arg("tag"))
       .def("copy_to", &PyChipWorker::copy_to, pyb::arg("dst"), pyb::arg("src"), pyb::arg("offset"))
       .def("copy_from", &PyChipWorker::copy_from, pyb::arg("dst"), pyb::arg("src"), pyb::arg("offset"))

@@ -119,3 +119,17 @@ def test_an_invalid_log_knob_fails_the_import():
     r = subprocess.run([sys.executable, "-c", "import taskring"], capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode != 0
     assert "TASKRING_LOG_LEVEL" in r.stderr and "InvalidArgumentError" in r.stderr
+
+
+def test_the_overhead_bench_runs(tmp_path):
+    # Keeps bench/python working; timings are reported, never asserted.
+    import json
+    import pathlib
+
+    script = pathlib.Path(__file__).resolve().parents[2] / "bench/python/run_overhead.py"
+    out = tmp_path / "o.json"
+    r = subprocess.run([sys.executable, str(script), "--runs", "5", "--blocks", "2", "--warmup", "2", "--size", "64",
+                        "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["runs"] == 10 and res["python_run_us"]["median"] > 0 and res["cpp_run_us"]["median"] > 0
