@@ -217,8 +217,11 @@ class PyChipWorker {
   }
 
   // For bench/python: the same arguments run `n` times straight from C++
-  // (converted once, GIL released throughout); the ns of each run.
-  std::vector<uint64_t> run_native(const std::shared_ptr<PyCallable>& c, const pyb::sequence& args, int n) {
+  // (converted once, GIL released throughout); the ns of each run. `gap_ns`
+  // of busy host work between runs reproduces a caller's spacing (the
+  // runtime's idle threads behave differently back to back).
+  std::vector<uint64_t> run_native(const std::shared_ptr<PyCallable>& c, const pyb::sequence& args, int n,
+                                   uint64_t gap_ns) {
     auto st = live("_run_native");
     auto l = lock(*st, "_run_native");
     const int id = id_for(*st, c);
@@ -229,6 +232,10 @@ class PyChipWorker {
     {
       pyb::gil_scoped_release nogil;
       for (auto& x : ns) {
+        const auto g0 = std::chrono::steady_clock::now();
+        while (static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - g0).count()) < gap_ns) {
+        }
         const auto t0 = std::chrono::steady_clock::now();
         auto r = st->worker->run(id, cargs, RunConfig{});
         x = static_cast<uint64_t>(
@@ -542,7 +549,8 @@ void bind_chip(pyb::module_& m) {
       .def(pyb::init<const std::string&, const std::string&>(), pyb::arg("runtime"), pyb::arg("device"))
       .def("register", &PyChipWorker::register_callable)
       .def("run", &PyChipWorker::run, pyb::arg("callable"), pyb::arg("args"), pyb::arg("timeout_ms"))
-      .def("_run_native", &PyChipWorker::run_native, pyb::arg("callable"), pyb::arg("args"), pyb::arg("n"))
+      .def("_run_native", &PyChipWorker::run_native, pyb::arg("callable"), pyb::arg("args"), pyb::arg("n"),
+           pyb::arg("gap_ns") = 0)
       .def_property_readonly("_last_native_ns", &PyChipWorker::last_native_ns)
       .def("malloc", &PyChipWorker::malloc, pyb::arg("nbytes"), pyb::arg("alignment"), pyb::arg("tag"))
       .def("copy_to", &PyChipWorker::copy_to, pyb::arg("dst"), pyb::arg("src"), pyb::arg("offset"))

@@ -156,7 +156,7 @@ class Callable:
         return f"Callable({self.name!r}, {self.source!r})"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class RunStats:
     """Counters and windows of one L2 run (C++ ``RunStats``); times are CLOCK_MONOTONIC ns."""
 
@@ -174,7 +174,7 @@ class RunStats:
     sched_end_ns: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class GraphRunStats:
     """host_build_graph (``hbg``) counters of one run; all zero on ``tmr``."""
 
@@ -200,7 +200,7 @@ class GraphRunStats:
     image_h2d_bytes: int
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class RunReport:
     """What :meth:`ChipWorker.run` returns (C++ ``RunReport``)."""
 
