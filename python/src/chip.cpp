@@ -188,7 +188,8 @@ class PyChipWorker {
     auto l = lock(*st, "run");
     const int id = id_for(*st, c);
     ChipTaskArgs cargs;
-    bind_args(*st, args, cargs);
+    std::vector<pyb::object> keep;
+    bind_args(*st, args, cargs, keep);
     RunConfig cfg;
     cfg.timeout_ms = timeout_ms;
     Expected<RunReport> r = Status();
@@ -226,7 +227,8 @@ class PyChipWorker {
     auto l = lock(*st, "_run_native");
     const int id = id_for(*st, c);
     ChipTaskArgs cargs;
-    bind_args(*st, args, cargs);
+    std::vector<pyb::object> keep;
+    bind_args(*st, args, cargs, keep);
     std::vector<uint64_t> ns(static_cast<size_t>(std::max(n, 0)));
     Status failed;
     {
@@ -415,11 +417,16 @@ class PyChipWorker {
     cargs.add_tensor(st.tensors[static_cast<size_t>(i)], tag);
   }
 
-  void bind_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs) const {
+  // Converts `args`; every tensor argument object is appended to `keep` so
+  // that its memory outlives the run even if another thread drops the
+  // caller's list while the GIL is released.
+  void bind_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs,
+                 std::vector<pyb::object>& keep) const {
     const size_t n = args.size();
     for (size_t i = 0; i < n; ++i) {
       pyb::object a = args[i];
       PyObject* p = a.ptr();
+      const int tensors_before = cargs.tensor_count();
       if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 && pyb::isinstance<pyb::array>(PyTuple_GET_ITEM(p, 0))) {
         const std::string what = "argument " + std::to_string(i);
         const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
@@ -464,6 +471,7 @@ class PyChipWorker {
       if (cargs.has_error()) {
         throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) + ": " + cargs.error_msg());
       }
+      if (cargs.tensor_count() != tensors_before) keep.push_back(std::move(a));
     }
   }
 
