@@ -171,17 +171,6 @@ void bind_arrays(pyb::module_& m) {
     auto t = parse_data_type(name);
     return t ? pyb::object(pyb::int_(static_cast<int>(*t))) : pyb::object(pyb::none());
   });
-  // The descriptor a (array, view) pair becomes, for tests and debugging.
-  m.def("_describe_host_tensor", [](const pyb::array& a, pyb::object dtype, pyb::object shape, pyb::object strides,
-                                    uint64_t offset) {
-    ViewSpec v;
-    if (!dtype.is_none()) v.dtype = static_cast<DataType>(dtype.cast<int>());
-    if (!shape.is_none()) v.shape = shape.cast<std::vector<uint32_t>>();
-    if (!strides.is_none()) v.strides = strides.cast<std::vector<uint32_t>>();
-    v.offset = offset;
-    ChipTensor t = host_tensor(a, v, false, "tensor");
-    return t.describe();
-  });
 }
 
 }  // namespace taskring::py
