@@ -238,3 +238,22 @@ def test_the_gil_is_released_while_a_run_executes():
             assert not t.is_alive()
     assert not errors, errors
     assert seen_busy.is_set(), "no thread ever observed a run in flight"
+
+
+def test_runs_neither_leak_nor_steal_array_references(tmr_worker):
+    import sys
+
+    f, args = vector_args(64)
+    a = args[0][0]
+    before = (sys.getrefcount(a), sys.getrefcount(f))
+    for _ in range(3):
+        tmr_worker.run(taskring.Callable.workload("vector"), args)
+    with pytest.raises(taskring.InvalidArgumentError):
+        tmr_worker.run(taskring.Callable.workload("vector"), args + ["x"])
+    assert (sys.getrefcount(a), sys.getrefcount(f)) == before
+
+
+def test_callable_repr_and_workload_kernels(orch_vector):
+    vec = taskring.Callable.workload("vector", {5: "mul"})
+    assert repr(vec) == "Callable('vector', 'workload:vector')"
+    assert vec.kernels == {5: "mul"}
