@@ -1,11 +1,7 @@
 // The ChipWorker binding. The run path (argument conversion, run, report) is
 // all C++ so that a Python `worker.run` adds little over the C++ call; the
-// GIL is released for the whole ChipWorker::run.
-//
-// Lifetimes: a _ChipWorker owns a shared WorkerState; _DeviceBuffers hold a
-// weak reference to it, so a buffer outliving its worker (or used after
-// free) raises instead of touching freed device memory. One run at a time
-// per worker: a second thread gets FAILED_PRECONDITION, never a data race.
+// GIL is released for the whole ChipWorker::run. One run at a time per
+// worker: a second thread gets FAILED_PRECONDITION, never a data race.
 #include "chip.hpp"
 
 #include <pybind11/numpy.h>
@@ -19,135 +15,20 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "arrays.hpp"
 #include "errors.hpp"
+#include "run_args.hpp"
+#include "worker_state.hpp"
 #include "taskring/chip/chip_worker.hpp"
-#include "taskring/kernels/builtin.hpp"
-#include "taskring/kernels/registry.hpp"
 #include "taskring/log/init.hpp"
-#include "taskring/workloads/catalog.hpp"
 
 namespace taskring::py {
 
 namespace pyb = pybind11;
 
 namespace {
-
-// ---------------------------------------------------------------- callables
-
-struct PyCallable {
-  ChipCallable callable;
-  // Keeps a built-in workload alive as long as its orchestration may run.
-  std::shared_ptr<workloads::Workload> workload;
-  std::string source;  // "library:<path>" or "workload:<name>"
-};
-
-// Resolves the {func_id: name or path} map into kernel bindings.
-std::vector<KernelBinding> kernel_bindings(const std::unordered_map<int32_t, std::string>& kernels,
-                                           const std::string& where) {
-  kernels::KernelRegistry builtins;
-  Status s = kernels::register_builtin_kernels(builtins);
-  if (!s.ok()) throw_status(s.with_context(where));
-  std::vector<KernelBinding> out;
-  std::vector<int32_t> ids;
-  for (const auto& [fid, _] : kernels) ids.push_back(fid);
-  std::sort(ids.begin(), ids.end());
-  for (int32_t fid : ids) {
-    const std::string& v = kernels.at(fid);
-    KernelBinding b;
-    b.func_id = fid;
-    b.name = v;
-    bool is_builtin = false;
-    for (int32_t id = kernels::builtin_id::kBuiltinBase;
-         id < kernels::builtin_id::kBuiltinBase + kernels::builtin_id::kBuiltinCount; ++id) {
-      if (builtins.name(id) == v) {
-        b.fn = builtins.find(id);
-        is_builtin = true;
-        break;
-      }
-    }
-    if (!is_builtin) {
-      if (v.find('/') == std::string::npos && v.find(".so") == std::string::npos) {
-        std::string known;
-        for (int32_t id = kernels::builtin_id::kBuiltinBase;
-             id < kernels::builtin_id::kBuiltinBase + kernels::builtin_id::kBuiltinCount; ++id) {
-          known += (known.empty() ? "" : ", ") + std::string(builtins.name(id));
-        }
-        throw_error(StatusCode::kNotFound, where + ": kernel " + std::to_string(fid) + " = '" + v +
-                                               "' is neither a built-in kernel (" + known +
-                                               ") nor a shared library path");
-      }
-      b.library = v;
-    }
-    out.push_back(std::move(b));
-  }
-  return out;
-}
-
-std::shared_ptr<PyCallable> callable_from_library(const std::string& path,
-                                                  const std::unordered_map<int32_t, std::string>& kernels,
-                                                  const std::string& name, const std::string& entry_symbol,
-                                                  const std::string& config_symbol) {
-  if (path.empty()) throw_error(StatusCode::kInvalidArgument, "Callable.from_library: empty path");
-  auto c = std::make_shared<PyCallable>();
-  c->callable.name = name.empty() ? path : name;
-  c->callable.orchestration_library = path;
-  c->callable.entry_symbol = entry_symbol;
-  c->callable.config_symbol = config_symbol;
-  c->callable.kernels = kernel_bindings(kernels, "callable '" + c->callable.name + "'");
-  c->source = "library:" + path;
-  return c;
-}
-
-std::shared_ptr<PyCallable> callable_from_workload(const std::string& workload,
-                                                   const std::unordered_map<int32_t, std::string>& kernels) {
-  auto w = workloads::make_workload(workload);
-  if (!w.ok()) throw_status(w.status().with_context("Callable.workload"));
-  auto c = std::make_shared<PyCallable>();
-  c->workload = std::shared_ptr<workloads::Workload>(std::move(*w));
-  c->callable = c->workload->callable();
-  auto extra = kernel_bindings(kernels, "callable '" + c->callable.name + "'");
-  c->callable.kernels.insert(c->callable.kernels.end(), extra.begin(), extra.end());
-  c->source = "workload:" + workload;
-  return c;
-}
-
-// ------------------------------------------------------------------ workers
-
-struct WorkerState {
-  std::unique_ptr<ChipWorker> worker;
-  std::mutex mu;  // one run / memory call at a time
-  // Registered callables by identity; the shared_ptr pins the address.
-  std::vector<std::pair<std::shared_ptr<PyCallable>, int>> callables;
-  // Per-run scratch, reused under `mu` so a run allocates nothing here.
-  std::vector<ChipTensor> tensors = std::vector<ChipTensor>(ChipTaskArgs::kTensorCapacity);
-  std::string runtime, device;
-  uint64_t last_native_ns = 0;  // ChipWorker::run alone, in the last run() (bench/python)
-};
-
-struct BufferState {
-  uint64_t addr = 0;
-  uint64_t size = 0;
-  bool freed = false;
-};
-
-struct PyDeviceBuffer {
-  std::weak_ptr<WorkerState> owner;
-  std::shared_ptr<BufferState> state;
-  std::string tag;
-};
-
-// A tensor argument with an explicit view (or over a device buffer).
-struct PyTensor {
-  pyb::object data;  // numpy array or _DeviceBuffer
-  int tag = 0;
-  std::optional<int> dtype;
-  std::optional<std::vector<uint32_t>> shape, strides;
-  uint64_t offset = 0;
-};
 
 class PyChipWorker {
  public:
@@ -189,7 +70,7 @@ class PyChipWorker {
     const int id = id_for(*st, c);
     ChipTaskArgs cargs;
     std::vector<pyb::object> keep;
-    bind_args(*st, args, cargs, keep);
+    bind_run_args(*st, args, cargs, keep);
     RunConfig cfg;
     cfg.timeout_ms = timeout_ms;
     Expected<RunReport> r = Status();
@@ -228,7 +109,7 @@ class PyChipWorker {
     const int id = id_for(*st, c);
     ChipTaskArgs cargs;
     std::vector<pyb::object> keep;
-    bind_args(*st, args, cargs, keep);
+    bind_run_args(*st, args, cargs, keep);
     std::vector<uint64_t> ns(static_cast<size_t>(std::max(n, 0)));
     Status failed;
     {
@@ -360,155 +241,11 @@ class PyChipWorker {
     return *id;
   }
 
-  BufferState& check_buffer(WorkerState& st, const PyDeviceBuffer& b, const char* op) const {
-    auto owner = b.owner.lock();
-    if (!b.state || !owner || owner->worker == nullptr) {
-      throw_error(StatusCode::kFailedPrecondition, std::string(op) + ": the buffer's worker is closed");
-    }
-    if (owner.get() != &st) {
-      throw_error(StatusCode::kInvalidArgument, std::string(op) + ": the buffer belongs to another worker");
-    }
-    if (b.state->freed) {
-      throw_error(StatusCode::kFailedPrecondition,
-                  std::string(op) + ": device buffer " + hex(b.state->addr) + " was freed");
-    }
-    return *b.state;
-  }
-
   static void check_range(const BufferState& b, uint64_t offset, uint64_t n, const char* op) {
     if (offset > b.size || n > b.size - offset) {
       throw_error(StatusCode::kOutOfRange, std::string(op) + ": " + std::to_string(n) + " bytes at offset " +
                                                std::to_string(offset) + " exceed the " + std::to_string(b.size) +
                                                " B device buffer");
-    }
-  }
-
-  static std::string hex(uint64_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-  }
-
-  static TensorArgType tag_of(const pyb::handle& h, const std::string& what) {
-    long v = PyLong_AsLong(h.ptr());
-    if (v == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      throw_error(StatusCode::kInvalidArgument, what + ": the tag must be taskring.INPUT, OUTPUT, INOUT, "
-                                                       "OUTPUT_EXISTING or NO_DEP");
-    }
-    if (v < 0 || v > 4) {
-      throw_error(StatusCode::kInvalidArgument, what + ": tag " + std::to_string(v) + " outside 0..4");
-    }
-    // An array the run writes is an existing output at the entry: the
-    // runtime cannot allocate host memory for Python.
-    auto t = static_cast<TensorArgType>(v);
-    return t == TensorArgType::OUTPUT ? TensorArgType::OUTPUT_EXISTING : t;
-  }
-
-  static bool writes(TensorArgType t) { return t == TensorArgType::INOUT || t == TensorArgType::OUTPUT_EXISTING; }
-
-  void add_tensor(WorkerState& st, ChipTaskArgs& cargs, const ChipTensor& t, TensorArgType tag) const {
-    const int i = cargs.tensor_count();
-    if (i >= ChipTaskArgs::kTensorCapacity) {
-      throw_error(StatusCode::kInvalidArgument, "run: more than " + std::to_string(ChipTaskArgs::kTensorCapacity) +
-                                                    " tensor arguments");
-    }
-    st.tensors[static_cast<size_t>(i)] = t;
-    cargs.add_tensor(st.tensors[static_cast<size_t>(i)], tag);
-  }
-
-  // Converts `args`; every tensor argument object is appended to `keep` so
-  // that its memory outlives the run even if another thread drops the
-  // caller's list while the GIL is released.
-  void bind_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs,
-                 std::vector<pyb::object>& keep) const {
-    const size_t n = args.size();
-    for (size_t i = 0; i < n; ++i) {
-      pyb::object a = args[i];
-      PyObject* p = a.ptr();
-      const int tensors_before = cargs.tensor_count();
-      if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 && pyb::isinstance<pyb::array>(PyTuple_GET_ITEM(p, 0))) {
-        const std::string what = "argument " + std::to_string(i);
-        const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
-        auto arr = pyb::reinterpret_borrow<pyb::array>(PyTuple_GET_ITEM(p, 0));
-        add_tensor(st, cargs, host_tensor(arr, ViewSpec{}, writes(tag), what), tag);
-      } else if (pyb::isinstance<PyTensor>(a)) {
-        const std::string what = "argument " + std::to_string(i);
-        const PyTensor& t = a.cast<const PyTensor&>();
-        const TensorArgType tag = tag_of(pyb::int_(t.tag), what);
-        ViewSpec v;
-        if (t.dtype) v.dtype = static_cast<DataType>(*t.dtype);
-        v.shape = t.shape;
-        v.strides = t.strides;
-        v.offset = t.offset;
-        if (pyb::isinstance<PyDeviceBuffer>(t.data)) {
-          const BufferState& b = check_buffer(st, t.data.cast<const PyDeviceBuffer&>(), what.c_str());
-          add_tensor(st, cargs, device_tensor(b.addr, b.size, v, what), tag);
-        } else if (pyb::isinstance<pyb::array>(t.data)) {
-          add_tensor(st, cargs, host_tensor(pyb::reinterpret_borrow<pyb::array>(t.data), v, writes(tag), what), tag);
-        } else {
-          throw_error(StatusCode::kInvalidArgument, what + ": Tensor data must be a numpy array or a DeviceBuffer");
-        }
-      } else if (pyb::isinstance<pyb::array>(a)) {
-        throw_error(StatusCode::kInvalidArgument,
-                    "argument " + std::to_string(i) + ": a bare array; pass (array, taskring.INPUT) or another tag");
-      } else if (PyBool_Check(p)) {
-        cargs.add_scalar<uint64_t>(p == Py_True ? 1 : 0);
-      } else if (!PyLong_CheckExact(p) && !PyFloat_CheckExact(p) && PyObject_HasAttrString(p, "dtype") &&
-                 PyObject_HasAttrString(p, "item")) {
-        // Before the float check: numpy.float64 is a float subclass but keeps its width.
-        add_numpy_scalar(cargs, a, i);
-      } else if (PyLong_Check(p)) {
-        add_int_scalar(cargs, p, i);
-      } else if (PyFloat_Check(p)) {
-        // As the C++ examples' add_scalar(1.0f): a Python float is a float32.
-        cargs.add_scalar(static_cast<float>(PyFloat_AS_DOUBLE(p)));
-      } else {
-        throw_error(StatusCode::kInvalidArgument,
-                    "argument " + std::to_string(i) + ": expected (array, tag), taskring.Tensor(...) or a number, got " +
-                        std::string(Py_TYPE(p)->tp_name));
-      }
-      if (cargs.has_error()) {
-        throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) + ": " + cargs.error_msg());
-      }
-      if (cargs.tensor_count() != tensors_before) keep.push_back(std::move(a));
-    }
-  }
-
-  static void add_int_scalar(ChipTaskArgs& cargs, PyObject* p, size_t i) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    if (overflow == 0) {
-      cargs.add_scalar<int64_t>(v);
-      return;
-    }
-    unsigned long long u = PyLong_AsUnsignedLongLong(p);
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      throw_error(StatusCode::kOutOfRange, "argument " + std::to_string(i) + ": integer scalar does not fit 64 bits");
-    }
-    cargs.add_scalar<uint64_t>(u);
-  }
-
-  // numpy scalars keep their width: float32 as a float, float64 as a double,
-  // integers sign- or zero-extended.
-  static void add_numpy_scalar(ChipTaskArgs& cargs, const pyb::object& a, size_t i) {
-    pyb::dtype dt = pyb::reinterpret_borrow<pyb::object>(a.attr("dtype")).cast<pyb::dtype>();
-    const char kind = dt.kind();
-    const auto size = dt.itemsize();
-    if (kind == 'f' && size == 4) {
-      cargs.add_scalar(a.attr("item")().cast<float>());
-    } else if (kind == 'f' && size == 8) {
-      cargs.add_scalar(a.attr("item")().cast<double>());
-    } else if (kind == 'i') {
-      cargs.add_scalar<int64_t>(a.attr("item")().cast<int64_t>());
-    } else if (kind == 'u') {
-      cargs.add_scalar<uint64_t>(a.attr("item")().cast<uint64_t>());
-    } else if (kind == 'b') {
-      cargs.add_scalar<uint64_t>(a.attr("item")().cast<bool>() ? 1 : 0);
-    } else {
-      throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) + ": numpy scalar of dtype " +
-                                                    pyb::str(pyb::handle(dt)).cast<std::string>() + " is not a taskring scalar");
     }
   }
 
@@ -518,18 +255,6 @@ class PyChipWorker {
 }  // namespace
 
 void bind_chip(pyb::module_& m) {
-  pyb::class_<PyCallable, std::shared_ptr<PyCallable>>(m, "_Callable")
-      .def_static("from_library", &callable_from_library, pyb::arg("path"), pyb::arg("kernels"), pyb::arg("name"),
-                  pyb::arg("entry_symbol"), pyb::arg("config_symbol"))
-      .def_static("from_workload", &callable_from_workload, pyb::arg("workload"), pyb::arg("kernels"))
-      .def_property_readonly("name", [](const PyCallable& c) { return c.callable.name; })
-      .def_property_readonly("source", [](const PyCallable& c) { return c.source; })
-      .def_property_readonly("kernels", [](const PyCallable& c) {
-        pyb::dict d;
-        for (const auto& k : c.callable.kernels) d[pyb::int_(k.func_id)] = k.library.empty() ? k.name : k.library;
-        return d;
-      });
-
   pyb::class_<PyDeviceBuffer>(m, "_DeviceBuffer")
       .def_property_readonly("addr", [](const PyDeviceBuffer& b) { return b.state ? b.state->addr : 0; })
       .def_property_readonly("nbytes", [](const PyDeviceBuffer& b) { return b.state ? b.state->size : 0; })
@@ -574,22 +299,6 @@ void bind_chip(pyb::module_& m) {
   m.def("_init_logging", [] {
     Status s = log::init_logging(process_env());
     if (!s.ok()) throw_status(s.with_context("taskring logging"));
-  });
-  m.def("_builtin_kernels", [] {
-    kernels::KernelRegistry r;
-    Status s = kernels::register_builtin_kernels(r);
-    if (!s.ok()) throw_status(s);
-    pyb::dict d;
-    for (int32_t id = kernels::builtin_id::kBuiltinBase;
-         id < kernels::builtin_id::kBuiltinBase + kernels::builtin_id::kBuiltinCount; ++id) {
-      d[pyb::str(std::string(r.name(id)))] = id;
-    }
-    return d;
-  });
-  m.def("_workloads", [] {
-    pyb::list l;
-    for (const auto& e : workloads::catalog()) l.append(std::string(e.name));
-    return l;
   });
 }
 

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "arrays.hpp"
+#include "callables.hpp"
 #include "chip.hpp"
 #include "errors.hpp"
 #include "trace.hpp"
@@ -11,6 +12,7 @@ PYBIND11_MODULE(_taskring, m) {
   m.doc() = "taskring C++ runtime bindings (use the `taskring` package)";
   taskring::py::bind_errors(m);
   taskring::py::bind_arrays(m);
+  taskring::py::bind_callables(m);
   taskring::py::bind_chip(m);
   taskring::py::bind_trace(m);
 }
