@@ -171,3 +171,15 @@ def test_the_module_command_views(rank_logs, taskring_cli):
         cpp = run_cli(rank_logs + flags, [taskring_cli, "trace"])
         assert py.returncode == cpp.returncode == 0
         assert py.stdout == cpp.stdout
+
+
+def test_the_module_command_reads_stdin_and_writes_chrome(rank_logs, taskring_cli, tmp_path):
+    with open(rank_logs[0]) as f:
+        log = f.read()
+    chrome = tmp_path / "c.json"
+    py = subprocess.run(PY_CLI + ["-", "--chrome", str(chrome)], input=log, capture_output=True, text=True,
+                        timeout=120)
+    cpp = subprocess.run([taskring_cli, "trace", "-"], input=log, capture_output=True, text=True, timeout=120)
+    assert py.returncode == cpp.returncode == 0, py.stderr
+    assert py.stdout == cpp.stdout + f"chrome trace written to {chrome}\n"
+    assert "traceEvents" in json.loads(chrome.read_text())
