@@ -3,7 +3,7 @@
 JOBS ?= $(shell nproc)
 TASKRING = build/release/tools/taskring/taskring
 
-.PHONY: run test bootstrap build test-asan test-tsan bench clean
+.PHONY: run test bootstrap build test-asan test-tsan bench clean python-install
 
 bootstrap:
 	@scripts/bootstrap
@@ -31,6 +31,11 @@ test-tsan: bootstrap
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
 	ctest --preset tsan -L sanitize -j $(JOBS)
+
+# Installs the `taskring` Python package (built by `make build`) for Debian's
+# /usr/bin/python3, into its platlib (/usr/local/lib/python3.X/dist-packages).
+python-install: build
+	cmake --install build/release --component python
 
 bench: build
 	scripts/run-bench

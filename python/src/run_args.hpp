@@ -1,0 +1,21 @@
+// Python run arguments -> ChipTaskArgs: (array, tag) pairs, _Tensor views
+// over arrays or device buffers, and Python / numpy scalars.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <vector>
+
+#include "worker_state.hpp"
+
+namespace taskring::py {
+
+// Converts `args` into `cargs`, using st.tensors as descriptor storage (so
+// the caller holds st.mu). Every tensor argument object is appended to
+// `keep`, so that its memory outlives the run even if another thread drops
+// the caller's list while the GIL is released. Raises on any bad argument,
+// naming its index.
+void bind_run_args(WorkerState& st, const pybind11::sequence& args, ChipTaskArgs& cargs,
+                   std::vector<pybind11::object>& keep);
+
+}  // namespace taskring::py

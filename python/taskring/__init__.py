@@ -1,0 +1,49 @@
+"""taskring from Python: run task graphs on a (simulated) tile accelerator and analyse their traces.
+
+* :class:`ChipWorker`, :class:`Callable`, :func:`Tensor`, :class:`DeviceBuffer`
+  (L2, one chip; ``taskring.chip``)
+* :mod:`taskring.trace`: ``analyse(paths, expect_ranks=, expect_rounds=, warmup=)``
+  and ``python3 -m taskring.trace LOG...``
+* :mod:`taskring.errors`: every failure is a :class:`TaskringError`
+* :mod:`taskring.dtypes`: numpy <-> taskring element types
+
+docs/python.md is the guide. Logging knobs (TASKRING_LOG_LEVEL,
+TASKRING_STRACE_DIR) are read once, at import.
+"""
+
+from . import _taskring
+from .chip import (INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Callable, ChipWorker, DeviceBuffer,
+                   GraphRunStats, NodeWorker, RunReport, RunStats, Tensor, TensorArgType, builtin_kernels,
+                   workloads)
+from .dtypes import DataType, bf16_from_float32, data_type_of, float32_from_bf16
+from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, FailedPreconditionError,
+                     InternalError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError,
+                     TaskringError, UnavailableError, UnimplementedError)
+
+FLOAT32 = DataType.FLOAT32
+FLOAT16 = DataType.FLOAT16
+BFLOAT16 = DataType.BFLOAT16
+INT8 = DataType.INT8
+INT16 = DataType.INT16
+INT32 = DataType.INT32
+INT64 = DataType.INT64
+UINT8 = DataType.UINT8
+UINT16 = DataType.UINT16
+UINT32 = DataType.UINT32
+UINT64 = DataType.UINT64
+BOOL = DataType.BOOL
+
+__version__ = "0.1.0"
+
+# The C++ front ends read the logging knobs once at start-up; so does import.
+_taskring._init_logging()
+
+__all__ = [
+    "ChipWorker", "Callable", "Tensor", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
+    "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",
+    "bf16_from_float32", "float32_from_bf16", "builtin_kernels", "workloads", "FLOAT32", "FLOAT16", "BFLOAT16",
+    "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "TaskringError",
+    "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "AlreadyExistsError", "FailedPreconditionError",
+    "ResourceExhaustedError", "DeadlineExceededError", "AbortedError", "InternalError", "UnimplementedError",
+    "UnavailableError",
+]
