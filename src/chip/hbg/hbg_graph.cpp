@@ -5,7 +5,7 @@
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
 #include "taskring/base/clock.hpp"
-#include "tmr/task_state.hpp"
+#include "engine/task_shape.hpp"
 
 namespace taskring::hbg {
 

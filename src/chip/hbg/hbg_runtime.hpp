@@ -27,64 +27,44 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dep_tracker.hpp"
+#include "engine/dep_tracker.hpp"
+#include "engine/fatal_latch.hpp"
+#include "engine/ready_queue.hpp"
+#include "engine/run_counters.hpp"
+#include "engine/run_gate.hpp"
+#include "engine/runtime_ops.hpp"
+#include "engine/task_shape.hpp"
 #include "graph/aligned_buffer.hpp"
 #include "graph/recording.hpp"
 #include "graph/submission_arena.hpp"
+#include "l2_runtime.hpp"
 #include "run_state.hpp"
 #include "task_image.hpp"
-#include "taskring/base/knobs.hpp"
-#include "taskring/base/waiter.hpp"
-#include "taskring/chip/graph_stats.hpp"
-#include "taskring/chip/ring_config.hpp"
-#include "taskring/chip/run_stats.hpp"
-#include "taskring/device/device.hpp"
-#include "taskring/kernels/kernel_abi.h"
-#include "tmr/ready_queue.hpp"
 
 namespace taskring::hbg {
 
-inline constexpr uint64_t kDefaultGraphArenaBytes = 4ull << 20;
-
-struct HbgConfig {
-  Device* device = nullptr;  // not owned; must outlive the runtime
-  RingSizes rings;           // task window, heap and dep pool: the sums over the four rings
-  int executors = 2;         // capped at the cluster count
-  // Pinned arena for Graph submission images (TASKRING_GRAPH_ARENA_BYTES);
-  // 0 uploads every submission on its own.
-  uint64_t graph_arena_bytes = kDefaultGraphArenaBytes;
-};
-
-// Reads TASKRING_GRAPH_ARENA_BYTES (0 .. 2^34) into `config`.
-Status read_hbg_knobs(const EnvLookup& env, HbgConfig* config);
-
-using OrchestrationEntryFn = void (*)(const ChipTaskArgs&);
-using BindRuntimeFn = void (*)(PTO2Runtime*);
-
-class HbgRuntime {
+class HbgRuntime final : public L2Runtime {
  public:
-  static Expected<std::unique_ptr<HbgRuntime>> create(const HbgConfig& config);
-  ~HbgRuntime();
+  static Expected<std::unique_ptr<HbgRuntime>> create(const L2RuntimeConfig& config);
+  ~HbgRuntime() override;
   HbgRuntime(const HbgRuntime&) = delete;
   HbgRuntime& operator=(const HbgRuntime&) = delete;
 
-  // Runs the orchestration on this thread, uploads, and starts the schedule.
-  // Errors of the run itself (bad arguments, limits) are latched and seen at
-  // wait_run/run_status; the returned Status is for misuse only.
-  Status start_run(OrchestrationEntryFn entry, BindRuntimeFn bind, const ChipTaskArgs* args,
-                   const taskring_kernel_fn* kernels, uint64_t invocation_id);
-  bool run_finished() const { return run_finished_.load(std::memory_order_acquire); }
-  Status wait_run(Deadline deadline);
-  Status run_status() const;
-  RunStats stats() const;
-  GraphRunStats graph_stats() const;
-  void report_fatal(int32_t code, const std::string& message);
-  bool is_fatal() const { return fatal_code_.load(std::memory_order_acquire) != 0; }
+  // L2Runtime. start_run runs the orchestration on the calling thread,
+  // uploads, and starts the schedule.
+  Status start_run(const RunRequest& request) override;
+  bool run_finished() const override { return run_finished_.load(std::memory_order_acquire); }
+  Status wait_run(Deadline deadline) override;
+  Status run_status() const override { return fatal_.status(); }
+  void report_fatal(int32_t code, const std::string& message) override;
+  RunStats stats() const override { return counters_.fill(stats_); }
+  GraphRunStats graph_stats() const override;
 
-  // ---- orchestration ops (calling thread) ----
-  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, bool dummy, bool alloc_only);
+  // ---- orchestration ops (calling thread; engine/runtime_ops.hpp) ----
+  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
+  bool is_fatal() const { return fatal_.is_set(); }
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
   GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn invoke, const void* closure,
                                  const GraphTaskArgs& args);
@@ -92,13 +72,15 @@ class HbgRuntime {
   int32_t aiv_count() const { return topo_.aiv_count(); }
   PTO2Runtime* api() { return &api_.rt; }
 
-  struct ApiHandle {
-    PTO2Runtime rt;
-    HbgRuntime* owner;
-  };
+  // ---- executor side (engine/executor_loop.hpp) ----
+  using Item = Runnable;
+  Runnable* pop_ready();
+  void execute(Runnable* r, int executor, Runnable** next_local);
+  bool has_ready() const;
+  void on_idle() {}
 
  private:
-  explicit HbgRuntime(const HbgConfig& config);
+  explicit HbgRuntime(const L2RuntimeConfig& config);
   Status init();
 
   // A Definition kept across runs (host image + its device copy).
@@ -115,8 +97,6 @@ class HbgRuntime {
   };
 
   // Host half (hbg_submit.cpp, hbg_graph.cpp).
-  bool check_args(const char* op, const MixedKernels& kernels, bool dummy, bool alloc_only, const CoreTaskArgs& args,
-                  uint8_t* shape);
   bool heap_alloc(uint64_t bytes, const char* what, uint64_t* addr);
   bool new_task(const char* op, HostTask** out);
   void add_fanin(uint32_t producer);
@@ -134,26 +114,23 @@ class HbgRuntime {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  void executor_main(int index);
-  Runnable* pop_ready();
   void push_ready(Runnable* r);
-  void execute(Runnable* r, int executor, Runnable** next_local);
   void run_block(Runnable* r, int block, int executor);
   void expand_graph(Runnable* r, Runnable** next_local);
   void complete(Runnable* r, Runnable** next_local);
   void finish_run();
 
-  HbgConfig config_;
+  L2RuntimeConfig config_;
   Topology topo_;
   int executors_ = 1;
-  ApiHandle api_{};
+  engine::RuntimeBinding<HbgRuntime> api_{};
   uint64_t task_limit_ = 0, dep_limit_ = 0;
   DeviceAddr heap_base_ = 0;
   uint64_t heap_size_ = 0;
 
   // Host build state of the current run.
   HostBuild build_;
-  DepTracker map_;
+  engine::DepTracker map_;
   std::vector<uint8_t> scopes_;      // 1 = MANUAL
   std::vector<uint32_t> fanin_stamp_;  // per task: last consumer that listed it
   uint32_t cur_task_ = 0;
@@ -179,19 +156,13 @@ class HbgRuntime {
   uint64_t total_tasks_ = 0;
   std::unordered_set<uint64_t> verified_defs_;  // device addresses whose hash was checked this run
   std::mutex verify_mu_;
-  tmr::ReadyQueue<Runnable> queues_[4];
+  engine::ReadyQueue<Runnable> queues_[engine::kNumShapes];
   uint64_t queue_capacity_ = 0;
-  std::atomic<uint64_t> run_generation_{0};
-  std::atomic<bool> shutdown_{false};
-  std::atomic<bool> run_active_{false};
   std::atomic<bool> run_finished_{true};
-  alignas(64) std::atomic<uint64_t> completed_{0};
-  alignas(64) std::atomic<int32_t> fatal_code_{0};
-  mutable std::mutex fatal_mu_;
-  std::string fatal_message_;
-  std::atomic<uint64_t> sched_first_ns_{0}, sched_last_ns_{0};
-  std::atomic<uint64_t> kernel_calls_{0}, nodes_run_{0};
-  Waiter work_;
+  std::atomic<uint64_t> nodes_run_{0};
+  engine::RunCounters counters_;
+  engine::FatalLatch fatal_;
+  engine::RunGate gate_;
   Waiter done_;
   std::vector<std::thread> executor_threads_;
 };

@@ -6,19 +6,18 @@
 #include <cstring>
 #include <new>
 
-#include "exec/kernel_launch.hpp"
+#include "engine/block_runner.hpp"
+#include "engine/spmd.hpp"
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
 #include "taskring/base/clock.hpp"
-#include "tmr/task_state.hpp"
 
 namespace taskring::hbg {
 
 namespace {
 
-constexpr uint32_t kIdleSpins = 4096;
-constexpr int kDummyShape = static_cast<int>(tmr::TaskShape::kDummy);
+constexpr int kDummyShape = static_cast<int>(engine::TaskShape::kDummy);
 
 uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
@@ -75,73 +74,34 @@ void HbgRuntime::boot() {
     r.exec = nullptr;
     r.submission_addr = it.submission_addr;
   }
-  run_active_.store(true, std::memory_order_seq_cst);
-  run_generation_.fetch_add(1, std::memory_order_seq_cst);
+  // Roots are queued before the gate opens: an executor that enters the run
+  // sees the whole table and the queues through the gate's seq_cst store.
   const uint32_t* roots = h->roots.get();
   for (uint32_t k = 0; k < h->root_count; ++k) push_ready(&table_[roots[k]]);
-  work_.notify_all();
+  gate_.open();
 }
 
 void HbgRuntime::push_ready(Runnable* r) {
   queues_[r->shape & 3].push(r);
-  work_.notify_all();
+  gate_.notify_work();
 }
 
 Runnable* HbgRuntime::pop_ready() {
-  static constexpr int kOrder[4] = {kDummyShape, static_cast<int>(tmr::TaskShape::kMix),
-                                    static_cast<int>(tmr::TaskShape::kAic), static_cast<int>(tmr::TaskShape::kAiv)};
-  for (int q : kOrder) {
+  for (int q : engine::kPopOrder) {
     if (Runnable* r = queues_[q].pop()) return r;
   }
   return nullptr;
 }
 
-void HbgRuntime::executor_main(int index) {
-  uint64_t seen = 0;
-  while (!shutdown_.load(std::memory_order_acquire)) {
-    uint64_t gen = run_generation_.load(std::memory_order_acquire);
-    if (gen == seen || !run_active_.load(std::memory_order_acquire)) {
-      uint32_t epoch = work_.begin_park();
-      if (shutdown_.load(std::memory_order_acquire) ||
-          (run_generation_.load(std::memory_order_acquire) != seen && run_active_.load(std::memory_order_acquire))) {
-        work_.cancel_park();
-        continue;
-      }
-      work_.finish_park(epoch, 50'000'000);
-      continue;
-    }
-    seen = gen;
-    Runnable* next = nullptr;
-    uint32_t idle = 0;
-    while (run_active_.load(std::memory_order_acquire)) {
-      Runnable* r = next != nullptr ? next : pop_ready();
-      next = nullptr;
-      if (r != nullptr) {
-        idle = 0;
-        execute(r, index, &next);
-        continue;
-      }
-      if (++idle < kIdleSpins) {
-        if ((idle & 31) == 0) sched_yield();
-        else Waiter::cpu_relax();
-        continue;
-      }
-      uint32_t epoch = work_.begin_park();
-      if (!run_active_.load(std::memory_order_acquire) || !queues_[0].empty_hint() || !queues_[1].empty_hint() ||
-          !queues_[2].empty_hint() || !queues_[3].empty_hint()) {
-        work_.cancel_park();
-        continue;
-      }
-      work_.finish_park(epoch, 2'000'000);
-    }
+bool HbgRuntime::has_ready() const {
+  for (const auto& q : queues_) {
+    if (!q.empty_hint()) return true;
   }
+  return false;
 }
 
 void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
-  if (sched_first_ns_.load(std::memory_order_relaxed) == 0) {
-    uint64_t zero = 0;
-    sched_first_ns_.compare_exchange_strong(zero, mono_ns(), std::memory_order_relaxed);
-  }
+  counters_.mark_scheduled();
   if (r->kind == RunKind::kGraph) {
     expand_graph(r, next_local);
     return;
@@ -150,26 +110,21 @@ void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
     complete(r, next_local);
     return;
   }
-  // Read block_num once: after the last block finishes, the runnable may be
-  // completed by another executor.
-  const int32_t nblocks = r->block_num;
-  int32_t block = r->next_block.fetch_add(1, std::memory_order_acq_rel);
-  if (block >= nblocks) return;
-  if (block + 1 < nblocks) push_ready(r);
-  if (!is_fatal()) run_block(r, block, executor);
-  if (r->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete(r, next_local);
+  engine::run_one_block(
+      r, [this](Runnable* x) { push_ready(x); },
+      [&](int block) {
+        if (!is_fatal()) run_block(r, block, executor);
+      },
+      [&] { complete(r, next_local); });
 }
 
 void HbgRuntime::run_block(Runnable* r, int block, int executor) {
   exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count, r->kernels, r->block_num};
-  exec::LaunchFailure f;
-  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
-                         kernel_calls_, &f)) {
-    return;
+  std::string failure;
+  if (!engine::run_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
+                         counters_, [r] { return runnable_name(*r); }, &failure)) {
+    report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
   }
-  report_fatal(PTO2_ERROR_KERNEL_FAILED, runnable_name(*r) + " kernel " + std::to_string(f.func_id) + " (block " +
-                                             std::to_string(block) + "/" + std::to_string(r->block_num) +
-                                             ") failed with code " + std::to_string(f.code) + ": " + f.message);
 }
 
 void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
@@ -309,15 +264,13 @@ void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
       else push_ready(c);
     }
   }
-  sched_last_ns_.store(mono_ns(), std::memory_order_relaxed);
-  if (completed_.fetch_add(1, std::memory_order_acq_rel) + 1 == total_tasks_) finish_run();
+  if (counters_.mark_completed() == total_tasks_) finish_run();
 }
 
 void HbgRuntime::finish_run() {
-  run_active_.store(false, std::memory_order_seq_cst);
+  gate_.close();
   run_finished_.store(true, std::memory_order_seq_cst);
   done_.notify_all();
-  work_.notify_all();
 }
 
 }  // namespace taskring::hbg
