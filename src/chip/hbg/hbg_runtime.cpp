@@ -3,27 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/executor_loop.hpp"
 #include "graph/submission.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/strace.hpp"
 
 namespace taskring::hbg {
 
-HbgRuntime::HbgRuntime(const L2RuntimeConfig& config) : config_(config) {}
-
-Expected<std::unique_ptr<HbgRuntime>> HbgRuntime::create(const L2RuntimeConfig& config) {
-  if (config.device == nullptr) return invalid_argument("HbgRuntime: no device");
-  std::unique_ptr<HbgRuntime> rt(new HbgRuntime(config));
-  TASKRING_RETURN_IF_ERROR(rt->init());
-  return rt;
-}
+HbgRuntime::HbgRuntime(const L2RuntimeConfig& config) : RuntimeBase(config) {}
 
 Status HbgRuntime::init() {
-  topo_ = config_.device->topology();
-  executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
-  api_.rt.ops = engine::runtime_ops<HbgRuntime>();
-  api_.owner = this;
   for (int r = 0; r < kRingLevels; ++r) {
     task_limit_ += config_.rings.task_window[r];
     dep_limit_ += config_.rings.dep_pool[r];
@@ -33,21 +21,12 @@ Status HbgRuntime::init() {
   if (!heap.ok()) return heap.status().with_context("HbgRuntime: heap (PTO2_RING_HEAP)");
   heap_base_ = *heap;
   arena_.configure(config_.device, config_.graph_arena_bytes);
-  for (int e = 0; e < executors_; ++e) {
-    executor_threads_.emplace_back([this, e] { engine::executor_loop(gate_, *this, e); });
-  }
+  start_executors();
   return Status::Ok();
 }
 
 HbgRuntime::~HbgRuntime() {
-  // A run still in flight is given the drain budget (TASKRING_STALL_TIMEOUT_MS),
-  // then abandoned as fatal so that the threads can be joined.
-  if (!run_finished()) {
-    (void)wait_run(Deadline::after_ms(config_.stall_timeout_ms));
-    report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "runtime destroyed while a run was in flight");
-  }
-  gate_.shut_down();
-  for (auto& t : executor_threads_) t.join();
+  stop_executors();
   free_run_buffers();
   arena_.release();
   for (auto& [key, def] : definitions_) {
@@ -67,12 +46,9 @@ void HbgRuntime::free_run_buffers() {
 // ---------------------------------------------------------------- run control
 
 Status HbgRuntime::start_run(const RunRequest& request) {
-  if (!run_finished()) return failed_precondition("HbgRuntime: a run is already in flight");
-  if (request.entry == nullptr) return invalid_argument("HbgRuntime: null orchestration entry");
-  // boot() re-sizes the ready queues and the task table: no executor of the
-  // previous run may still be reading them.
-  TASKRING_RETURN_IF_ERROR(gate_.quiesce(Deadline::after_ms(config_.stall_timeout_ms)));
-  kernels_ = request.kernels;
+  // After begin_run no executor reads the previous run's queues or task
+  // table, which boot() may re-size.
+  TASKRING_RETURN_IF_ERROR(begin_run(request, "HbgRuntime"));
   inv_ = request.invocation_id;
   callable_key_ = reinterpret_cast<uintptr_t>(request.entry);
   build_.clear();
@@ -85,12 +61,8 @@ Status HbgRuntime::start_run(const RunRequest& request) {
   used_keys_.clear();
   verified_defs_.clear();
   arena_.begin_run();
-  stats_ = RunStats();
   gstats_ = GraphRunStats();
-  counters_.reset();
-  fatal_.reset();
   nodes_run_.store(0, std::memory_order_relaxed);
-  run_finished_.store(false, std::memory_order_seq_cst);
 
   // Host half: the whole orchestration, then the uploads.
   {
@@ -125,9 +97,7 @@ void HbgRuntime::finish_host_phase() {
   }
   if (is_fatal() || total_tasks_ == 0) {
     // Nothing to schedule: a latched error blocks the upload and the launch.
-    counters_.last_ns.store(mono_ns(), std::memory_order_relaxed);
-    run_finished_.store(true, std::memory_order_seq_cst);
-    done_.notify_all();
+    publish_finished();
     return;
   }
   boot();
@@ -213,19 +183,10 @@ Status HbgRuntime::upload_image(const std::vector<uint64_t>& addrs) {
   return Status::Ok();
 }
 
-Status HbgRuntime::wait_run(Deadline deadline) {
-  return done_.wait([this] { return run_finished(); }, deadline, "the hbg run to finish");
-}
-
 GraphRunStats HbgRuntime::graph_stats() const {
   GraphRunStats g = gstats_;
   g.graph_nodes_run = nodes_run_.load(std::memory_order_acquire);
   return g;
-}
-
-void HbgRuntime::report_fatal(int32_t code, const std::string& message) {
-  fatal_.report(code, message);
-  gate_.notify_work();
 }
 
 }  // namespace taskring::hbg

@@ -28,58 +28,39 @@
 #include <vector>
 
 #include "engine/dep_tracker.hpp"
-#include "engine/fatal_latch.hpp"
-#include "engine/ready_queue.hpp"
-#include "engine/run_counters.hpp"
-#include "engine/run_gate.hpp"
-#include "engine/runtime_ops.hpp"
-#include "engine/task_shape.hpp"
+#include "engine/runtime_base.hpp"
+#include "engine/submit_kind.hpp"
 #include "graph/aligned_buffer.hpp"
 #include "graph/recording.hpp"
 #include "graph/submission_arena.hpp"
-#include "l2_runtime.hpp"
 #include "run_state.hpp"
 #include "task_image.hpp"
 
 namespace taskring::hbg {
 
-class HbgRuntime final : public L2Runtime {
+class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
  public:
-  static Expected<std::unique_ptr<HbgRuntime>> create(const L2RuntimeConfig& config);
   ~HbgRuntime() override;
-  HbgRuntime(const HbgRuntime&) = delete;
-  HbgRuntime& operator=(const HbgRuntime&) = delete;
 
-  // L2Runtime. start_run runs the orchestration on the calling thread,
-  // uploads, and starts the schedule.
+  // L2Runtime: runs the orchestration on the calling thread, uploads, and
+  // starts the schedule.
   Status start_run(const RunRequest& request) override;
-  bool run_finished() const override { return run_finished_.load(std::memory_order_acquire); }
-  Status wait_run(Deadline deadline) override;
-  Status run_status() const override { return fatal_.status(); }
-  void report_fatal(int32_t code, const std::string& message) override;
-  RunStats stats() const override { return counters_.fill(stats_); }
   GraphRunStats graph_stats() const override;
 
   // ---- orchestration ops (calling thread; engine/runtime_ops.hpp) ----
   TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
-  bool is_fatal() const { return fatal_.is_set(); }
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
   GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn invoke, const void* closure,
                                  const GraphTaskArgs& args);
-  int32_t cluster_count() const { return topo_.clusters; }
-  int32_t aiv_count() const { return topo_.aiv_count(); }
-  PTO2Runtime* api() { return &api_.rt; }
 
   // ---- executor side (engine/executor_loop.hpp) ----
-  using Item = Runnable;
-  Runnable* pop_ready();
   void execute(Runnable* r, int executor, Runnable** next_local);
-  bool has_ready() const;
-  void on_idle() {}
+  void complete(Runnable* r, Runnable** next_local);
 
  private:
+  friend class engine::RuntimeBase<HbgRuntime, Runnable>;
   explicit HbgRuntime(const L2RuntimeConfig& config);
   Status init();
 
@@ -114,16 +95,9 @@ class HbgRuntime final : public L2Runtime {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  void push_ready(Runnable* r);
-  void run_block(Runnable* r, int block, int executor);
   void expand_graph(Runnable* r, Runnable** next_local);
-  void complete(Runnable* r, Runnable** next_local);
   void finish_run();
 
-  L2RuntimeConfig config_;
-  Topology topo_;
-  int executors_ = 1;
-  engine::RuntimeBinding<HbgRuntime> api_{};
   uint64_t task_limit_ = 0, dep_limit_ = 0;
   DeviceAddr heap_base_ = 0;
   uint64_t heap_size_ = 0;
@@ -146,25 +120,16 @@ class HbgRuntime final : public L2Runtime {
   uint64_t image_device_bytes_ = 0;
   uint64_t callable_key_ = 0;
   uint64_t inv_ = 0;  // invocation id of the run (spans)
-  RunStats stats_;
   GraphRunStats gstats_;
 
-  // Run control.
-  const taskring_kernel_fn* kernels_ = nullptr;
+  // Scheduler state of the current run.
   std::unique_ptr<Runnable[]> table_;
   uint64_t table_capacity_ = 0;
   uint64_t total_tasks_ = 0;
   std::unordered_set<uint64_t> verified_defs_;  // device addresses whose hash was checked this run
   std::mutex verify_mu_;
-  engine::ReadyQueue<Runnable> queues_[engine::kNumShapes];
   uint64_t queue_capacity_ = 0;
-  std::atomic<bool> run_finished_{true};
   std::atomic<uint64_t> nodes_run_{0};
-  engine::RunCounters counters_;
-  engine::FatalLatch fatal_;
-  engine::RunGate gate_;
-  Waiter done_;
-  std::vector<std::thread> executor_threads_;
 };
 
 }  // namespace taskring::hbg

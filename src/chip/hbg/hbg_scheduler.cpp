@@ -6,8 +6,6 @@
 #include <cstring>
 #include <new>
 
-#include "engine/block_runner.hpp"
-#include "engine/spmd.hpp"
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
@@ -17,7 +15,6 @@ namespace taskring::hbg {
 
 namespace {
 
-constexpr int kDummyShape = static_cast<int>(engine::TaskShape::kDummy);
 
 uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
@@ -36,8 +33,7 @@ void HbgRuntime::boot() {
   const auto* h = view.ok() ? static_cast<const ImageHeader*>(*view) : nullptr;
   if (h == nullptr || h->magic != kImageMagic || h->task_count != total_tasks_) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, "hbg boot: the uploaded task image is not valid");
-    run_finished_.store(true, std::memory_order_seq_cst);
-    done_.notify_all();
+    publish_finished();
     return;
   }
   const uint64_t n = h->task_count;
@@ -49,7 +45,7 @@ void HbgRuntime::boot() {
   for (auto& p : submissions_) nodes += graph::DefinitionView{p->def->image.data()}.h().node_count;
   uint64_t want = 2 * (n + nodes) + 64;
   if (want > queue_capacity_) {
-    for (auto& q : queues_) q.init(want);
+    size_queues(want);
     queue_capacity_ = want;
   }
   const ImageTask* tasks = h->tasks.get();
@@ -81,50 +77,13 @@ void HbgRuntime::boot() {
   gate_.open();
 }
 
-void HbgRuntime::push_ready(Runnable* r) {
-  queues_[r->shape & 3].push(r);
-  gate_.notify_work();
-}
-
-Runnable* HbgRuntime::pop_ready() {
-  for (int q : engine::kPopOrder) {
-    if (Runnable* r = queues_[q].pop()) return r;
-  }
-  return nullptr;
-}
-
-bool HbgRuntime::has_ready() const {
-  for (const auto& q : queues_) {
-    if (!q.empty_hint()) return true;
-  }
-  return false;
-}
-
 void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
   counters_.mark_scheduled();
   if (r->kind == RunKind::kGraph) {
     expand_graph(r, next_local);
     return;
   }
-  if (r->shape == kDummyShape) {
-    complete(r, next_local);
-    return;
-  }
-  engine::run_one_block(
-      r, [this](Runnable* x) { push_ready(x); },
-      [&](int block) {
-        if (!is_fatal()) run_block(r, block, executor);
-      },
-      [&] { complete(r, next_local); });
-}
-
-void HbgRuntime::run_block(Runnable* r, int block, int executor) {
-  exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count, r->kernels, r->block_num};
-  std::string failure;
-  if (!engine::run_block(task, block, exec::LaunchPlace{executor, executors_, topo_}, *config_.device, kernels_,
-                         counters_, [r] { return runnable_name(*r); }, &failure)) {
-    report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
-  }
+  execute_task(r, executor, next_local, [r] { return runnable_name(*r); });
 }
 
 void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
@@ -222,7 +181,7 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
     x->exec = exec;
     for (int slot = 0; slot < 3; ++slot) {
       int32_t fid = d.kernels[slot];
-      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || kernels_[fid] == nullptr)) {
+      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || request_.kernels[fid] == nullptr)) {
         return fail("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
       }
     }
@@ -268,9 +227,7 @@ void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
 }
 
 void HbgRuntime::finish_run() {
-  gate_.close();
-  run_finished_.store(true, std::memory_order_seq_cst);
-  done_.notify_all();
+  if (close_run()) publish_finished();
 }
 
 }  // namespace taskring::hbg

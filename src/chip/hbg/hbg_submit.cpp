@@ -81,7 +81,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   // run reports that construct, not its consequences.
   if (recording_ != nullptr && recording_->failed()) return result;
   engine::SubmitPolicy policy;
-  policy.kernels = kernels_;
+  policy.kernels = request_.kernels;
   policy.device = config_.device;
   // A recording checks initial values itself (it names the Graph node).
   policy.initial_values_allowed = recording_ != nullptr;

@@ -4,27 +4,15 @@
 
 #include <algorithm>
 
-#include "engine/executor_loop.hpp"
 #include "taskring/base/clock.hpp"
 
 namespace taskring::tmr {
 
 // ---------------------------------------------------------------- lifecycle
 
-TmrRuntime::TmrRuntime(const L2RuntimeConfig& config) : config_(config) {}
-
-Expected<std::unique_ptr<TmrRuntime>> TmrRuntime::create(const L2RuntimeConfig& config) {
-  if (config.device == nullptr) return invalid_argument("TmrRuntime: no device");
-  std::unique_ptr<TmrRuntime> rt(new TmrRuntime(config));
-  TASKRING_RETURN_IF_ERROR(rt->init());
-  return rt;
-}
+TmrRuntime::TmrRuntime(const L2RuntimeConfig& config) : RuntimeBase(config) {}
 
 Status TmrRuntime::init() {
-  topo_ = config_.device->topology();
-  executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
-  api_.rt.ops = engine::runtime_ops<TmrRuntime>();
-  api_.owner = this;
 
   // Slot storage is reserved, not committed: only slots a run touches cost
   // memory, so the upstream default window (16384 per ring) is cheap.
@@ -57,27 +45,16 @@ Status TmrRuntime::init() {
     if (!heap.ok()) return heap.status().with_context("TmrRuntime: heap ring " + std::to_string(r) + " (PTO2_RING_HEAP)");
     ring.heap_base = *heap;
   }
-  for (auto& q : queues_) q.init(total_slots + 16);
+  size_queues(total_slots + 16);
 
   orchestrator_ = std::thread([this] { orchestrator_main(); });
-  for (int e = 0; e < executors_; ++e) {
-    executor_threads_.emplace_back([this, e] { engine::executor_loop(gate_, *this, e); });
-  }
+  start_executors();
   return Status::Ok();
 }
 
 TmrRuntime::~TmrRuntime() {
-  // A run still in flight is given the drain budget, then abandoned as fatal
-  // so that the threads can be joined.
-  if (!run_finished()) {
-    (void)wait_run(Deadline::after_ms(config_.stall_timeout_ms));
-    report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "runtime destroyed while a run was in flight");
-  }
-  gate_.shut_down();
-  orch_start_.notify_all();
-  ring_progress_.notify_all();
+  stop_executors();
   if (orchestrator_.joinable()) orchestrator_.join();
-  for (auto& t : executor_threads_) t.join();
   for (auto& ring : rings_) {
     if (ring.heap_base != 0) (void)config_.device->free(ring.heap_base);
   }
@@ -87,36 +64,22 @@ TmrRuntime::~TmrRuntime() {
 // ---------------------------------------------------------------- run control
 
 Status TmrRuntime::start_run(const RunRequest& request) {
-  if (!run_finished()) return failed_precondition("TmrRuntime: a run is already in flight");
-  if (request.entry == nullptr) return invalid_argument("TmrRuntime: null orchestration entry");
-  // Executors still leaving the previous run would see the counters below
-  // reset under them (e.g. finish the new run at once).
-  TASKRING_RETURN_IF_ERROR(gate_.quiesce(Deadline::after_ms(config_.stall_timeout_ms)));
-  request_ = request;
+  TASKRING_RETURN_IF_ERROR(begin_run(request, "TmrRuntime"));
   for (auto& ring : rings_) ring.reset_counters();
   tensor_map_.reset();
   scopes_.clear();
   scope_tasks_.clear();
   submitted_ = 0;
-  stats_ = RunStats();
   submitted_pub_.store(0, std::memory_order_relaxed);
-  counters_.reset();
-  fatal_.reset();
   orch_done_.store(false, std::memory_order_relaxed);
-  run_finished_.store(false, std::memory_order_relaxed);
   gate_.open();
   orch_generation_.fetch_add(1, std::memory_order_seq_cst);
   orch_start_.notify_all();
   return Status::Ok();
 }
 
-Status TmrRuntime::wait_run(Deadline deadline) {
-  return done_.wait([this] { return run_finished(); }, deadline, "the L2 run to finish");
-}
-
-void TmrRuntime::report_fatal(int32_t code, const std::string& message) {
-  fatal_.report(code, message);
-  gate_.notify_work();
+void TmrRuntime::wake_blocked() {
+  orch_start_.notify_all();
   ring_progress_.notify_all();
 }
 
@@ -160,10 +123,7 @@ void TmrRuntime::finish_orchestration() {
 void TmrRuntime::maybe_finish_run() {
   if (!orch_done_.load(std::memory_order_acquire)) return;
   if (counters_.completed.load(std::memory_order_acquire) != submitted_pub_.load(std::memory_order_acquire)) return;
-  if (!gate_.close()) return;
-  if (counters_.last_ns.load(std::memory_order_relaxed) == 0) counters_.last_ns.store(mono_ns(), std::memory_order_relaxed);
-  run_finished_.store(true, std::memory_order_seq_cst);
-  done_.notify_all();
+  if (close_run()) publish_finished();
 }
 
 }  // namespace taskring::tmr

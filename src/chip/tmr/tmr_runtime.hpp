@@ -19,54 +19,37 @@
 #include <thread>
 #include <vector>
 
-#include "engine/fatal_latch.hpp"
-#include "engine/ready_queue.hpp"
-#include "engine/run_counters.hpp"
-#include "engine/run_gate.hpp"
-#include "engine/runtime_ops.hpp"
-#include "engine/task_shape.hpp"
-#include "l2_runtime.hpp"
+#include "engine/runtime_base.hpp"
+#include "engine/submit_kind.hpp"
 #include "task_ring.hpp"
 #include "tensor_map.hpp"
 
 namespace taskring::tmr {
 
-class TmrRuntime final : public L2Runtime {
+class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
  public:
-  static Expected<std::unique_ptr<TmrRuntime>> create(const L2RuntimeConfig& config);
   ~TmrRuntime() override;
-  TmrRuntime(const TmrRuntime&) = delete;
-  TmrRuntime& operator=(const TmrRuntime&) = delete;
 
-  // L2Runtime. start_run hands the entry to the orchestrator thread.
+  // L2Runtime: hands the entry to the orchestrator thread.
   Status start_run(const RunRequest& request) override;
-  bool run_finished() const override { return run_finished_.load(std::memory_order_acquire); }
-  Status wait_run(Deadline deadline) override;
-  Status run_status() const override { return fatal_.status(); }
-  void report_fatal(int32_t code, const std::string& message) override;
-  RunStats stats() const override { return counters_.fill(stats_); }
 
   // ---- orchestration ops (orchestrator thread; engine/runtime_ops.hpp) ----
   TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
-  bool is_fatal() const { return fatal_.is_set(); }
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes,
                      bool write);
-  int32_t cluster_count() const { return topo_.clusters; }
-  int32_t aiv_count() const { return topo_.aiv_count(); }
-  PTO2Runtime* api() { return &api_.rt; }
 
   // ---- executor side (engine/executor_loop.hpp) ----
-  using Item = TaskSlot;
-  TaskSlot* pop_ready();
   void execute(TaskSlot* t, int executor, TaskSlot** next_local);
-  bool has_ready() const;
   void on_idle() { maybe_finish_run(); }
+  void complete(TaskSlot* t, TaskSlot** next_local);
 
  private:
+  friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;
   explicit TmrRuntime(const L2RuntimeConfig& config);
   Status init();
+  void wake_blocked() override;
 
   struct Producer {
     TaskSlot* slot;
@@ -87,47 +70,31 @@ class TmrRuntime final : public L2Runtime {
   void add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId id, uint8_t flags);
   TaskSlot* slot_of(PTO2TaskId id);
   void fail_args(const char* what, const std::string& detail);
-  void push_ready(TaskSlot* t);
   void orchestrator_main();
   void finish_orchestration();
 
   // Executor helpers (tmr_scheduler.cpp).
-  void complete(TaskSlot* t, TaskSlot** next_local);
   void release(TaskSlot* t);
   void maybe_finish_run();
 
-  L2RuntimeConfig config_;
-  Topology topo_;
-  int executors_ = 1;
-  engine::RuntimeBinding<TmrRuntime> api_{};
   TaskRing rings_[kRingLevels];
   void* slot_memory_ = nullptr;
   size_t slot_memory_bytes_ = 0;
   std::unique_ptr<DepNode[]> dep_memory_;
-  engine::ReadyQueue<TaskSlot> queues_[engine::kNumShapes];
   TensorMap tensor_map_;
 
   // Orchestrator state.
   std::vector<Scope> scopes_;
   std::vector<TaskSlot*> scope_tasks_;
   uint64_t submitted_ = 0;  // orchestrator only; published via submitted_pub_
-  RunStats stats_;          // orchestrator-owned fields
 
   // Run control.
-  RunRequest request_;
   std::atomic<uint64_t> orch_generation_{0};
   std::atomic<bool> orch_done_{false};
-  std::atomic<bool> run_finished_{true};
   std::atomic<uint64_t> submitted_pub_{0};
-  engine::RunCounters counters_;
-  engine::FatalLatch fatal_;
-  engine::RunGate gate_;
-
   Waiter orch_start_;
   Waiter ring_progress_;
-  Waiter done_;
   std::thread orchestrator_;
-  std::vector<std::thread> executor_threads_;
 };
 
 }  // namespace taskring::tmr
