@@ -18,25 +18,22 @@ class BadArgs : public ::testing::TestWithParam<std::string> {
   void expect_rejected(std::function<void(const ChipTaskArgs&)> body, std::vector<std::string> parts) {
     Rig rig({}, RuntimeName(GetParam()));
     ASSERT_NE(rig.worker, nullptr);
-    std::vector<int32_t> x(8, 0);
-    ChipTensor tx = make_tensor_external(x.data(), {8}, DataType::INT32);
-    ChipTaskArgs args;
-    args.add_inout(tx);
-    auto report = rig.run(std::move(body), args);
+    InoutArg in;
+    auto report = rig.run(std::move(body), in.args);
     ASSERT_FALSE(report.ok()) << "expected an error containing " << parts[0];
     for (const std::string& p : parts) {
       EXPECT_TRUE(contains(report.status().message(), p)) << "missing '" << p << "' in: " << report.status().to_string();
     }
-    std::fill(x.begin(), x.end(), 1);
+    std::fill(in.x.begin(), in.x.end(), 1);
     auto good = rig.run(
         [](const ChipTaskArgs& a) {
           CoreTaskArgs t;
           t.add_inout(*a.tensor(0)).add_scalar(4);
           rt_submit_aiv_task(kInc, t);
         },
-        args);
+        in.args);
     ASSERT_TRUE(good.ok()) << "the worker must stay usable: " << good.status().to_string();
-    for (int v : x) EXPECT_EQ(v, 5);
+    for (int v : in.x) EXPECT_EQ(v, 5);
   }
 };
 

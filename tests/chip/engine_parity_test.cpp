@@ -10,22 +10,21 @@
 namespace taskring::rtest {
 namespace {
 
-class EngineParity : public ::testing::TestWithParam<std::string> {};
+class EngineParity : public ::testing::TestWithParam<std::string> {
+ protected:
+  Rig rig{{}, RuntimeName(GetParam())};
+  InoutArg in;
+};
 
 TEST_P(EngineParity, KernelFailureNamesTaskBlockAndCore) {
-  Rig rig({}, RuntimeName(GetParam()));
   ASSERT_NE(rig.worker, nullptr);
-  std::vector<int32_t> x(8, 0);
-  ChipTensor tx = make_tensor_external(x.data(), {8}, DataType::INT32);
-  ChipTaskArgs args;
-  args.add_inout(tx);
   auto report = rig.run(
       [](const ChipTaskArgs& a) {
         CoreTaskArgs t;
         t.add_inout(*a.tensor(0));
         rt_submit_aiv_task(kFail, t);
       },
-      args);
+      in.args);
   ASSERT_FALSE(report.ok());
   const std::string msg = report.status().message();
   for (const char* part : {"KERNEL_FAILED", "task 0:0 kernel 5", "block 0/1", "core ", "code 42",
@@ -35,17 +34,12 @@ TEST_P(EngineParity, KernelFailureNamesTaskBlockAndCore) {
 }
 
 TEST_P(EngineParity, RtLogHonoursTheLoggerThreshold) {
-  Rig rig({}, RuntimeName(GetParam()));
   ASSERT_NE(rig.worker, nullptr);
-  std::vector<int32_t> x(8, 0);
-  ChipTensor tx = make_tensor_external(x.data(), {8}, DataType::INT32);
-  ChipTaskArgs args;
-  args.add_inout(tx);
   const log::Level saved = log::threshold();
   auto run_logging = [&](log::Level threshold) {
     log::set_threshold(threshold);
     ::testing::internal::CaptureStderr();
-    auto report = rig.run([](const ChipTaskArgs&) { LOG_WARN("parity-warning-%d", 7); }, args);
+    auto report = rig.run([](const ChipTaskArgs&) { LOG_WARN("parity-warning-%d", 7); }, in.args);
     std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_TRUE(report.ok()) << report.status().to_string();
     return err;

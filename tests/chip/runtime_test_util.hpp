@@ -211,6 +211,16 @@ struct Rig {
   }
 };
 
+// One INOUT int32[8] host argument (zeros), ready to pass to Rig::run.
+struct InoutArg {
+  std::vector<int32_t> x = std::vector<int32_t>(8, 0);
+  ChipTensor tensor = make_tensor_external(x.data(), {8}, DataType::INT32);
+  ChipTaskArgs args;
+  InoutArg() { args.add_inout(tensor); }
+  InoutArg(const InoutArg&) = delete;
+  InoutArg& operator=(const InoutArg&) = delete;
+};
+
 // A small program that must work on any healthy worker: x[i] = 1, then
 // x += 2 and y = x + 10 in a nested scope, then get_tensor_data checks.
 inline void expect_good_run(Rig& rig, const RunConfig& rc = {}) {
