@@ -34,8 +34,11 @@ void TmrRuntime::complete(TaskSlot* t, TaskSlot** next_local) {
 
 void TmrRuntime::release(TaskSlot* t) {
   if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Once `consumed` is set the ring may pass the slot and the orchestrator
+  // reuse it: read the ring before (TSan found the read after).
+  TaskRing& ring = rings_[t->ring];
   t->consumed.store(true, std::memory_order_seq_cst);
-  if (rings_[t->ring].advance()) ring_progress_.notify_all();
+  if (ring.advance()) ring_progress_.notify_all();
 }
 
 }  // namespace taskring::tmr
