@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "taskring/kernels/invoke.hpp"
+
 namespace taskring::exec {
 
 namespace {
@@ -23,11 +25,8 @@ bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Devi
   for (int i = 0; i < t.tensor_count; ++i) {
     s.tensors[i] = t.tensors[i];
     s.tensors[i].buffer.addr = reinterpret_cast<uintptr_t>(device.device_view_unchecked(t.tensors[i].buffer.addr));
-    s.args[i] = reinterpret_cast<intptr_t>(&s.tensors[i]);
   }
-  for (int j = 0; j < t.scalar_count; ++j) s.args[t.tensor_count + j] = static_cast<int64_t>(t.scalars[j]);
-  s.args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.local);
-  s.args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.global);
+  kernels::pack_kernel_args(s.args, s.tensors, t.tensor_count, t.scalars, t.scalar_count, &s.local, &s.global);
   s.global.cluster_count = topo.clusters;
   s.global.aiv_count = topo.aiv_count();
   for (int slot = 0; slot < 3; ++slot) {

@@ -80,6 +80,13 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   // Each wait below snapshots last_alive *before* testing for room: the
   // structural checks then reason about a consistent set of live tasks, and
   // the wait returns at once if a task retired after the snapshot.
+  // (The tiny-ring flake of issue 9 came from getting this wrong: a snapshot
+  // taken after the failed try_alloc could be newer than the tail it saw, so
+  // "every live task is pinned" held for the newer set while the pool already
+  // had room -> a false DEP_POOL_OVERFLOW; and a wait that re-read the value
+  // itself missed a retirement in between and waited for one that never came
+  // -> a FLOW_CONTROL_DEADLOCK stall. TaskRing::advance's fence and
+  // BumpRing::advance_tail's monotonic tail close the other two stalls.)
   for (uint64_t alive = ring.last_alive.load(std::memory_order_acquire); ring.next_seq - alive >= ring.window;
        alive = ring.last_alive.load(std::memory_order_acquire)) {
     if (!wait_for_ring(ring, alive, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
