@@ -78,7 +78,7 @@ SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& ker
     // blocks would hang; refuse it until co-resident blocks exist.
     return fail(PTO2_ERROR_INVALID_ARGS, op,
                 "launch_spec.require_sync_start is not supported yet (blocks of a task are not guaranteed to run "
-                "concurrently on sim); see docs/runtimes.md");
+                "concurrently on sim); see docs/runtime.md");
   }
   for (int i = 0; i < args.tensor_count(); ++i) {
     const TensorArgType tag = args.tag(i);

@@ -57,10 +57,9 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // ---- executor side (engine/executor_loop.hpp) ----
   void execute(Runnable* r, int executor, Runnable** next_local);
-  void complete(Runnable* r, Runnable** next_local);
 
  private:
-  friend class engine::RuntimeBase<HbgRuntime, Runnable>;
+  friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create(), execute_task() -> complete()
   explicit HbgRuntime(const L2RuntimeConfig& config);
   Status init();
 
@@ -96,6 +95,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   // Device half (hbg_scheduler.cpp).
   void boot();
   void expand_graph(Runnable* r, Runnable** next_local);
+  void complete(Runnable* r, Runnable** next_local);
   void finish_run();
 
   uint64_t task_limit_ = 0, dep_limit_ = 0;

@@ -43,10 +43,9 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   // ---- executor side (engine/executor_loop.hpp) ----
   void execute(TaskSlot* t, int executor, TaskSlot** next_local);
   void on_idle() { maybe_finish_run(); }
-  void complete(TaskSlot* t, TaskSlot** next_local);
 
  private:
-  friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;
+  friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;  // create(), execute_task() -> complete()
   explicit TmrRuntime(const L2RuntimeConfig& config);
   Status init();
   void wake_blocked() override;
@@ -74,6 +73,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   void finish_orchestration();
 
   // Executor helpers (tmr_scheduler.cpp).
+  void complete(TaskSlot* t, TaskSlot** next_local);
   void release(TaskSlot* t);
   void maybe_finish_run();
 
