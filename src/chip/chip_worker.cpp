@@ -10,10 +10,10 @@
 #include "taskring/device/sim_device.hpp"
 #include "taskring/kernels/builtin.hpp"
 #include "taskring/log/strace.hpp"
-#include "run_spans.hpp"
+#include "chip_knobs.hpp"
 #include "exec/device_profile.hpp"
-#include "tmr/tmr_runtime.hpp"
-#include "hbg/hbg_runtime.hpp"
+#include "l2_runtime.hpp"
+#include "run_spans.hpp"
 
 namespace taskring {
 
@@ -48,7 +48,7 @@ struct Registered {
   std::string name;
   OrchestrationEntry entry = nullptr;
   OrchestrationConfigFn config = nullptr;
-  tmr::BindRuntimeFn bind = nullptr;
+  BindRuntimeFn bind = nullptr;
   std::vector<taskring_kernel_fn> kernels;  // TASKRING_MAX_FUNC_ID entries
 };
 
@@ -68,13 +68,8 @@ bool sizes_equal(const RingSizes& a, const RingSizes& b) {
 struct ChipWorker::Impl {
   ChipWorkerConfig config;
   std::unique_ptr<Device> device;
-  std::unique_ptr<tmr::TmrRuntime> runtime;
-  std::unique_ptr<hbg::HbgRuntime> hbg;  // runtime "hbg" / "host_build_graph" (then `runtime` stays null)
-  bool use_hbg = false;
-  RingSizes runtime_sizes;
-  int executors = 1;
-  uint64_t stall_timeout_ms = 10000;
-  uint64_t tensor_wait_ms = 15000;
+  std::unique_ptr<L2Runtime> runtime;  // built at the first prepare, rebuilt when the ring sizes change
+  L2RuntimeConfig runtime_config;      // everything but the ring sizes comes from knobs at create
   uint64_t run_timeout_ms = 60000;
   bool skip_device_run = false;
   std::vector<std::unique_ptr<Library>> libraries;
@@ -92,7 +87,7 @@ struct ChipWorker::Impl {
   int active_callable = -1;
   int rank = -1;  // TASKRING_RANK, carried on chip.run spans
   // TASKRING_PROFILE=1: the per-task device profile, written after each run.
-  // Declared before the runtimes' users destroy them (~ChipWorker resets them first).
+  // The runtime points at it; ~ChipWorker resets the runtime first.
   std::unique_ptr<exec::DeviceProfile> profile;
   uint64_t timeout_ms = 0;
 
@@ -112,36 +107,33 @@ ChipWorker::~ChipWorker() {
   if (impl_->phase == Impl::Phase::kLaunched) (void)wait();
   impl_->release_staging();
   impl_->runtime.reset();
-  impl_->hbg.reset();
 }
 
 Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig& config) {
   if (config.device != "sim") {
     return invalid_argument("ChipWorker: unknown device '" + config.device + "' (available: sim)");
   }
-  const bool hbg_runtime = config.runtime == "hbg" || config.runtime == "host_build_graph";
-  if (config.runtime != "tmr" && config.runtime != "tensormap_and_ringbuffer" && !hbg_runtime) {
-    return invalid_argument("ChipWorker: unknown runtime '" + config.runtime +
-                            "' (available: tmr / tensormap_and_ringbuffer, hbg / host_build_graph)");
+  if (!is_l2_runtime_name(config.runtime)) {
+    return invalid_argument("ChipWorker: unknown runtime '" + config.runtime + "' (available: " + kL2RuntimeNames + ")");
   }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
-  impl->use_hbg = hbg_runtime;
   TASKRING_ASSIGN_OR_RETURN(SimDeviceConfig dc, SimDeviceConfig::from_env(config.env));
   TASKRING_ASSIGN_OR_RETURN(impl->device, create_sim_device(dc));
-  impl->executors = dc.topology.executor_threads;
-  TASKRING_ASSIGN_OR_RETURN(auto stall, read_int_knob(config.env, "TASKRING_STALL_TIMEOUT_MS", 1, 3600000));
-  if (stall) impl->stall_timeout_ms = static_cast<uint64_t>(*stall);
-  TASKRING_ASSIGN_OR_RETURN(auto tw, read_int_knob(config.env, "TASKRING_TENSOR_WAIT_TIMEOUT_MS", 1, 3600000));
-  if (tw) impl->tensor_wait_ms = static_cast<uint64_t>(*tw);
-  TASKRING_ASSIGN_OR_RETURN(auto rt, read_int_knob(config.env, "TASKRING_RUN_TIMEOUT_MS", 1, 86400000));
-  if (rt) impl->run_timeout_ms = static_cast<uint64_t>(*rt);
-  TASKRING_ASSIGN_OR_RETURN(auto skip, read_bool_knob_any(config.env, {"TASKRING_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN"}));
-  impl->skip_device_run = skip.value_or(false);
-  TASKRING_ASSIGN_OR_RETURN(auto rank, read_int_knob(config.env, "TASKRING_RANK", 0, 1 << 20));
-  if (rank) impl->rank = static_cast<int>(*rank);
-  TASKRING_ASSIGN_OR_RETURN(auto profile, read_bool_knob_any(config.env, {"TASKRING_PROFILE"}));
-  if (profile.value_or(false)) impl->profile = std::make_unique<exec::DeviceProfile>(impl->executors);
+  L2RuntimeConfig& rc = impl->runtime_config;
+  rc.device = impl->device.get();
+  rc.executors = dc.topology.executor_threads;
+  TASKRING_ASSIGN_OR_RETURN(ChipKnobs knobs, read_chip_knobs(config.env));
+  rc.stall_timeout_ms = knobs.stall_timeout_ms;
+  rc.tensor_wait_timeout_ms = knobs.tensor_wait_timeout_ms;
+  rc.graph_arena_bytes = knobs.graph_arena_bytes;
+  impl->run_timeout_ms = knobs.run_timeout_ms;
+  impl->skip_device_run = knobs.skip_device_run;
+  impl->rank = knobs.rank;
+  if (knobs.profile) {
+    impl->profile = std::make_unique<exec::DeviceProfile>(rc.executors);
+    rc.profile = impl->profile.get();
+  }
   TASKRING_RETURN_IF_ERROR(kernels::register_builtin_kernels(impl->builtins));
   return std::unique_ptr<ChipWorker>(new ChipWorker(std::move(impl)));
 }
@@ -165,7 +157,7 @@ Expected<int> ChipWorker::register_callable(const ChipCallable& c) {
     if (!bind.ok()) {
       return bind.status().with_context(where + ": the orchestration library must include pto_orchestration_api.h");
     }
-    r.bind = reinterpret_cast<tmr::BindRuntimeFn>(*bind);
+    r.bind = reinterpret_cast<BindRuntimeFn>(*bind);
     auto cfg = load_symbol(c.orchestration_library, c.config_symbol, &impl_->libraries);
     if (cfg.ok()) r.config = reinterpret_cast<OrchestrationConfigFn>(*cfg);
   } else {
@@ -220,32 +212,14 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
 
   // Runtime sized for this run (rebuilt only when the sizing changes).
   TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, resolve_ring_sizes(config.rings, m.config.env));
-  if (m.use_hbg && (!m.hbg || !sizes_equal(sizes, m.runtime_sizes))) {
-    m.hbg.reset();
-    hbg::HbgConfig hc;
-    hc.device = m.device.get();
-    hc.rings = sizes;
-    hc.executors = m.executors;
-    TASKRING_RETURN_IF_ERROR(hbg::read_hbg_knobs(m.config.env, &hc));
-    hc.profile = m.profile.get();
-    auto rt = hbg::HbgRuntime::create(hc);
-    if (!rt.ok()) return rt.status().with_context(where);
-    m.hbg = std::move(rt).value();
-    m.runtime_sizes = sizes;
-  }
-  if (!m.use_hbg && (!m.runtime || !sizes_equal(sizes, m.runtime_sizes))) {
+  if (!m.runtime || !sizes_equal(sizes, m.runtime_config.rings)) {
     m.runtime.reset();
-    tmr::TmrConfig tc;
-    tc.device = m.device.get();
-    tc.rings = sizes;
-    tc.executors = m.executors;
-    tc.stall_timeout_ms = m.stall_timeout_ms;
-    tc.tensor_wait_timeout_ms = m.tensor_wait_ms;
-    tc.profile = m.profile.get();
-    auto rt = tmr::TmrRuntime::create(tc);
+    L2RuntimeConfig rc = m.runtime_config;
+    rc.rings = sizes;
+    auto rt = create_l2_runtime(m.config.runtime, rc);
     if (!rt.ok()) return rt.status().with_context(where);
     m.runtime = std::move(rt).value();
-    m.runtime_sizes = sizes;
+    m.runtime_config.rings = sizes;
   }
 
   // Stage tensors.
@@ -331,9 +305,13 @@ Status ChipWorker::launch() {
     return Status::Ok();
   }
   const Registered& c = m.callables[m.active_callable];
-  Status s = m.use_hbg ? m.hbg->start_run(c.entry, c.bind, &m.device_args, c.kernels.data(), m.report.invocation_id)
-                       : m.runtime->start_run(c.entry, c.bind, &m.device_args, c.kernels.data(), m.report.invocation_id);
-  if (!s.ok()) return s;
+  RunRequest request;
+  request.entry = c.entry;
+  request.bind = c.bind;
+  request.args = &m.device_args;
+  request.kernels = c.kernels.data();
+  request.invocation_id = m.report.invocation_id;
+  TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));
   m.phase = Impl::Phase::kLaunched;
   return Status::Ok();
 }
@@ -342,7 +320,6 @@ Expected<int> ChipWorker::poll() {
   Impl& m = *impl_;
   if (m.phase == Impl::Phase::kDone) return 1;
   if (m.phase != Impl::Phase::kLaunched) return failed_precondition("poll: nothing launched");
-  if (m.use_hbg) return m.hbg->run_finished() ? 1 : 0;
   return m.runtime->run_finished() ? 1 : 0;
 }
 
@@ -350,22 +327,6 @@ Status ChipWorker::wait() {
   Impl& m = *impl_;
   if (m.phase == Impl::Phase::kDone) return m.run_error;
   if (m.phase != Impl::Phase::kLaunched) return failed_precondition("wait: nothing launched");
-  if (m.use_hbg) {
-    // Same policy as below, for the hbg runtime.
-    if (!m.hbg->wait_run(Deadline::after_ms(m.timeout_ms)).ok()) {
-      m.hbg->report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "run did not finish within " + std::to_string(m.timeout_ms) +
-                                                            " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms)");
-      if (!m.hbg->wait_run(Deadline::after_ms(m.stall_timeout_ms)).ok()) m.hbg.release();  // wedged: leaked on purpose
-    }
-    m.t_done = mono_ns();
-    m.run_error = m.hbg ? m.hbg->run_status() : deadline_exceeded("run abandoned after timeout");
-    if (m.hbg) {
-      m.report.stats = m.hbg->stats();
-      m.report.graph = m.hbg->graph_stats();
-    }
-    m.phase = Impl::Phase::kDone;
-    return m.run_error;
-  }
   Status w = m.runtime->wait_run(Deadline::after_ms(m.timeout_ms));
   if (!w.ok()) {
     // The run is stuck (a kernel that never returns, or a runtime bug): stop
@@ -373,7 +334,7 @@ Status ChipWorker::wait() {
     m.runtime->report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT,
                             "run did not finish within " + std::to_string(m.timeout_ms) +
                                 " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms)");
-    Status drained = m.runtime->wait_run(Deadline::after_ms(m.stall_timeout_ms));
+    Status drained = m.runtime->wait_run(Deadline::after_ms(m.runtime_config.stall_timeout_ms));
     if (!drained.ok()) {
       // Threads are wedged; drop this runtime so the next run gets a fresh one.
       m.runtime.release();  // leaked on purpose: joining would hang
@@ -381,7 +342,10 @@ Status ChipWorker::wait() {
   }
   m.t_done = mono_ns();
   m.run_error = m.runtime ? m.runtime->run_status() : deadline_exceeded("run abandoned after timeout");
-  if (m.runtime) m.report.stats = m.runtime->stats();
+  if (m.runtime) {
+    m.report.stats = m.runtime->stats();
+    m.report.graph = m.runtime->graph_stats();
+  }
   m.phase = Impl::Phase::kDone;
   return m.run_error;
 }

@@ -2,26 +2,33 @@
 
 #include <cstdio>
 
+#include "taskring/base/knob_table.hpp"
+
 namespace taskring {
 
 namespace {
 
 bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+bool in_range(const char* name, uint64_t v) {
+  const KnobSpec& k = knob(name);
+  return v >= static_cast<uint64_t>(k.min) && v <= static_cast<uint64_t>(k.max);
+}
+
 Status check_window(const std::string& where, uint64_t v) {
-  if (v < 4 || v > (1ull << 31) || !is_pow2(v)) {
+  if (!in_range("PTO2_RING_TASK_WINDOW", v) || !is_pow2(v)) {
     return invalid_argument(where + "=" + std::to_string(v) + ": task window must be a power of two in [4, 2^31]");
   }
   return Status::Ok();
 }
 Status check_heap(const std::string& where, uint64_t v) {
-  if (v < kMinRingHeap || v > (1ull << 40)) {
+  if (!in_range("PTO2_RING_HEAP", v)) {
     return invalid_argument(where + "=" + std::to_string(v) + ": heap must be in [1024, 2^40] bytes");
   }
   return Status::Ok();
 }
 Status check_pool(const std::string& where, uint64_t v) {
-  if (v < 4 || v > (1ull << 31)) {
+  if (!in_range("PTO2_RING_DEP_POOL", v)) {
     return invalid_argument(where + "=" + std::to_string(v) + ": dependency pool must be in [4, 2^31] entries");
   }
   return Status::Ok();

@@ -21,6 +21,14 @@ std::string label(std::string_view name, int32_t func_id) {
 }
 }  // namespace
 
+void pack_kernel_args(int64_t* args, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
+                      KernelLocalContext* local, KernelGlobalContext* global) {
+  for (int i = 0; i < n; ++i) args[i] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&tensors[i]));
+  for (int j = 0; j < m; ++j) args[n + j] = static_cast<int64_t>(scalars[j]);
+  args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(local));
+  args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(global));
+}
+
 Status invoke_kernel(taskring_kernel_fn fn, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
                      KernelLocalContext* local_ctx, std::string_view kernel_name, int32_t func_id,
                      KernelGlobalContext* global_ctx) {
@@ -50,10 +58,7 @@ Status invoke_kernel(taskring_kernel_fn fn, const ChipTensor* tensors, int n, co
   local_ctx->error_message[0] = '\0';
 
   int64_t args[TASKRING_KERNEL_ARG_SLOTS] = {};
-  for (int i = 0; i < n; ++i) args[i] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&tensors[i]));
-  for (int j = 0; j < m; ++j) args[n + j] = static_cast<int64_t>(scalars[j]);
-  args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(local_ctx));
-  args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(global_ctx));
+  pack_kernel_args(args, tensors, n, scalars, m, local_ctx, global_ctx);
   fn(args);
 
   if (local_ctx->error_code == 0) return Status::Ok();

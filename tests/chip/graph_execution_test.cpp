@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "checksum_kernel.hpp"
-#include "hbg/hbg_runtime.hpp"
+#include "l2_runtime.hpp"
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/device/sim_device.hpp"
@@ -304,10 +304,13 @@ TEST(GraphExecution, ArenaExhaustionFallsBackPerSubmission) {
 }
 
 TEST(GraphExecution, InvalidArenaKnobIsNamed) {
-  auto w = worker("hbg", {{"TASKRING_GRAPH_ARENA_BYTES", "-5"}});
-  Body b = make_body(3);
-  Outcome o = run_once(*w, register_entry(*w, layers_entry), b);
-  EXPECT_NE(o.error.find("TASKRING_GRAPH_ARENA_BYTES"), std::string::npos) << o.error;
+  // Knobs are read once, when the worker is created.
+  ChipWorkerConfig c;
+  c.runtime = "hbg";
+  c.env = taskring::map_env({{"TASKRING_GRAPH_ARENA_BYTES", "-5"}});
+  auto w = ChipWorker::create(c);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("TASKRING_GRAPH_ARENA_BYTES"), std::string::npos) << w.status().to_string();
 }
 
 // ---------------------------------------------------------------- fallback
@@ -509,13 +512,13 @@ TEST(GraphExecution, EveryBufferIsReleasedOnHealthyAndFailedPaths) {
   ASSERT_TRUE(dev.ok());
   taskring::Device& d = **dev;
   {
-    taskring::hbg::HbgConfig hc;
+    taskring::L2RuntimeConfig hc;
     hc.device = &d;
     hc.rings.task_window = {64, 64, 64, 64};
     hc.rings.heap = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
     hc.rings.dep_pool = {64, 64, 64, 64};
     hc.graph_arena_bytes = 500;   // one submission fits, the rest fall back
-    auto rt = taskring::hbg::HbgRuntime::create(hc);
+    auto rt = taskring::create_l2_runtime("hbg", hc);
     ASSERT_TRUE(rt.ok()) << rt.status().to_string();
     std::vector<taskring_kernel_fn> kernels(TASKRING_MAX_FUNC_ID, nullptr);
     auto buf = d.malloc(64, 64, "test buffer");
@@ -526,7 +529,13 @@ TEST(GraphExecution, EveryBufferIsReleasedOnHealthyAndFailedPaths) {
     args.add_inout(*t);
     for (int mode : {0, 1, 0}) {
       g_mode = mode;
-      ASSERT_TRUE((*rt)->start_run(releasing_entry, &framework_bind_runtime, &args, kernels.data(), 1).ok());
+      taskring::RunRequest req;
+      req.entry = releasing_entry;
+      req.bind = &framework_bind_runtime;
+      req.args = &args;
+      req.kernels = kernels.data();
+      req.invocation_id = 1;
+      ASSERT_TRUE((*rt)->start_run(req).ok());
       ASSERT_TRUE((*rt)->wait_run(taskring::Deadline::after_ms(10000)).ok());
       EXPECT_EQ((*rt)->run_status().ok(), mode == 0) << (*rt)->run_status().to_string();
       EXPECT_EQ((*rt)->graph_stats().arena_fallback_submissions, 2u);

@@ -172,14 +172,23 @@ inline std::vector<KernelBinding> all_kernels() {
           {kStep2, rk_step, "", "step2"},     {kRecord2, rk_record, "", "record2"}};
 }
 
+// Which L2 runtime a Rig's worker uses (explicit, so that a braced env map
+// can never be read as one).
+struct RuntimeName {
+  explicit RuntimeName(std::string n) : name(std::move(n)) {}
+  std::string name;
+};
+
 struct Rig {
   std::unique_ptr<ChipWorker> worker;
   int callable = -1;
 
-  explicit Rig(std::map<std::string, std::string> env = {}) {
+  explicit Rig(std::map<std::string, std::string> env = {}) : Rig(std::move(env), RuntimeName("tmr")) {}
+  Rig(std::map<std::string, std::string> env, const RuntimeName& runtime) {
     reset_state();
     env.emplace("TASKRING_RUN_TIMEOUT_MS", "20000");
     ChipWorkerConfig cfg;
+    cfg.runtime = runtime.name;
     cfg.env = map_env(env);
     auto w = ChipWorker::create(cfg);
     EXPECT_TRUE(w.ok()) << w.status().to_string();
@@ -200,6 +209,16 @@ struct Rig {
     g_body = std::move(body);
     return worker->run(callable, args, rc);
   }
+};
+
+// One INOUT int32[8] host argument (zeros), ready to pass to Rig::run.
+struct InoutArg {
+  std::vector<int32_t> x = std::vector<int32_t>(8, 0);
+  ChipTensor tensor = make_tensor_external(x.data(), {8}, DataType::INT32);
+  ChipTaskArgs args;
+  InoutArg() { args.add_inout(tensor); }
+  InoutArg(const InoutArg&) = delete;
+  InoutArg& operator=(const InoutArg&) = delete;
 };
 
 // A small program that must work on any healthy worker: x[i] = 1, then

@@ -14,8 +14,8 @@ namespace {
 
 using taskring::ChipTensor;
 using taskring::DataType;
-using taskring::tmr::compute_overlap;
-using taskring::tmr::Overlap;
+using taskring::engine::compute_overlap;
+using taskring::engine::Overlap;
 
 constexpr uint64_t kAddr = 0x100000;
 

@@ -1,9 +1,11 @@
 // `taskring info [--json]`: version, build type, sim topology, and every knob
 // with the value in effect and where it came from.
 //
-// Every knob is validated here exactly as the component that reads it does
-// (the same functions), so an invalid environment fails `info` the same way
+// Every knob of the knob table (taskring/base/knob_table.hpp) is listed and
+// validated here exactly as the component that reads it does (the same
+// functions and bounds), so an invalid environment fails `info` the same way
 // it would fail a run: message on stderr, exit status 1.
+// `--knobs-markdown` prints the knob tables of docs/knobs.md.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "taskring/base/knob_table.hpp"
 #include "taskring/base/knobs.hpp"
 #include "taskring/chip/ring_config.hpp"
 #include "taskring/device/sim_device.hpp"
@@ -82,6 +85,31 @@ Expected<Info> collect(const EnvLookup& env) {
                         "heap bytes per ring (read by the tmr runtime)"});
   info.knobs.push_back({"PTO2_RING_DEP_POOL", join(rings.dep_pool), source_of(env, "PTO2_RING_DEP_POOL"),
                         "dependency-list entries per ring (read by the tmr runtime)"});
+
+  // The rest of the table, generically by kind: every knob a run reads is
+  // shown and validated.
+  for (const KnobSpec& k : knob_table()) {
+    bool listed = false;
+    for (const KnobRow& r : info.knobs) listed = listed || r.name == k.name;
+    if (listed) continue;
+    std::string def(k.default_doc);
+    std::erase(def, '`');
+    KnobRow row{std::string(k.name), def, source_of(env, std::string(k.name).c_str()), ""};
+    if (k.kind == KnobKind::kInt) {
+      TASKRING_ASSIGN_OR_RETURN(auto v, read_int_knob(env, k));
+      if (v) row.value = std::to_string(*v);
+    } else if (k.kind == KnobKind::kBool) {
+      std::string used_name;
+      TASKRING_ASSIGN_OR_RETURN(auto v, read_bool_knob(env, k, &used_name));
+      if (v) row.value = *v ? "1" : "0";
+      if (v) row.source = "env (" + used_name + ")";
+    } else {
+      return internal_error("taskring info: knob " + row.name + " has no validator");
+    }
+    info.knobs.push_back(std::move(row));
+  }
+  // Meanings come from the table too (one wording for info and the docs).
+  for (KnobRow& r : info.knobs) r.meaning = std::string(knob(r.name).help);
   return info;
 }
 
@@ -140,8 +168,15 @@ void print_text(const Info& info) {
 void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "version, build type, sim topology, knobs in effect");
   static bool json = false;  // CLI11 binds options to storage that outlives parsing
+  static bool markdown = false;
   cmd->add_flag("--json", json, "print as JSON");
+  cmd->add_flag("--knobs-markdown", markdown, "print the knob tables of docs/knobs.md (generated from the knob table)");
   cmd->callback([] {
+    if (markdown) {
+      std::cout << knob_table_markdown();
+      set_exit_code(0);
+      return;
+    }
     Expected<Info> info = collect(process_env());
     if (!info.ok()) {
       std::fprintf(stderr, "taskring info: %s\n", info.status().to_string().c_str());

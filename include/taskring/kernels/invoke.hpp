@@ -16,6 +16,13 @@
 
 namespace taskring::kernels {
 
+// Lays out the argument array a kernel receives (kernel_abi.h): args[i] =
+// &tensors[i], args[n + j] = scalars[j], args[48] = `local`, args[49] =
+// `global`. The one packing of kernel arguments, used by invoke_kernel and the
+// chip runtimes' block launches. Precondition: n <= 32, m <= 16.
+void pack_kernel_args(int64_t* args, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
+                      KernelLocalContext* local, KernelGlobalContext* global);
+
 // Runs `fn` once on `n` descriptors and `m` scalars.
 //
 // `local_ctx` may be null: a context for block 0 of 1 on AIV core 0 is used.

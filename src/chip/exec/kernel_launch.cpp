@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "device_profile.hpp"
+#include "taskring/kernels/invoke.hpp"
 
 namespace taskring::exec {
 
@@ -25,11 +26,8 @@ bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Devi
   for (int i = 0; i < t.tensor_count; ++i) {
     s.tensors[i] = t.tensors[i];
     s.tensors[i].buffer.addr = reinterpret_cast<uintptr_t>(device.device_view_unchecked(t.tensors[i].buffer.addr));
-    s.args[i] = reinterpret_cast<intptr_t>(&s.tensors[i]);
   }
-  for (int j = 0; j < t.scalar_count; ++j) s.args[t.tensor_count + j] = static_cast<int64_t>(t.scalars[j]);
-  s.args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.local);
-  s.args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = reinterpret_cast<intptr_t>(&s.global);
+  kernels::pack_kernel_args(s.args, s.tensors, t.tensor_count, t.scalars, t.scalar_count, &s.local, &s.global);
   s.global.cluster_count = topo.clusters;
   s.global.aiv_count = topo.aiv_count();
   // Profiled: one TSC read per kernel call plus one per block (a call ends where the next starts).

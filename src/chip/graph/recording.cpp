@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/submit_checks.hpp"
+
 namespace taskring::graph {
 
 namespace {
-
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 bool same_view(const ChipTensor& a, const ChipTensor& b) {
   if (a.buffer.addr != b.buffer.addr || a.buffer.size != b.buffer.size || a.start_offset != b.start_offset ||
@@ -166,11 +166,15 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       }
       uint64_t bytes = ci.nbytes();
       uint64_t off = vtop_;
-      auto made = try_make_tensor(kRecordVirtualBase + off, bytes, std::span<const uint32_t>(ci.shapes, ci.ndims),
-                                  ci.dtype, ci.manual_dep, 0, AddressSpace::DEVICE);
+      auto made = engine::make_output_tensor(ci, kRecordVirtualBase + off,
+                                             PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx)));
+      if (!made.ok()) {
+        fail(std::string(op) + " (node " + std::to_string(idx) + "): OUTPUT argument " + std::to_string(i) + ": " +
+             made.status().message());
+        return result;
+      }
       ChipTensor t = *made;
-      t.owner_task_id = PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx));
-      vtop_ += round_up(std::max<uint64_t>(bytes, 1), 1024);
+      vtop_ += engine::output_heap_bytes(ci);
       outputs_.push_back(t);
       n.tmpl.push_back(t);
       n.src.push_back(TensorSourceRef{TensorSource::kInternal, 0, static_cast<uint16_t>(idx), 0,

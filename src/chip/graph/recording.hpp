@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "definition.hpp"
-#include "hbg/dep_tracker.hpp"
+#include "engine/dep_tracker.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 
 namespace taskring::graph {
@@ -76,7 +76,7 @@ class Recording {
   std::vector<RecordedNode> nodes_;
   std::deque<ChipTensor> outputs_;
   std::vector<uint16_t> stamp_;  // dedup of producers per node
-  hbg::DepTracker map_;
+  engine::DepTracker map_;
   uint64_t vtop_ = 0;
   std::vector<bool> scopes_;  // manual flag per open body scope
   std::string error_;

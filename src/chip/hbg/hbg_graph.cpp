@@ -5,7 +5,7 @@
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
 #include "taskring/base/clock.hpp"
-#include "tmr/task_state.hpp"
+#include "engine/task_shape.hpp"
 
 namespace taskring::hbg {
 
@@ -26,7 +26,7 @@ void HbgRuntime::run_inline(const char* why, const std::string& body, GraphInvok
                             const GraphTaskArgs& args, bool warn) {
   if (warn) {
     std::string msg = "Graph '" + body + "': " + why + "; running the body as ordinary tasks";
-    api_.rt.ops->log(api(), PTO2LogLevel::WARN, "rt_submit_graph", msg.c_str());
+    engine::orchestration_log(PTO2LogLevel::WARN, "rt_submit_graph", msg.c_str());
   }
   invoke(args, closure);
 }

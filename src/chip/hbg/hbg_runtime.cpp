@@ -1,10 +1,6 @@
 #include "hbg_runtime.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 #include "graph/submission.hpp"
@@ -13,87 +9,9 @@
 
 namespace taskring::hbg {
 
-namespace {
-
-HbgRuntime* self(PTO2Runtime* rt) { return reinterpret_cast<HbgRuntime::ApiHandle*>(rt)->owner; }
-
-TaskOutputTensors op_submit(PTO2Runtime* rt, const MixedKernels& k, const CoreTaskArgs& a) {
-  return self(rt)->submit(k, a, false, false);
-}
-TaskOutputTensors op_dummy(PTO2Runtime* rt, const CoreTaskArgs& a) {
-  return self(rt)->submit(MixedKernels{}, a, true, false);
-}
-TaskOutputTensors op_alloc(PTO2Runtime* rt, const CoreTaskArgs& a) {
-  return self(rt)->submit(MixedKernels{}, a, true, true);
-}
-void op_scope_begin(PTO2Runtime* rt, PTO2ScopeMode m) { self(rt)->scope_begin(m); }
-void op_scope_end(PTO2Runtime* rt) { self(rt)->scope_end(); }
-bool op_is_fatal(PTO2Runtime* rt) { return self(rt)->is_fatal(); }
-void op_report_fatal(PTO2Runtime* rt, int32_t code, const char* msg) {
-  self(rt)->report_fatal(code == 0 ? PTO2_ERROR_EXPLICIT_ORCH_FATAL : code,
-                         std::string("rt_report_fatal: ") + (msg ? msg : ""));
-}
-void op_log(PTO2Runtime*, PTO2LogLevel level, const char* func, const char* msg) {
-  char buf[1200];
-  const char* name = level == PTO2LogLevel::DEBUG  ? "DEBUG"
-                     : level == PTO2LogLevel::INFO ? "INFO"
-                     : level == PTO2LogLevel::WARN ? "WARN"
-                                                   : "ERROR";
-  int n = std::snprintf(buf, sizeof(buf), "[mono_ns=%" PRIu64 "][T0x%lx][%s] %s: %s\n", mono_ns(),
-                        static_cast<unsigned long>(pthread_self()), name, func, msg);
-  if (n > 0) (void)!::write(2, buf, static_cast<size_t>(std::min<int>(n, sizeof(buf) - 1)));
-}
-bool op_get(PTO2Runtime* rt, const ChipTensor& t, uint32_t nd, const uint32_t* idx, void* out, uint32_t bytes) {
-  return self(rt)->tensor_access(t, nd, idx, out, bytes, false);
-}
-bool op_set(PTO2Runtime* rt, const ChipTensor& t, uint32_t nd, const uint32_t* idx, const void* in, uint32_t bytes) {
-  return self(rt)->tensor_access(t, nd, idx, const_cast<void*>(in), bytes, true);
-}
-int32_t op_clusters(PTO2Runtime* rt) { return self(rt)->cluster_count(); }
-int32_t op_aivs(PTO2Runtime* rt) { return self(rt)->aiv_count(); }
-GraphSubmitResult op_submit_graph(PTO2Runtime* rt, uint64_t key, const char* name, GraphInvokeFn invoke,
-                                  const void* closure, const GraphTaskArgs& args) {
-  return self(rt)->submit_graph(key, name, invoke, closure, args);
-}
-
-const PTO2RuntimeOps kOps = {PTO2_RUNTIME_OPS_ABI_VERSION,
-                             op_submit,
-                             op_dummy,
-                             op_alloc,
-                             op_scope_begin,
-                             op_scope_end,
-                             op_is_fatal,
-                             op_report_fatal,
-                             op_log,
-                             op_get,
-                             op_set,
-                             op_clusters,
-                             op_aivs,
-                             op_submit_graph,
-                             {}};
-
-}  // namespace
-
-Status read_hbg_knobs(const EnvLookup& env, HbgConfig* config) {
-  TASKRING_ASSIGN_OR_RETURN(auto arena, read_int_knob(env, "TASKRING_GRAPH_ARENA_BYTES", 0, int64_t{1} << 34));
-  if (arena) config->graph_arena_bytes = static_cast<uint64_t>(*arena);
-  return Status::Ok();
-}
-
-HbgRuntime::HbgRuntime(const HbgConfig& config) : config_(config) {}
-
-Expected<std::unique_ptr<HbgRuntime>> HbgRuntime::create(const HbgConfig& config) {
-  if (config.device == nullptr) return invalid_argument("HbgRuntime: no device");
-  std::unique_ptr<HbgRuntime> rt(new HbgRuntime(config));
-  TASKRING_RETURN_IF_ERROR(rt->init());
-  return rt;
-}
+HbgRuntime::HbgRuntime(const L2RuntimeConfig& config) : RuntimeBase(config) {}
 
 Status HbgRuntime::init() {
-  topo_ = config_.device->topology();
-  executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
-  api_.rt.ops = &kOps;
-  api_.owner = this;
   for (int r = 0; r < kRingLevels; ++r) {
     task_limit_ += config_.rings.task_window[r];
     dep_limit_ += config_.rings.dep_pool[r];
@@ -103,18 +21,12 @@ Status HbgRuntime::init() {
   if (!heap.ok()) return heap.status().with_context("HbgRuntime: heap (PTO2_RING_HEAP)");
   heap_base_ = *heap;
   arena_.configure(config_.device, config_.graph_arena_bytes);
-  for (int e = 0; e < executors_; ++e) executor_threads_.emplace_back([this, e] { executor_main(e); });
+  start_executors();
   return Status::Ok();
 }
 
 HbgRuntime::~HbgRuntime() {
-  if (!run_finished()) {
-    (void)wait_run(Deadline::after_ms(10000));
-    report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "runtime destroyed while a run was in flight");
-  }
-  shutdown_.store(true, std::memory_order_seq_cst);
-  work_.notify_all();
-  for (auto& t : executor_threads_) t.join();
+  stop_executors();
   free_run_buffers();
   arena_.release();
   for (auto& [key, def] : definitions_) {
@@ -133,13 +45,12 @@ void HbgRuntime::free_run_buffers() {
 
 // ---------------------------------------------------------------- run control
 
-Status HbgRuntime::start_run(OrchestrationEntryFn entry, BindRuntimeFn bind, const ChipTaskArgs* args,
-                             const taskring_kernel_fn* kernels, uint64_t invocation_id) {
-  if (!run_finished()) return failed_precondition("HbgRuntime: a run is already in flight");
-  if (entry == nullptr) return invalid_argument("HbgRuntime: null orchestration entry");
-  kernels_ = kernels;
-  inv_ = invocation_id;
-  callable_key_ = reinterpret_cast<uintptr_t>(entry);
+Status HbgRuntime::start_run(const RunRequest& request) {
+  // After begin_run no executor reads the previous run's queues or task
+  // table, which boot() may re-size.
+  TASKRING_RETURN_IF_ERROR(begin_run(request, "HbgRuntime"));
+  inv_ = request.invocation_id;
+  callable_key_ = reinterpret_cast<uintptr_t>(request.entry);
   build_.clear();
   map_.reset();
   scopes_.clear();
@@ -150,28 +61,17 @@ Status HbgRuntime::start_run(OrchestrationEntryFn entry, BindRuntimeFn bind, con
   used_keys_.clear();
   verified_defs_.clear();
   arena_.begin_run();
-  stats_ = RunStats();
   gstats_ = GraphRunStats();
-  completed_.store(0, std::memory_order_relaxed);
-  fatal_code_.store(0, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(fatal_mu_);
-    fatal_message_.clear();
-  }
-  sched_first_ns_.store(0, std::memory_order_relaxed);
-  sched_last_ns_.store(0, std::memory_order_relaxed);
-  kernel_calls_.store(0, std::memory_order_relaxed);
   nodes_run_.store(0, std::memory_order_relaxed);
-  run_finished_.store(false, std::memory_order_seq_cst);
 
   // Host half: the whole orchestration, then the uploads.
   {
-    log::strace::StraceSpan span("host_orch", invocation_id, log::strace::current_hid());
+    log::strace::StraceSpan span("host_orch", inv_, log::strace::current_hid());
     stats_.orch_start_ns = mono_ns();
-    if (bind != nullptr) bind(api());
+    if (request.bind != nullptr) request.bind(api());
     scopes_.push_back(0);  // the implicit outer scope
-    entry(*args);
-    if (bind != nullptr) bind(nullptr);
+    request.entry(*request.args);
+    if (request.bind != nullptr) request.bind(nullptr);
     stats_.orch_end_ns = mono_ns();
     gstats_.host_orch_ns = stats_.orch_end_ns - stats_.orch_start_ns;
     span.attr("tasks", static_cast<uint64_t>(build_.tasks.size())).attr("heap_used", heap_top_);
@@ -197,9 +97,7 @@ void HbgRuntime::finish_host_phase() {
   }
   if (is_fatal() || total_tasks_ == 0) {
     // Nothing to schedule: a latched error blocks the upload and the launch.
-    sched_last_ns_.store(mono_ns(), std::memory_order_relaxed);
-    run_finished_.store(true, std::memory_order_seq_cst);
-    done_.notify_all();
+    publish_finished();
     return;
   }
   boot();
@@ -285,39 +183,10 @@ Status HbgRuntime::upload_image(const std::vector<uint64_t>& addrs) {
   return Status::Ok();
 }
 
-Status HbgRuntime::wait_run(Deadline deadline) {
-  return done_.wait([this] { return run_finished(); }, deadline, "the hbg run to finish");
-}
-
-Status HbgRuntime::run_status() const {
-  int32_t code = fatal_code_.load(std::memory_order_acquire);
-  if (code == 0) return Status::Ok();
-  std::lock_guard<std::mutex> lock(fatal_mu_);
-  return Status(pto2_error_status_code(code), std::string(pto2_error_name(code)) + ": " + fatal_message_);
-}
-
-RunStats HbgRuntime::stats() const {
-  RunStats s = stats_;
-  s.tasks_completed = completed_.load(std::memory_order_acquire);
-  s.kernel_calls = kernel_calls_.load(std::memory_order_acquire);
-  s.sched_start_ns = sched_first_ns_.load(std::memory_order_acquire);
-  s.sched_end_ns = sched_last_ns_.load(std::memory_order_acquire);
-  return s;
-}
-
 GraphRunStats HbgRuntime::graph_stats() const {
   GraphRunStats g = gstats_;
   g.graph_nodes_run = nodes_run_.load(std::memory_order_acquire);
   return g;
-}
-
-void HbgRuntime::report_fatal(int32_t code, const std::string& message) {
-  int32_t expected = 0;
-  {
-    std::lock_guard<std::mutex> lock(fatal_mu_);
-    if (fatal_code_.compare_exchange_strong(expected, code, std::memory_order_acq_rel)) fatal_message_ = message;
-  }
-  work_.notify_all();
 }
 
 }  // namespace taskring::hbg

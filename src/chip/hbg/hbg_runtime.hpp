@@ -27,83 +27,40 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dep_tracker.hpp"
+#include "engine/dep_tracker.hpp"
+#include "engine/runtime_base.hpp"
+#include "engine/submit_kind.hpp"
 #include "graph/aligned_buffer.hpp"
 #include "graph/recording.hpp"
 #include "graph/submission_arena.hpp"
 #include "run_state.hpp"
 #include "task_image.hpp"
-#include "taskring/base/knobs.hpp"
-#include "taskring/base/waiter.hpp"
-#include "taskring/chip/graph_stats.hpp"
-#include "taskring/chip/ring_config.hpp"
-#include "taskring/chip/run_stats.hpp"
-#include "taskring/device/device.hpp"
-#include "taskring/kernels/kernel_abi.h"
-#include "tmr/ready_queue.hpp"
-
-namespace taskring::exec {
-class DeviceProfile;
-}
 
 namespace taskring::hbg {
 
-inline constexpr uint64_t kDefaultGraphArenaBytes = 4ull << 20;
-
-struct HbgConfig {
-  Device* device = nullptr;  // not owned; must outlive the runtime
-  RingSizes rings;           // task window, heap and dep pool: the sums over the four rings
-  int executors = 2;         // capped at the cluster count
-  // Pinned arena for Graph submission images (TASKRING_GRAPH_ARENA_BYTES);
-  // 0 uploads every submission on its own.
-  uint64_t graph_arena_bytes = kDefaultGraphArenaBytes;
-  exec::DeviceProfile* profile = nullptr;  // not owned; set: record every kernel call
-};
-
-// Reads TASKRING_GRAPH_ARENA_BYTES (0 .. 2^34) into `config`.
-Status read_hbg_knobs(const EnvLookup& env, HbgConfig* config);
-
-using OrchestrationEntryFn = void (*)(const ChipTaskArgs&);
-using BindRuntimeFn = void (*)(PTO2Runtime*);
-
-class HbgRuntime {
+class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
  public:
-  static Expected<std::unique_ptr<HbgRuntime>> create(const HbgConfig& config);
-  ~HbgRuntime();
-  HbgRuntime(const HbgRuntime&) = delete;
-  HbgRuntime& operator=(const HbgRuntime&) = delete;
+  ~HbgRuntime() override;
 
-  // Runs the orchestration on this thread, uploads, and starts the schedule.
-  // Errors of the run itself (bad arguments, limits) are latched and seen at
-  // wait_run/run_status; the returned Status is for misuse only.
-  Status start_run(OrchestrationEntryFn entry, BindRuntimeFn bind, const ChipTaskArgs* args,
-                   const taskring_kernel_fn* kernels, uint64_t invocation_id);
-  bool run_finished() const { return run_finished_.load(std::memory_order_acquire); }
-  Status wait_run(Deadline deadline);
-  Status run_status() const;
-  RunStats stats() const;
-  GraphRunStats graph_stats() const;
-  void report_fatal(int32_t code, const std::string& message);
-  bool is_fatal() const { return fatal_code_.load(std::memory_order_acquire) != 0; }
+  // L2Runtime: runs the orchestration on the calling thread, uploads, and
+  // starts the schedule.
+  Status start_run(const RunRequest& request) override;
+  GraphRunStats graph_stats() const override;
 
-  // ---- orchestration ops (calling thread) ----
-  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, bool dummy, bool alloc_only);
+  // ---- orchestration ops (calling thread; engine/runtime_ops.hpp) ----
+  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
   GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn invoke, const void* closure,
                                  const GraphTaskArgs& args);
-  int32_t cluster_count() const { return topo_.clusters; }
-  int32_t aiv_count() const { return topo_.aiv_count(); }
-  PTO2Runtime* api() { return &api_.rt; }
 
-  struct ApiHandle {
-    PTO2Runtime rt;
-    HbgRuntime* owner;
-  };
+  // ---- executor side (engine/executor_loop.hpp) ----
+  void execute(Runnable* r, int executor, Runnable** next_local);
 
  private:
-  explicit HbgRuntime(const HbgConfig& config);
+  friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create(), execute_task() -> complete()
+  explicit HbgRuntime(const L2RuntimeConfig& config);
   Status init();
 
   // A Definition kept across runs (host image + its device copy).
@@ -120,8 +77,6 @@ class HbgRuntime {
   };
 
   // Host half (hbg_submit.cpp, hbg_graph.cpp).
-  bool check_args(const char* op, const MixedKernels& kernels, bool dummy, bool alloc_only, const CoreTaskArgs& args,
-                  uint8_t* shape);
   bool heap_alloc(uint64_t bytes, const char* what, uint64_t* addr);
   bool new_task(const char* op, HostTask** out);
   void add_fanin(uint32_t producer);
@@ -139,26 +94,17 @@ class HbgRuntime {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  void executor_main(int index);
-  Runnable* pop_ready();
-  void push_ready(Runnable* r);
-  void execute(Runnable* r, int executor, Runnable** next_local);
-  void run_block(Runnable* r, int block, int executor);
   void expand_graph(Runnable* r, Runnable** next_local);
   void complete(Runnable* r, Runnable** next_local);
   void finish_run();
 
-  HbgConfig config_;
-  Topology topo_;
-  int executors_ = 1;
-  ApiHandle api_{};
   uint64_t task_limit_ = 0, dep_limit_ = 0;
   DeviceAddr heap_base_ = 0;
   uint64_t heap_size_ = 0;
 
   // Host build state of the current run.
   HostBuild build_;
-  DepTracker map_;
+  engine::DepTracker map_;
   std::vector<uint8_t> scopes_;      // 1 = MANUAL
   std::vector<uint32_t> fanin_stamp_;  // per task: last consumer that listed it
   uint32_t cur_task_ = 0;
@@ -174,31 +120,16 @@ class HbgRuntime {
   uint64_t image_device_bytes_ = 0;
   uint64_t callable_key_ = 0;
   uint64_t inv_ = 0;  // invocation id of the run (spans)
-  RunStats stats_;
   GraphRunStats gstats_;
 
-  // Run control.
-  const taskring_kernel_fn* kernels_ = nullptr;
+  // Scheduler state of the current run.
   std::unique_ptr<Runnable[]> table_;
   uint64_t table_capacity_ = 0;
   uint64_t total_tasks_ = 0;
   std::unordered_set<uint64_t> verified_defs_;  // device addresses whose hash was checked this run
   std::mutex verify_mu_;
-  tmr::ReadyQueue<Runnable> queues_[4];
   uint64_t queue_capacity_ = 0;
-  std::atomic<uint64_t> run_generation_{0};
-  std::atomic<bool> shutdown_{false};
-  std::atomic<bool> run_active_{false};
-  std::atomic<bool> run_finished_{true};
-  alignas(64) std::atomic<uint64_t> completed_{0};
-  alignas(64) std::atomic<int32_t> fatal_code_{0};
-  mutable std::mutex fatal_mu_;
-  std::string fatal_message_;
-  std::atomic<uint64_t> sched_first_ns_{0}, sched_last_ns_{0};
-  std::atomic<uint64_t> kernel_calls_{0}, nodes_run_{0};
-  Waiter work_;
-  Waiter done_;
-  std::vector<std::thread> executor_threads_;
+  std::atomic<uint64_t> nodes_run_{0};
 };
 
 }  // namespace taskring::hbg

@@ -6,19 +6,15 @@
 #include <cstring>
 #include <new>
 
-#include "exec/kernel_launch.hpp"
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
 #include "taskring/base/clock.hpp"
-#include "tmr/task_state.hpp"
 
 namespace taskring::hbg {
 
 namespace {
 
-constexpr uint32_t kIdleSpins = 4096;
-constexpr int kDummyShape = static_cast<int>(tmr::TaskShape::kDummy);
 
 uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
@@ -37,8 +33,7 @@ void HbgRuntime::boot() {
   const auto* h = view.ok() ? static_cast<const ImageHeader*>(*view) : nullptr;
   if (h == nullptr || h->magic != kImageMagic || h->task_count != total_tasks_) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, "hbg boot: the uploaded task image is not valid");
-    run_finished_.store(true, std::memory_order_seq_cst);
-    done_.notify_all();
+    publish_finished();
     return;
   }
   const uint64_t n = h->task_count;
@@ -50,7 +45,7 @@ void HbgRuntime::boot() {
   for (auto& p : submissions_) nodes += graph::DefinitionView{p->def->image.data()}.h().node_count;
   uint64_t want = 2 * (n + nodes) + 64;
   if (want > queue_capacity_) {
-    for (auto& q : queues_) q.init(want);
+    size_queues(want);
     queue_capacity_ = want;
   }
   const ImageTask* tasks = h->tasks.get();
@@ -75,102 +70,20 @@ void HbgRuntime::boot() {
     r.exec = nullptr;
     r.submission_addr = it.submission_addr;
   }
-  run_active_.store(true, std::memory_order_seq_cst);
-  run_generation_.fetch_add(1, std::memory_order_seq_cst);
+  // Roots are queued before the gate opens: an executor that enters the run
+  // sees the whole table and the queues through the gate's seq_cst store.
   const uint32_t* roots = h->roots.get();
   for (uint32_t k = 0; k < h->root_count; ++k) push_ready(&table_[roots[k]]);
-  work_.notify_all();
-}
-
-void HbgRuntime::push_ready(Runnable* r) {
-  queues_[r->shape & 3].push(r);
-  work_.notify_all();
-}
-
-Runnable* HbgRuntime::pop_ready() {
-  static constexpr int kOrder[4] = {kDummyShape, static_cast<int>(tmr::TaskShape::kMix),
-                                    static_cast<int>(tmr::TaskShape::kAic), static_cast<int>(tmr::TaskShape::kAiv)};
-  for (int q : kOrder) {
-    if (Runnable* r = queues_[q].pop()) return r;
-  }
-  return nullptr;
-}
-
-void HbgRuntime::executor_main(int index) {
-  uint64_t seen = 0;
-  while (!shutdown_.load(std::memory_order_acquire)) {
-    uint64_t gen = run_generation_.load(std::memory_order_acquire);
-    if (gen == seen || !run_active_.load(std::memory_order_acquire)) {
-      uint32_t epoch = work_.begin_park();
-      if (shutdown_.load(std::memory_order_acquire) ||
-          (run_generation_.load(std::memory_order_acquire) != seen && run_active_.load(std::memory_order_acquire))) {
-        work_.cancel_park();
-        continue;
-      }
-      work_.finish_park(epoch, 50'000'000);
-      continue;
-    }
-    seen = gen;
-    Runnable* next = nullptr;
-    uint32_t idle = 0;
-    while (run_active_.load(std::memory_order_acquire)) {
-      Runnable* r = next != nullptr ? next : pop_ready();
-      next = nullptr;
-      if (r != nullptr) {
-        idle = 0;
-        execute(r, index, &next);
-        continue;
-      }
-      if (++idle < kIdleSpins) {
-        if ((idle & 31) == 0) sched_yield();
-        else Waiter::cpu_relax();
-        continue;
-      }
-      uint32_t epoch = work_.begin_park();
-      if (!run_active_.load(std::memory_order_acquire) || !queues_[0].empty_hint() || !queues_[1].empty_hint() ||
-          !queues_[2].empty_hint() || !queues_[3].empty_hint()) {
-        work_.cancel_park();
-        continue;
-      }
-      work_.finish_park(epoch, 2'000'000);
-    }
-  }
+  gate_.open();
 }
 
 void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
-  if (sched_first_ns_.load(std::memory_order_relaxed) == 0) {
-    uint64_t zero = 0;
-    sched_first_ns_.compare_exchange_strong(zero, mono_ns(), std::memory_order_relaxed);
-  }
+  counters_.mark_scheduled();
   if (r->kind == RunKind::kGraph) {
     expand_graph(r, next_local);
     return;
   }
-  if (r->shape == kDummyShape) {
-    complete(r, next_local);
-    return;
-  }
-  // Read block_num once: after the last block finishes, the runnable may be
-  // completed by another executor.
-  const int32_t nblocks = r->block_num;
-  int32_t block = r->next_block.fetch_add(1, std::memory_order_acq_rel);
-  if (block >= nblocks) return;
-  if (block + 1 < nblocks) push_ready(r);
-  if (!is_fatal()) run_block(r, block, executor);
-  if (r->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete(r, next_local);
-}
-
-void HbgRuntime::run_block(Runnable* r, int block, int executor) {
-  exec::LaunchTask task{r->tensors, r->tensor_count, r->scalars, r->scalar_count,
-                        r->kernels, r->block_num, static_cast<uint64_t>(r->index)};
-  exec::LaunchFailure f;
-  if (exec::launch_block(task, block, exec::LaunchPlace{executor, executors_, topo_, config_.profile}, *config_.device, kernels_,
-                         kernel_calls_, &f)) {
-    return;
-  }
-  report_fatal(PTO2_ERROR_KERNEL_FAILED, runnable_name(*r) + " kernel " + std::to_string(f.func_id) + " (block " +
-                                             std::to_string(block) + "/" + std::to_string(r->block_num) +
-                                             ") failed with code " + std::to_string(f.code) + ": " + f.message);
+  execute_task(r, executor, next_local, [r] { return runnable_name(*r); });
 }
 
 void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
@@ -268,7 +181,7 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
     x->exec = exec;
     for (int slot = 0; slot < 3; ++slot) {
       int32_t fid = d.kernels[slot];
-      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || kernels_[fid] == nullptr)) {
+      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || request_.kernels[fid] == nullptr)) {
         return fail("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
       }
     }
@@ -310,15 +223,11 @@ void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
       else push_ready(c);
     }
   }
-  sched_last_ns_.store(mono_ns(), std::memory_order_relaxed);
-  if (completed_.fetch_add(1, std::memory_order_acq_rel) + 1 == total_tasks_) finish_run();
+  if (counters_.mark_completed() == total_tasks_) finish_run();
 }
 
 void HbgRuntime::finish_run() {
-  run_active_.store(false, std::memory_order_seq_cst);
-  run_finished_.store(true, std::memory_order_seq_cst);
-  done_.notify_all();
-  work_.notify_all();
+  if (close_run()) publish_finished();
 }
 
 }  // namespace taskring::hbg

@@ -1,25 +1,13 @@
 // hbg host half: ordinary submits, scopes and tensor access.
 #include <algorithm>
 
+#include "engine/element_access.hpp"
+#include "engine/submit_checks.hpp"
 #include "hbg_runtime.hpp"
-#include "tmr/task_state.hpp"
 
 namespace taskring::hbg {
 
 namespace {
-
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-uint8_t shape_of(const MixedKernels& k) {
-  uint8_t mask = 0;
-  if (k.aic_kernel_id != INVALID_KERNEL_ID) mask |= 1;
-  if (k.aiv0_kernel_id != INVALID_KERNEL_ID) mask |= 2;
-  if (k.aiv1_kernel_id != INVALID_KERNEL_ID) mask |= 4;
-  int bits = __builtin_popcount(mask);
-  if (bits == 0) return static_cast<uint8_t>(tmr::TaskShape::kDummy);
-  if (bits >= 2) return static_cast<uint8_t>(tmr::TaskShape::kMix);
-  return static_cast<uint8_t>((mask & 1) ? tmr::TaskShape::kAic : tmr::TaskShape::kAiv);
-}
 
 bool writes(TensorArgType tag) { return tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING; }
 
@@ -27,73 +15,6 @@ bool writes(TensorArgType tag) { return tag == TensorArgType::INOUT || tag == Te
 
 void HbgRuntime::fail_args(const char* what, const std::string& detail) {
   report_fatal(PTO2_ERROR_INVALID_ARGS, std::string(what) + ": " + detail);
-}
-
-bool HbgRuntime::check_args(const char* op, const MixedKernels& kernels, bool dummy, bool alloc_only,
-                            const CoreTaskArgs& args, uint8_t* shape) {
-  if (scopes_.empty()) {
-    fail_args(op, "called outside any scope");
-    return false;
-  }
-  if (args.has_error()) {
-    fail_args(op, args.error_msg());
-    return false;
-  }
-  *shape = dummy ? static_cast<uint8_t>(tmr::TaskShape::kDummy) : shape_of(kernels);
-  if (!dummy && *shape == static_cast<uint8_t>(tmr::TaskShape::kDummy)) {
-    fail_args(op, "no active kernel slot (use rt_submit_dummy_task for a kernel-less task)");
-    return false;
-  }
-  if (!dummy) {
-    const int32_t ids[3] = {kernels.aic_kernel_id, kernels.aiv0_kernel_id, kernels.aiv1_kernel_id};
-    for (int32_t id : ids) {
-      if (id == INVALID_KERNEL_ID) continue;
-      if (id < 0 || id >= TASKRING_MAX_FUNC_ID || kernels_[id] == nullptr) {
-        report_fatal(PTO2_ERROR_UNKNOWN_KERNEL,
-                     std::string(op) + ": kernel id " + std::to_string(id) + " is not registered with this callable");
-        return false;
-      }
-    }
-    if (args.launch_spec.block_num < 1) {
-      fail_args(op, "launch_spec.block_num " + std::to_string(args.launch_spec.block_num) + " must be >= 1");
-      return false;
-    }
-  }
-  for (int i = 0; i < args.tensor_count(); ++i) {
-    TensorArgType tag = args.tag(i);
-    std::string where = "argument " + std::to_string(i) + " (" + std::string(tensor_arg_type_name(tag)) + ")";
-    if (alloc_only && tag != TensorArgType::OUTPUT) {
-      fail_args(op, where + "; alloc_tensors takes only OUTPUT (TensorCreateInfo) arguments");
-      return false;
-    }
-    if (tag == TensorArgType::OUTPUT) {
-      const TensorCreateInfo& ci = *args.create_info(i);
-      Status s = ci.validate();
-      if (!s.ok()) {
-        fail_args(op, where + ": " + s.message());
-        return false;
-      }
-      if (ci.has_initial_value && recording_ == nullptr) {
-        fail_args(op, where + " has an initial value; hbg builds the run before it executes and cannot fill "
-                              "runtime-allocated outputs (write them with a task instead)");
-        return false;
-      }
-      continue;
-    }
-    const ChipTensor& t = *args.tensor(i);
-    Status s = t.validate();
-    if (!s.ok()) {
-      fail_args(op, where + ": " + s.message());
-      return false;
-    }
-    bool virtual_addr = recording_ != nullptr && t.buffer.addr >= graph::kRecordVirtualBase;
-    if (!virtual_addr && (t.address_space != AddressSpace::DEVICE || !config_.device->is_device_address(t.buffer.addr))) {
-      fail_args(op, where + " is not a device tensor (" + t.describe() +
-                        "); pass tensors from the entry arguments or task outputs");
-      return false;
-    }
-  }
-  return true;
 }
 
 bool HbgRuntime::new_task(const char* op, HostTask** out) {
@@ -109,7 +30,7 @@ bool HbgRuntime::new_task(const char* op, HostTask** out) {
   HostTask* t = &build_.tasks.back();
   t->kernels[0] = t->kernels[1] = t->kernels[2] = INVALID_KERNEL_ID;
   t->block_num = 1;
-  t->shape = static_cast<uint8_t>(tmr::TaskShape::kDummy);
+  t->shape = static_cast<uint8_t>(engine::TaskShape::kDummy);
   t->kind = TaskKind::kTask;
   t->tensor_first = static_cast<uint32_t>(build_.tensors.size());
   t->scalar_first = static_cast<uint32_t>(build_.scalars.size());
@@ -150,16 +71,31 @@ void HbgRuntime::register_access(const ChipTensor& t, TensorArgType tag, int32_t
   map_.insert(t, task, tag != TensorArgType::INPUT);
 }
 
-TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, bool dummy,
-                                     bool alloc_only) {
+TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind) {
   TaskOutputTensors result;
   if (is_fatal()) return result;
-  const char* op = alloc_only ? "alloc_tensors" : dummy ? "rt_submit_dummy_task" : "rt_submit_task";
+  const char* op = engine::submit_op_name(kind);
+  const bool dummy = kind != engine::SubmitKind::kKernel;
+  const bool alloc_only = kind == engine::SubmitKind::kAllocOnly;
   // After an unrecordable construct the rest of the body is ignored so the
   // run reports that construct, not its consequences.
   if (recording_ != nullptr && recording_->failed()) return result;
-  uint8_t shape = 0;
-  if (!check_args(op, kernels, dummy, alloc_only, args, &shape)) return result;
+  engine::SubmitPolicy policy;
+  policy.kernels = request_.kernels;
+  policy.device = config_.device;
+  // A recording checks initial values itself (it names the Graph node).
+  policy.initial_values_allowed = recording_ != nullptr;
+  policy.initial_value_why =
+      "hbg builds the run before it executes and cannot fill runtime-allocated outputs (write them with a task "
+      "instead)";
+  if (recording_ != nullptr) policy.virtual_base = graph::kRecordVirtualBase;
+  engine::TaskShape tshape = engine::TaskShape::kDummy;
+  engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &tshape);
+  if (!bad.ok()) {
+    report_fatal(bad.code, bad.message);
+    return result;
+  }
+  const uint8_t shape = static_cast<uint8_t>(tshape);
   if (recording_ != nullptr) return recording_->record(op, kernels, shape, dummy, args);
 
   HostTask* t = nullptr;
@@ -176,7 +112,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   for (int i = 0; i < nt; ++i) {
     TensorArgType tag = args.tag(i);
     if (tag == TensorArgType::OUTPUT) {
-      heap_bytes += round_up(std::max<uint64_t>(args.create_info(i)->nbytes(), 1), kHeapAlign);
+      heap_bytes += engine::output_heap_bytes(*args.create_info(i));
     } else if (!manual) {
       collect_deps(*args.tensor(i), tag);
     }
@@ -204,12 +140,15 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
       continue;
     }
     const TensorCreateInfo& ci = *args.create_info(i);
-    uint64_t bytes = ci.nbytes();
-    auto made = try_make_tensor(out_addr, bytes, std::span<const uint32_t>(ci.shapes, ci.ndims), ci.dtype,
-                                ci.manual_dep, 0, AddressSpace::DEVICE);
-    build_.tensors.push_back(*made);
-    build_.tensors.back().owner_task_id = id;
-    out_addr += round_up(std::max<uint64_t>(bytes, 1), kHeapAlign);
+    auto made = engine::make_output_tensor(ci, out_addr, id);
+    if (!made.ok()) {
+      // check_submit accepted `ci`: a runtime bug, reported; nothing runs.
+      fail_args(op, "argument " + std::to_string(i) + " (OUTPUT): " + made.status().message());
+      build_.tensors.push_back(ChipTensor{});
+    } else {
+      build_.tensors.push_back(*made);
+    }
+    out_addr += engine::output_heap_bytes(ci);
     if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &build_.tensors.back();
   }
   if (!manual) {
@@ -266,24 +205,12 @@ bool HbgRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
     recording_->fail(std::string(op) + " cannot be recorded (a replay has no host step)");
     return false;
   }
-  Status s = t.validate();
-  if (!s.ok() || ndims != t.ndims || idx == nullptr || bytes != t.elem_size()) {
-    fail_args(op, !s.ok() ? s.message()
-                          : "index rank " + std::to_string(ndims) + " or element size " + std::to_string(bytes) +
-                                " does not match " + t.describe());
+  auto found = engine::locate_element(*config_.device, t, ndims, idx, bytes);
+  if (!found.ok()) {
+    fail_args(op, found.status().message());
     return false;
   }
-  for (uint32_t i = 0; i < ndims; ++i) {
-    if (idx[i] >= t.shapes[i]) {
-      fail_args(op, "index " + std::to_string(idx[i]) + " of dim " + std::to_string(i) + " outside " + t.describe());
-      return false;
-    }
-  }
-  ChipTensor elem = t;
-  uint64_t off = t.element_offset(std::span<const uint32_t>(idx, ndims));
-  elem.start_offset = off;
-  for (uint32_t i = 0; i < ndims; ++i) elem.shapes[i] = 1;
-  elem.refresh_derived();
+  const ChipTensor& elem = found->view;
   bool produced = t.owner_task_id.is_valid() && t.owner_task_id.ring() == 0;
   // A read must follow every writer of this run; a write also every reader.
   bool touched = !produced && map_.has_entry(elem, write);
@@ -294,7 +221,7 @@ bool HbgRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
                       "); use the tmr runtime, or restructure so the host reads only entry inputs");
     return false;
   }
-  DeviceAddr a = t.buffer.addr + off * t.elem_size();
+  DeviceAddr a = found->addr;
   Status c = write ? config_.device->copy_to_device(a, data, bytes) : config_.device->copy_from_device(data, a, bytes);
   if (!c.ok()) {
     fail_args(op, c.message());

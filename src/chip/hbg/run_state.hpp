@@ -23,7 +23,7 @@ struct alignas(64) Runnable {
   std::atomic<int32_t> next_block{0};
   std::atomic<int32_t> blocks_done{0};
   RunKind kind = RunKind::kTask;
-  uint8_t shape = 3;  // tmr::TaskShape
+  uint8_t shape = 3;  // engine::TaskShape
   int16_t block_num = 1;
   int32_t kernels[3] = {-1, -1, -1};
   int32_t tensor_count = 0, scalar_count = 0;

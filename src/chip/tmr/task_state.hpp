@@ -15,14 +15,15 @@
 #include <atomic>
 #include <cstdint>
 
+#include "engine/task_shape.hpp"
 #include "taskring/base/waiter.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::tmr {
 
-enum class TaskShape : uint8_t { kAic = 0, kAiv = 1, kMix = 2, kDummy = 3 };
-inline constexpr int kNumShapes = 4;
+
+
 
 // Test-and-test-and-set lock for the short fanout critical sections.
 class SpinLock {
@@ -64,7 +65,7 @@ struct alignas(64) TaskSlot {
   PTO2TaskId id;
 
   // ---- written by the orchestrator before publication, read by executors ----
-  TaskShape shape = TaskShape::kDummy;
+  engine::TaskShape shape = engine::TaskShape::kDummy;
   uint8_t ring = 0;
   int16_t block_num = 1;
   int32_t kernels[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};

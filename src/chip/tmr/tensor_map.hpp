@@ -14,17 +14,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/overlap.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::tmr {
 
 struct TaskSlot;
-
-enum class Overlap : uint8_t { kNone, kPartial, kCovered };
-
-// Overlap of `probe` against `entry`, both views of the same buffer.
-// kCovered: probe contains every element of entry.
-Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry);
 
 class TensorMap {
  public:

@@ -22,10 +22,10 @@ void TensorMap::for_each_dependency(const ChipTensor& probe, bool probe_is_write
       if (!live(e)) {
         drop = true;
       } else {
-        Overlap o = compute_overlap(probe, e.view);
-        if (o != Overlap::kNone) {
+        engine::Overlap o = engine::compute_overlap(probe, e.view);
+        if (o != engine::Overlap::kNone) {
           fn(e.task);
-          drop = probe_is_writer && o == Overlap::kCovered;
+          drop = probe_is_writer && o == engine::Overlap::kCovered;
         }
       }
       if (drop) {

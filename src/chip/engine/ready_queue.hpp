@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace taskring::tmr {
+namespace taskring::engine {
 
 template <typename T>
 class ReadyQueue {
@@ -84,4 +84,4 @@ class ReadyQueue {
   std::unique_ptr<Cell[]> cells_;
 };
 
-}  // namespace taskring::tmr
+}  // namespace taskring::engine

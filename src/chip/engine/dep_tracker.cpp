@@ -1,13 +1,13 @@
 #include "dep_tracker.hpp"
 
-#include "tmr/tensor_map.hpp"
+#include "overlap.hpp"
 
-namespace taskring::hbg {
+namespace taskring::engine {
 
 bool DepTracker::overlaps(const ChipTensor& probe, const ChipTensor& entry, bool* covered) {
-  tmr::Overlap o = tmr::compute_overlap(probe, entry);
-  *covered = o == tmr::Overlap::kCovered;
-  return o != tmr::Overlap::kNone;
+  Overlap o = compute_overlap(probe, entry);
+  *covered = o == Overlap::kCovered;
+  return o != Overlap::kNone;
 }
 
 bool DepTracker::has_entry(const ChipTensor& probe, bool readers) {
@@ -24,4 +24,4 @@ bool DepTracker::has_entry(const ChipTensor& probe, bool readers) {
   return false;
 }
 
-}  // namespace taskring::hbg
+}  // namespace taskring::engine

@@ -7,7 +7,7 @@
 // readers (INPUT) apart: a reader depends on overlapping writers (RAW), a
 // writer on overlapping writers and readers (WAW, WAR). A writer removes the
 // entries its region covers (it now stands for them). Overlap is
-// tmr::compute_overlap: exact on one row-major lattice, conservative
+// compute_overlap (overlap.hpp): exact on one row-major lattice, conservative
 // otherwise, so a dependency is never dropped.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 #include "taskring/tensor/chip_tensor.hpp"
 
-namespace taskring::hbg {
+namespace taskring::engine {
 
 class DepTracker {
  public:
@@ -69,4 +69,4 @@ class DepTracker {
   std::unordered_map<uint64_t, Bucket> buckets_;
 };
 
-}  // namespace taskring::hbg
+}  // namespace taskring::engine

@@ -1,0 +1,117 @@
+#include "taskring/base/knob_table.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace taskring {
+
+namespace {
+
+constexpr std::string_view kSim = "Sim device";
+constexpr std::string_view kLog = "Logging and tracing";
+constexpr std::string_view kRuntime = "Runtime";
+
+// One row per knob. Readers take their bounds from here, so a range is
+// written once.
+const KnobSpec kKnobs[] = {
+    {"TASKRING_SIM_CLUSTERS", "", kSim, KnobKind::kInt, 1, 64, "`8`", "",
+     "clusters of the simulated chip; each is 1 AIC + 2 AIV, so 8 → 24 cores"},
+    {"TASKRING_SIM_THREADS", "", kSim, KnobKind::kInt, 1, 256, "hardware threads", "",
+     "host threads that execute kernels (any core count runs correctly on any thread count)"},
+    {"TASKRING_SIM_LINK", "", kSim, KnobKind::kText, 0, 0, "`off`",
+     "`off`, `0`, or `<latency_us>,<GB/s>` with latency in [0, 1000000] and GB/s in (0, 10000]",
+     "host↔device transfer cost model charged per copy call: latency + bytes / bandwidth (e.g. `17,25`); the "
+     "caller waits for the modelled time and it is added to the `link_charged_ns` counter. Benchmarks that use it "
+     "say so"},
+    {"TASKRING_SIM_DEVICE_MEM_MB", "", kSim, KnobKind::kInt, 1, int64_t{1} << 20, "`16384`", "",
+     "size of the sim device arena in MiB (reserved virtual memory, committed only when touched)"},
+    {"TASKRING_LOG_LEVEL", "", kLog, KnobKind::kText, 0, 0, "`TIMING` (25)",
+     "`DEBUG` 10, `INFO` 20, `TIMING` 25, `WARN` 30, `ERROR` 40, `NUL` 60; names (any case) or those integers",
+     "logger threshold: a record is written iff its level ≥ the threshold; `NUL` silences everything (also "
+     "orchestration `rt_log` records, on both runtimes)"},
+    {"TASKRING_STRACE_DIR", "", kLog, KnobKind::kText, 0, 0, "unset (spans go to stderr)",
+     "an existing writable directory; a missing or unwritable one is an error naming it",
+     "write STRACE spans to `<dir>/strace.<pid>.log`, one file per process, instead of stderr (see "
+     "[logging.md](logging.md))"},
+    {"TASKRING_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN", kRuntime, KnobKind::kBool, 0, 1, "off",
+     "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case); the `TASKRING_` name wins when both are "
+     "set",
+     "prepare a run fully (argument staging, orchestration, uploads) but skip device execution; for timing the "
+     "host phases only, outputs are not produced"},
+    {"PTO2_RING_TASK_WINDOW", "", kRuntime, KnobKind::kIntList, 4, int64_t{1} << 31, "`16384` per ring",
+     "one value for all 4 rings, or 4 comma-separated values; each a power of two in [4, 2^31]",
+     "task slots per ring (tmr; hbg keeps every task of a run and takes the sum over the rings)"},
+    {"PTO2_RING_HEAP", "", kRuntime, KnobKind::kIntList, 1024, int64_t{1} << 40, "`268435456` (256 MiB) per ring",
+     "one value or 4 comma-separated; each in [1024, 2^40] bytes",
+     "heap ring bytes per ring for runtime-allocated outputs (tmr; hbg uses one heap of the sum)"},
+    {"PTO2_RING_DEP_POOL", "", kRuntime, KnobKind::kIntList, 4, int64_t{1} << 31, "`16384` per ring",
+     "one value or 4 comma-separated; each in [4, 2^31]",
+     "dependency-list pool entries per ring (tmr; hbg bounds a run's edges by the sum)"},
+    {"TASKRING_STALL_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`10000`", "",
+     "no-progress backstop: an orchestrator waiting on a full ring for this long with no task retiring fails the "
+     "run with `FLOW_CONTROL_DEADLOCK` (tmr); also the time a stopped or destroyed run is given to drain (both "
+     "runtimes)"},
+    {"TASKRING_TENSOR_WAIT_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`15000`", "",
+     "deadline of `get_tensor_data` / `set_tensor_data` waits (`TENSOR_WAIT_TIMEOUT`)"},
+    {"TASKRING_RUN_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 86400000, "`60000`", "",
+     "deadline of `ChipWorker::wait`; a run past it is stopped with `SCHEDULER_TIMEOUT` (overridden per run by "
+     "`RunConfig::timeout_ms`)"},
+    {"TASKRING_GRAPH_ARENA_BYTES", "", kRuntime, KnobKind::kInt, 0, int64_t{1} << 34, "`4194304` (4 MiB)", "",
+     "pinned arena for the Graph submission images of one hbg run, uploaded in one copy; 0 uploads each "
+     "submission on its own"},
+    {"TASKRING_PROFILE", "", kRuntime, KnobKind::kBool, 0, 1, "off",
+     "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`",
+     "per-task device profile on sim: every kernel call's core, core type, cluster, block, kernel id and start/end "
+     "is kept in memory and written after each run as `chip.run.runner_run.core_task` spans (docs/trace.md); "
+     "`taskring run --profile` / `taskring bench --profile` set it; off costs one branch per task"},
+    {"TASKRING_RANK", "", kRuntime, KnobKind::kInt, 0, int64_t{1} << 20, "unset", "",
+     "rank of this process, added as `rank=` to its `chip.run` spans (set by `taskring bench` for each forked "
+     "rank)"},
+};
+
+}  // namespace
+
+std::span<const KnobSpec> knob_table() { return kKnobs; }
+
+const KnobSpec& knob(std::string_view name) {
+  for (const KnobSpec& k : kKnobs) {
+    if (k.name == name) return k;
+  }
+  std::fprintf(stderr, "taskring: knob %.*s is not in the knob table (src/base/knob_table.cpp)\n",
+               static_cast<int>(name.size()), name.data());
+  std::abort();
+}
+
+Expected<std::optional<int64_t>> read_int_knob(const EnvLookup& env, const KnobSpec& spec) {
+  return read_int_knob(env, spec.name, spec.min, spec.max);
+}
+
+Expected<std::optional<bool>> read_bool_knob(const EnvLookup& env, const KnobSpec& spec, std::string* used_name) {
+  std::vector<std::string> names{std::string(spec.name)};
+  if (!spec.alias.empty()) names.emplace_back(spec.alias);
+  return read_bool_knob_any(env, names, used_name);
+}
+
+std::string knob_accepted_text(const KnobSpec& spec) {
+  if (!spec.accepted_doc.empty()) return std::string(spec.accepted_doc);
+  return "integer in [" + std::to_string(spec.min) + ", " + std::to_string(spec.max) + "]";
+}
+
+std::string knob_table_markdown() {
+  std::string out;
+  std::string_view section;
+  for (const KnobSpec& k : kKnobs) {
+    if (k.section != section) {
+      section = k.section;
+      out += (out.empty() ? "" : "\n") + std::string("## ") + std::string(section) + "\n\n";
+      out += "| knob | default | accepted values | meaning |\n| --- | --- | --- | --- |\n";
+    }
+    out += "| `" + std::string(k.name) + "`";
+    if (!k.alias.empty()) out += " (alias `" + std::string(k.alias) + "`)";
+    out += " | " + std::string(k.default_doc) + " | " + knob_accepted_text(k) + " | " + std::string(k.help) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace taskring

@@ -1,0 +1,73 @@
+// The executor thread of an L2 runtime on sim: the control processor's
+// scheduler and the cores in one loop.
+//
+// Between runs it parks on the gate. In a run it pops a ready item, executes
+// it (the runtime's `execute` may hand back one newly ready consumer in
+// `next`, run without a queue round trip so a dependency chain stays on one
+// thread), and when idle spins a while (yielding, so a runnable orchestrator
+// sharing the hardware thread is not starved: a futex wake costs more than
+// the tasks it would deliver), then parks until new work or the run's end.
+//
+// `Sched` provides:
+//   Item* pop_ready();
+//   void execute(Item*, int executor, Item** next);
+//   bool has_ready() const;   // any queue non-empty (a hint)
+//   void on_idle();           // called when a poll found nothing
+#pragma once
+
+#include <sched.h>
+
+#include <cstdint>
+
+#include "run_gate.hpp"
+
+namespace taskring::engine {
+
+// Idle polls before an executor parks (~100 µs with yields on the build
+// machines).
+inline constexpr uint32_t kIdleSpins = 4096;
+
+template <typename Sched>
+void executor_loop(RunGate& gate, Sched& sched, int index) {
+  uint64_t seen = 0;
+  while (!gate.shutting_down()) {
+    uint64_t gen = gate.generation();
+    if (gen == seen || !gate.active()) {
+      uint32_t epoch = gate.work().begin_park();
+      if (gate.shutting_down() || (gate.generation() != seen && gate.active())) {
+        gate.work().cancel_park();
+        continue;
+      }
+      gate.work().finish_park(epoch, 50'000'000);
+      continue;
+    }
+    if (!gate.enter()) continue;
+    seen = gen;
+    typename Sched::Item* next = nullptr;
+    uint32_t idle = 0;
+    while (gate.active()) {
+      auto* item = next != nullptr ? next : sched.pop_ready();
+      next = nullptr;
+      if (item != nullptr) {
+        idle = 0;
+        sched.execute(item, index, &next);
+        continue;
+      }
+      sched.on_idle();
+      if (++idle < kIdleSpins) {
+        if ((idle & 31) == 0) sched_yield();
+        else Waiter::cpu_relax();
+        continue;
+      }
+      uint32_t epoch = gate.work().begin_park();
+      if (!gate.active() || sched.has_ready()) {
+        gate.work().cancel_park();
+        continue;
+      }
+      gate.work().finish_park(epoch, 2'000'000);
+    }
+    gate.leave();
+  }
+}
+
+}  // namespace taskring::engine

@@ -1,0 +1,52 @@
+#include "overlap.hpp"
+
+namespace taskring::engine {
+
+namespace {
+
+// Coordinates of a view's first element on the lattice of its strides, when
+// the strides form a row-major chain (each a multiple of the next, the last
+// 1) and the view fits the lattice; false otherwise.
+bool lattice_coords(const ChipTensor& t, uint64_t* coords) {
+  uint32_t n = t.ndims;
+  if (t.strides[n - 1] != 1) return false;
+  uint64_t off = t.start_offset;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t s = t.strides[i];
+    if (i + 1 < n && (s % t.strides[i + 1]) != 0) return false;
+    coords[i] = off / s;
+    off %= s;
+    if (i > 0) {
+      uint64_t extent_i = t.strides[i - 1] / s;  // lattice size of dim i
+      if (coords[i] + t.shapes[i] > extent_i) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Overlap compute_overlap(const ChipTensor& p, const ChipTensor& e) {
+  if (p.extent_elem_cache == 0 || e.extent_elem_cache == 0) return Overlap::kNone;
+  uint64_t pb = p.start_offset * p.elem_size(), pe = pb + p.extent_bytes();
+  uint64_t eb = e.start_offset * e.elem_size(), ee = eb + e.extent_bytes();
+  if (pe <= eb || ee <= pb) return Overlap::kNone;
+  if (p.is_contiguous && e.is_contiguous) {
+    return (pb <= eb && ee <= pe) ? Overlap::kCovered : Overlap::kPartial;
+  }
+  if (p.dtype != e.dtype || p.ndims != e.ndims) return Overlap::kPartial;
+  for (uint32_t i = 0; i < p.ndims; ++i) {
+    if (p.strides[i] != e.strides[i]) return Overlap::kPartial;
+  }
+  uint64_t pc[MAX_TENSOR_DIMS], ec[MAX_TENSOR_DIMS];
+  if (!lattice_coords(p, pc) || !lattice_coords(e, ec)) return Overlap::kPartial;
+  bool covers = true;
+  for (uint32_t i = 0; i < p.ndims; ++i) {
+    uint64_t p0 = pc[i], p1 = pc[i] + p.shapes[i], e0 = ec[i], e1 = ec[i] + e.shapes[i];
+    if (p1 <= e0 || e1 <= p0) return Overlap::kNone;
+    if (!(p0 <= e0 && e1 <= p1)) covers = false;
+  }
+  return covers ? Overlap::kCovered : Overlap::kPartial;
+}
+
+}  // namespace taskring::engine

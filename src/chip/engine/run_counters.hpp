@@ -1,0 +1,47 @@
+// The counters every run reports (RunStats): tasks completed, kernel calls,
+// and the first/last scheduling timestamps. Written by executors (relaxed:
+// they are statistics), read after the run.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/chip/run_stats.hpp"
+
+namespace taskring::engine {
+
+struct RunCounters {
+  alignas(64) std::atomic<uint64_t> completed{0};
+  std::atomic<uint64_t> kernel_calls{0};
+  std::atomic<uint64_t> first_ns{0};
+  std::atomic<uint64_t> last_ns{0};
+
+  void reset() {
+    completed.store(0, std::memory_order_relaxed);
+    kernel_calls.store(0, std::memory_order_relaxed);
+    first_ns.store(0, std::memory_order_relaxed);
+    last_ns.store(0, std::memory_order_relaxed);
+  }
+  // The first execution of the run stamps first_ns.
+  void mark_scheduled() {
+    if (first_ns.load(std::memory_order_relaxed) != 0) return;
+    uint64_t zero = 0;
+    first_ns.compare_exchange_strong(zero, mono_ns(), std::memory_order_relaxed);
+  }
+  // Counts one completed task; returns the count including it.
+  uint64_t mark_completed() {
+    last_ns.store(mono_ns(), std::memory_order_relaxed);
+    return completed.fetch_add(1, std::memory_order_acq_rel) + 1;
+  }
+  // `base` with the executor-side fields filled in.
+  RunStats fill(RunStats base) const {
+    base.tasks_completed = completed.load(std::memory_order_acquire);
+    base.kernel_calls = kernel_calls.load(std::memory_order_acquire);
+    base.sched_start_ns = first_ns.load(std::memory_order_acquire);
+    base.sched_end_ns = last_ns.load(std::memory_order_acquire);
+    return base;
+  }
+};
+
+}  // namespace taskring::engine

@@ -1,0 +1,72 @@
+// RunGate: how a runtime starts and stops the executors of its runs.
+//
+// Executors are persistent threads, parked between runs. `open()` starts a
+// run (a new generation, `active`), `close()` ends it. An executor counts
+// itself in `inside_` while it works on a run, and checks `active` after
+// counting itself (seq_cst on both sides), so once `quiesce()` has seen
+// inside_ == 0 with the gate closed, no executor touches run state until the
+// next open(): the runtime may then reset queues and task tables.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/base/status.hpp"
+#include "taskring/base/waiter.hpp"
+
+namespace taskring::engine {
+
+class RunGate {
+ public:
+  // Runtime side.
+  void open() {
+    active_.store(true, std::memory_order_seq_cst);
+    generation_.fetch_add(1, std::memory_order_seq_cst);
+    work_.notify_all();
+  }
+  // Ends the run; true for the caller that actually closed it.
+  bool close() {
+    bool was = true;
+    if (!active_.compare_exchange_strong(was, false, std::memory_order_seq_cst)) return false;
+    work_.notify_all();
+    return true;
+  }
+  // Waits until no executor is inside a run. Precondition: closed.
+  Status quiesce(Deadline deadline) {
+    return idle_.wait([this] { return inside_.load(std::memory_order_seq_cst) == 0; }, deadline,
+                      "the executors to leave the previous run");
+  }
+  void shut_down() {
+    shutdown_.store(true, std::memory_order_seq_cst);
+    work_.notify_all();
+  }
+  // Wakes executors parked waiting for work.
+  void notify_work() { work_.notify_all(); }
+
+  // Executor side.
+  bool active() const { return active_.load(std::memory_order_acquire); }
+  bool shutting_down() const { return shutdown_.load(std::memory_order_acquire); }
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // Enters the current run; false (and not entered) when the gate is closed.
+  bool enter() {
+    inside_.fetch_add(1, std::memory_order_seq_cst);
+    if (active_.load(std::memory_order_seq_cst)) return true;
+    leave();
+    return false;
+  }
+  void leave() {
+    if (inside_.fetch_sub(1, std::memory_order_seq_cst) == 1) idle_.notify_all();
+  }
+  Waiter& work() { return work_; }
+
+ private:
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> shutdown_{false};
+  std::atomic<bool> active_{false};
+  std::atomic<int32_t> inside_{0};
+  Waiter work_;
+  Waiter idle_;
+};
+
+}  // namespace taskring::engine

@@ -1,0 +1,209 @@
+// RuntimeBase: the run machinery every L2 runtime on sim shares, so that a
+// runtime class keeps only what differs (tmr: streaming orchestration over
+// rings; hbg: a prebuilt self-relative image).
+//
+// It owns the executor threads (engine/executor_loop.hpp) and what they work
+// on: the per-shape ready queues, the run gate, the counters and the fatal
+// latch, plus the PTO2Runtime binding the orchestration API dispatches
+// through (engine/runtime_ops.hpp). `Derived` adds execute(); `Item` is its
+// queued unit, with a `shape` member (engine::TaskShape values).
+//
+// Run protocol for Derived: begin_run() (refuses a run in flight, waits for
+// the executors to leave the previous one, resets the shared state), then
+// open the gate when work is queued or will be; finish with close_run() +
+// publish_finished(). A run that schedules nothing only publishes.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "block_runner.hpp"
+#include "executor_loop.hpp"
+#include "fatal_latch.hpp"
+#include "l2_runtime.hpp"
+#include "ready_queue.hpp"
+#include "run_counters.hpp"
+#include "run_gate.hpp"
+#include "runtime_ops.hpp"
+#include "spmd.hpp"
+#include "task_shape.hpp"
+#include "taskring/chip/error_codes.hpp"
+
+namespace taskring::engine {
+
+// The id a task carries in the device profile: its ring task id (tmr) or
+// its index in the run's image (hbg).
+template <typename Item>
+uint64_t profile_task_id(const Item& it) {
+  if constexpr (requires { it.id.raw; }) {
+    return it.id.raw;
+  } else {
+    return static_cast<uint64_t>(it.index);
+  }
+}
+
+template <typename Derived, typename ItemT>
+class RuntimeBase : public L2Runtime {
+ public:
+  using Item = ItemT;
+
+  // Makes and initialises a Derived (which declares RuntimeBase a friend and
+  // implements `Status init()`).
+  static Expected<std::unique_ptr<Derived>> create(const L2RuntimeConfig& config) {
+    if (config.device == nullptr) return invalid_argument("L2 runtime: no device");
+    std::unique_ptr<Derived> rt(new Derived(config));
+    TASKRING_RETURN_IF_ERROR(rt->init());
+    return rt;
+  }
+  RuntimeBase(const RuntimeBase&) = delete;
+  RuntimeBase& operator=(const RuntimeBase&) = delete;
+
+  // ---- L2Runtime ----
+  bool run_finished() const override { return run_finished_.load(std::memory_order_acquire); }
+  Status wait_run(Deadline deadline) override {
+    return done_.wait([this] { return run_finished(); }, deadline, "the L2 run to finish");
+  }
+  Status run_status() const override { return fatal_.status(); }
+  RunStats stats() const override { return counters_.fill(stats_); }
+  void report_fatal(int32_t code, const std::string& message) override {
+    fatal_.report(code, message);
+    gate_.notify_work();
+    wake_blocked();
+  }
+
+  // ---- orchestration side (engine/runtime_ops.hpp) ----
+  bool is_fatal() const { return fatal_.is_set(); }
+  int32_t cluster_count() const { return topo_.clusters; }
+  int32_t aiv_count() const { return topo_.aiv_count(); }
+  PTO2Runtime* api() { return &api_.rt; }
+
+  // ---- executor side (engine/executor_loop.hpp) ----
+  Item* pop_ready() {
+    for (int q : kPopOrder) {
+      if (Item* it = queues_[q].pop()) return it;
+    }
+    return nullptr;
+  }
+  bool has_ready() const {
+    for (const auto& q : queues_) {
+      if (!q.empty_hint()) return true;
+    }
+    return false;
+  }
+  void on_idle() {}
+
+ protected:
+  explicit RuntimeBase(const L2RuntimeConfig& config) : config_(config) {}
+  ~RuntimeBase() override = default;
+
+  // Wakes what the runtime blocks on besides the executors (a fatal error
+  // or shutdown must end those waits too).
+  virtual void wake_blocked() {}
+
+  // Binds the ops table and starts min(executors, clusters) executors.
+  void start_executors() {
+    topo_ = config_.device->topology();
+    executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
+    api_.rt.ops = runtime_ops<Derived>();
+    api_.owner = static_cast<Derived*>(this);
+    for (int e = 0; e < executors_; ++e) {
+      executor_threads_.emplace_back([this, e] { executor_loop(gate_, *static_cast<Derived*>(this), e); });
+    }
+  }
+
+  // Gives a run in flight the drain budget (TASKRING_STALL_TIMEOUT_MS), stops
+  // it as fatal, and stops the executors. Call first in ~Derived.
+  void stop_executors() {
+    if (!run_finished()) {
+      (void)wait_run(Deadline::after_ms(config_.stall_timeout_ms));
+      report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "runtime destroyed while a run was in flight");
+    }
+    gate_.shut_down();
+    wake_blocked();
+    for (auto& t : executor_threads_) t.join();
+    executor_threads_.clear();
+  }
+
+  // Start of a run: misuse errors, then quiescence (executors still leaving
+  // the previous run would otherwise see its queues, tables and counters
+  // reset under them), then a clean slate.
+  Status begin_run(const RunRequest& request, const char* runtime) {
+    if (!run_finished()) return failed_precondition(std::string(runtime) + ": a run is already in flight");
+    if (request.entry == nullptr) return invalid_argument(std::string(runtime) + ": null orchestration entry");
+    TASKRING_RETURN_IF_ERROR(gate_.quiesce(Deadline::after_ms(config_.stall_timeout_ms)));
+    request_ = request;
+    stats_ = RunStats();
+    counters_.reset();
+    fatal_.reset();
+    run_finished_.store(false, std::memory_order_seq_cst);
+    return Status::Ok();
+  }
+
+  // Resizes every ready queue. Only between runs (after begin_run).
+  void size_queues(uint64_t capacity) {
+    for (auto& q : queues_) q.init(capacity);
+  }
+  void push_ready(Item* it) {
+    queues_[static_cast<int>(it->shape) & (kNumShapes - 1)].push(it);
+    gate_.notify_work();
+  }
+
+  // End of a run: the one caller for which close_run() is true publishes.
+  bool close_run() { return gate_.close(); }
+  void publish_finished() {
+    if (counters_.last_ns.load(std::memory_order_relaxed) == 0) {
+      counters_.last_ns.store(mono_ns(), std::memory_order_relaxed);
+    }
+    run_finished_.store(true, std::memory_order_seq_cst);
+    done_.notify_all();
+  }
+
+  // Executes a kernel or dummy task: a dummy completes at once; otherwise
+  // one SPMD block is claimed and run (skipped once the run is fatal; a
+  // kernel failure is latched as KERNEL_FAILED naming the task with
+  // `task_name()`), and the last block completes it: Derived::complete(it,
+  // next_local).
+  template <typename NameFn>
+  void execute_task(Item* it, int executor, Item** next_local, NameFn&& task_name) {
+    Derived* self = static_cast<Derived*>(this);
+    if (static_cast<int>(it->shape) == static_cast<int>(TaskShape::kDummy)) {
+      self->complete(it, next_local);
+      return;
+    }
+    run_one_block(
+        it, [this](Item* x) { push_ready(x); },
+        [&](int block) {
+          if (is_fatal()) return;
+          exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars, it->scalar_count, it->kernels,
+                                it->block_num, profile_task_id(*it)};
+          std::string failure;
+          if (!engine::run_block(task, block, exec::LaunchPlace{executor, executors_, topo_, config_.profile}, *config_.device,
+                                 request_.kernels, counters_, task_name, &failure)) {
+            report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
+          }
+        },
+        [&] { self->complete(it, next_local); });
+  }
+
+  L2RuntimeConfig config_;
+  Topology topo_;
+  int executors_ = 1;
+  RunRequest request_;  // of the current run
+  RunStats stats_;      // orchestration-side fields of the current run
+  RunCounters counters_;
+  FatalLatch fatal_;
+  RunGate gate_;
+
+ private:
+  RuntimeBinding<Derived> api_{};
+  ReadyQueue<Item> queues_[kNumShapes];
+  std::atomic<bool> run_finished_{true};
+  Waiter done_;
+  std::vector<std::thread> executor_threads_;
+};
+
+}  // namespace taskring::engine

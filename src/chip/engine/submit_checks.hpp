@@ -1,0 +1,63 @@
+// The argument checks of an rt_* submission, shared by every L2 runtime: the
+// API boundary where each user-facing argument is validated once, so the
+// runtime behind it can use the arguments without re-checking (every
+// TensorCreateInfo accepted here materialises with try_make_tensor).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "submit_kind.hpp"
+#include "task_shape.hpp"
+#include "taskring/chip/orchestration_api.hpp"
+#include "taskring/chip/ring_config.hpp"
+#include "taskring/device/device.hpp"
+#include "taskring/kernels/kernel_abi.h"
+
+namespace taskring::engine {
+
+// What a runtime accepts beyond the common rules.
+struct SubmitPolicy {
+  const taskring_kernel_fn* kernels = nullptr;  // TASKRING_MAX_FUNC_ID entries; nullptr = unregistered
+  const Device* device = nullptr;
+  // False when the runtime cannot fill runtime-allocated outputs before the
+  // task runs; `initial_value_why` then says why.
+  bool initial_values_allowed = true;
+  const char* initial_value_why = "";
+  // Addresses at or above this are accepted as non-device tensors (a Graph
+  // recording's virtual outputs).
+  uint64_t virtual_base = UINT64_MAX;
+};
+
+// A rejected submission: the PTO2 error code and "<op>: <what and where>".
+struct SubmitError {
+  int32_t code = 0;
+  std::string message;
+  bool ok() const { return code == 0; }
+};
+
+// Checks one submission: `in_scope` (a scope is open), the argument builder's
+// own error, the kernel slots (registered ids, block_num >= 1,
+// require_sync_start), and every tensor (OUTPUT create infos that can be
+// materialised, valid device views, alloc_tensors with OUTPUTs only). Sets
+// `*shape` on success.
+SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& kernels, const CoreTaskArgs& args,
+                         const SubmitPolicy& policy, TaskShape* shape);
+
+// OK iff `ci` describes an OUTPUT that try_make_tensor accepts (rank, dtype,
+// shapes whose row-major strides fit 32 bits, at most kMaxOutputBytes).
+Status check_create_info(const TensorCreateInfo& ci);
+
+// Largest OUTPUT accepted (2^48 bytes, beyond any heap ring): keeps the sum
+// of one task's outputs far from overflowing.
+inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 48;
+
+// Heap bytes of one OUTPUT: nbytes rounded up to kHeapAlign, at least one
+// unit. Precondition: check_create_info(ci) is OK.
+uint64_t output_heap_bytes(const TensorCreateInfo& ci);
+
+// The descriptor of OUTPUT `ci` placed at `addr`, owned by `owner`; the
+// Status of try_make_tensor otherwise (never for a checked `ci`).
+Expected<ChipTensor> make_output_tensor(const TensorCreateInfo& ci, uint64_t addr, PTO2TaskId owner);
+
+}  // namespace taskring::engine

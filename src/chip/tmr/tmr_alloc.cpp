@@ -1,0 +1,150 @@
+// The orchestrator's side of the rings: allocating a slot, heap bytes and
+// dependency nodes, waiting (back-pressure) when they are full, and telling
+// a structural deadlock from a slow drain.
+#include <string>
+
+#include "task_name.hpp"
+#include "tmr_runtime.hpp"
+
+namespace taskring::tmr {
+
+std::string TmrRuntime::stall_diagnostics(TaskRing& ring) {
+  uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+  if (alive >= ring.next_seq) return "; ring empty";
+  TaskSlot& s = ring.slot(alive);
+  return "; oldest live " + task_name(s.id) + ": fanin_pending=" +
+         std::to_string(s.fanin_pending.load(std::memory_order_acquire)) +
+         " release_pending=" + std::to_string(s.release_pending.load(std::memory_order_acquire)) +
+         " completed=" + std::to_string(s.completed_flag.load(std::memory_order_acquire)) +
+         " consumed=" + std::to_string(s.consumed.load(std::memory_order_acquire)) +
+         " live=" + std::to_string(ring.next_seq - alive) + " pinned_by_open_scopes=" +
+         std::to_string(ring.pinned_by_open_scopes);
+}
+
+bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob) {
+  // Returns as soon as the ring moved past what the caller saw when it found
+  // no room (a retirement in between must not be waited for again).
+  // Structural deadlocks are detected by the caller before it waits; this
+  // is the wall-clock backstop for everything else.
+  uint64_t alive = observed_alive;
+  ++stats_.orch_blocked;
+  uint64_t start = mono_ns();
+  uint64_t last_alive = alive;
+  uint64_t last_move = start;
+  while (true) {
+    if (is_fatal()) return false;
+    uint32_t epoch = ring_progress_.begin_park();
+    uint64_t now_alive = ring.last_alive.load(std::memory_order_acquire);
+    if (now_alive != last_alive) {
+      ring_progress_.cancel_park();
+      return true;
+    }
+    uint64_t now = mono_ns();
+    if (now - last_move > config_.stall_timeout_ms * 1000000ull) {
+      ring_progress_.cancel_park();
+      report_fatal(PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
+                   std::string("ring ") + std::to_string(ring.index) + " " + what + ": no task retired for " +
+                       std::to_string(config_.stall_timeout_ms) + " ms (window=" + std::to_string(ring.window) +
+                       " heap=" + std::to_string(ring.heap.size) + " dep_pool=" + std::to_string(ring.dep_pool.size) +
+                       "); raise " + knob + " or TASKRING_STALL_TIMEOUT_MS" + stall_diagnostics(ring));
+      return false;
+    }
+    ring_progress_.finish_park(epoch, 1'000'000);
+  }
+}
+
+bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off,
+                          uint64_t* pool_off, TaskSlot** out) {
+  if (heap_bytes > ring.heap.size) {
+    report_fatal(PTO2_ERROR_HEAP_TOO_SMALL,
+                 "ring " + std::to_string(ring.index) + ": one task needs " + std::to_string(heap_bytes) +
+                     " heap bytes but the heap ring holds " + std::to_string(ring.heap.size) + "; raise PTO2_RING_HEAP");
+    return false;
+  }
+  if (dep_nodes > ring.dep_pool.size) {
+    report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW,
+                 "ring " + std::to_string(ring.index) + ": one task needs " + std::to_string(dep_nodes) +
+                     " dependency entries but the pool holds " + std::to_string(ring.dep_pool.size) +
+                     "; raise PTO2_RING_DEP_POOL");
+    return false;
+  }
+  // Every task of an open scope stays live until the scope ends: a scope
+  // with a full window of tasks can never make room for another.
+  if (ring.pinned_by_open_scopes >= ring.window) {
+    report_fatal(PTO2_ERROR_SCOPE_DEADLOCK,
+                 "ring " + std::to_string(ring.index) + ": open scopes hold " +
+                     std::to_string(ring.pinned_by_open_scopes) + " live tasks and the task window is " +
+                     std::to_string(ring.window) + "; raise PTO2_RING_TASK_WINDOW or split the scope");
+    return false;
+  }
+  // Each wait below snapshots last_alive *before* testing for room: the
+  // structural checks then reason about a consistent set of live tasks, and
+  // the wait returns at once if a task retired after the snapshot.
+  // (The tiny-ring flake of issue 9 came from getting this wrong: a snapshot
+  // taken after the failed try_alloc could be newer than the tail it saw, so
+  // "every live task is pinned" held for the newer set while the pool already
+  // had room -> a false DEP_POOL_OVERFLOW; and a wait that re-read the value
+  // itself missed a retirement in between and waited for one that never came
+  // -> a FLOW_CONTROL_DEADLOCK stall. TaskRing::advance's fence and
+  // BumpRing::advance_tail's monotonic tail close the other two stalls.)
+  for (uint64_t alive = ring.last_alive.load(std::memory_order_acquire); ring.next_seq - alive >= ring.window;
+       alive = ring.last_alive.load(std::memory_order_acquire)) {
+    if (!wait_for_ring(ring, alive, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
+  }
+  uint64_t saved_heap_top = ring.heap.top;
+  while (true) {
+    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+    if (ring.heap.try_alloc(heap_bytes, heap_off)) break;
+    // Structural: every live task is pinned by an open scope, so the heap can
+    // only be reclaimed after this (blocked) thread closes one.
+    uint64_t live = ring.next_seq - alive;
+    if (live > 0 && live <= ring.pinned_by_open_scopes) {
+      TaskSlot& oldest = ring.slot(alive);
+      report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
+                   "ring " + std::to_string(ring.index) + ": heap full (" + std::to_string(ring.heap.size) +
+                       " bytes, request " + std::to_string(heap_bytes) + ") and the oldest live " +
+                       task_name(oldest.id) + " is pinned by an open scope; raise PTO2_RING_HEAP or close the scope");
+      return false;
+    }
+    if (!wait_for_ring(ring, alive, "heap full", "PTO2_RING_HEAP")) return false;
+  }
+  while (true) {
+    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+    if (ring.dep_pool.try_alloc(dep_nodes, pool_off)) break;
+    uint64_t live = ring.next_seq - alive;
+    if (live > 0 && live <= ring.pinned_by_open_scopes) {
+      ring.heap.top = saved_heap_top;
+      report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW,
+                   "ring " + std::to_string(ring.index) + ": dependency pool full (" +
+                       std::to_string(ring.dep_pool.size) + " entries) and every live task is pinned by an open "
+                       "scope; raise PTO2_RING_DEP_POOL");
+      return false;
+    }
+    if (!wait_for_ring(ring, alive, "dependency pool full", "PTO2_RING_DEP_POOL")) {
+      ring.heap.top = saved_heap_top;
+      return false;
+    }
+  }
+  uint64_t seq = ring.next_seq++;
+  TaskSlot* t = &ring.slot(seq);
+  t->seq = seq;
+  t->id = PTO2TaskId::make(static_cast<uint32_t>(ring.index), static_cast<uint32_t>(seq));
+  t->ring = static_cast<uint8_t>(ring.index);
+  t->heap_end = ring.heap.top;
+  t->dep_mark = ring.dep_pool.top;
+  t->completed = false;
+  t->completed_flag.store(false, std::memory_order_relaxed);
+  t->consumed.store(false, std::memory_order_relaxed);
+  t->fanout_head = nullptr;
+  t->retained_count = 0;
+  t->next_block.store(0, std::memory_order_relaxed);
+  t->blocks_done.store(0, std::memory_order_relaxed);
+  // Guard + scope reference + own completion.
+  t->fanin_pending.store(1, std::memory_order_relaxed);
+  t->release_pending.store(2, std::memory_order_relaxed);
+  ring.published_seq.store(ring.next_seq, std::memory_order_release);
+  *out = t;
+  return true;
+}
+
+}  // namespace taskring::tmr

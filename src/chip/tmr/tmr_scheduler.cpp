@@ -1,0 +1,44 @@
+// The executors' side of tmr: pop, run (SPMD blocks), complete (release
+// consumers, retire slots so the rings advance), finish the run.
+#include "task_name.hpp"
+#include "taskring/base/clock.hpp"
+#include "tmr_runtime.hpp"
+
+namespace taskring::tmr {
+
+void TmrRuntime::execute(TaskSlot* t, int executor, TaskSlot** next_local) {
+  counters_.mark_scheduled();
+  execute_task(t, executor, next_local, [t] { return task_name(t->id); });
+}
+
+void TmrRuntime::complete(TaskSlot* t, TaskSlot** next_local) {
+  t->fanout_lock.lock();
+  t->completed = true;
+  DepNode* n = t->fanout_head;
+  t->fanout_head = nullptr;
+  t->fanout_lock.unlock();
+  t->completed_flag.store(true, std::memory_order_release);
+  while (n != nullptr) {
+    DepNode* next = n->next;  // read before the consumer may run and retire
+    TaskSlot* c = n->consumer;
+    if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (*next_local == nullptr) *next_local = c;
+      else push_ready(c);
+    }
+    n = next;
+  }
+  for (int i = 0; i < t->retained_count; ++i) release(t->retained[i]);
+  release(t);
+  if (counters_.mark_completed() == submitted_pub_.load(std::memory_order_acquire)) maybe_finish_run();
+}
+
+void TmrRuntime::release(TaskSlot* t) {
+  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Once `consumed` is set the ring may pass the slot and the orchestrator
+  // reuse it: read the ring before (TSan found the read after).
+  TaskRing& ring = rings_[t->ring];
+  t->consumed.store(true, std::memory_order_seq_cst);
+  if (ring.advance()) ring_progress_.notify_all();
+}
+
+}  // namespace taskring::tmr
