@@ -113,7 +113,9 @@ class ChildServer {
     const uint64_t* a = m_.control_args;
     if (m_.op == ControlOp::kNoop) {
       // Holds the control frame for a[0] ns: the probe the mailbox bench
-      // and the dies-during-a-control-call test use.
+      // and the dies-during-a-control-call test use; a[2] (if set) is a
+      // shared flag raised once the frame is held.
+      if (a[2] != 0) reinterpret_cast<std::atomic<uint32_t>*>(static_cast<uintptr_t>(a[2]))->store(1, std::memory_order_release);
       if (a[0] > 0) {
         timespec ts{static_cast<time_t>(a[0] / 1000000000ull), static_cast<long>(a[0] % 1000000000ull)};
         while (nanosleep(&ts, &ts) != 0) {

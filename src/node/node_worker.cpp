@@ -3,6 +3,7 @@
 #include "taskring/node/node_worker.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -30,13 +32,20 @@ constexpr uint64_t kPage = 4096;
 
 uint64_t round_page(uint64_t n) { return (n + kPage - 1) / kPage * kPage; }
 
-// Threads of this process, from /proc/self/task.
-int thread_count() {
+// Threads of this process, from /proc/self/task; `names` gets the comm of
+// each, so the error can say which thread is in the way.
+int thread_count(std::string* names) {
   DIR* d = opendir("/proc/self/task");
   if (d == nullptr) return -1;
   int n = 0;
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ++n;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string c;
+    std::getline(comm, c);
+    *names += (names->empty() ? "" : ", ") + c + " (tid " + e->d_name + ")";
+  }
   closedir(d);
   return n;
 }
@@ -46,6 +55,17 @@ std::shared_ptr<RunState> failed_run(Status s) {
   r->status = std::move(s);
   r->done.store(true, std::memory_order_release);
   return r;
+}
+
+// OpenBLAS starts its thread pool when the library loads, long before
+// main(). The pool is fork-aware: OpenBLAS itself shuts it down from a
+// pthread_atfork handler and restarts it lazily on the next BLAS call. We
+// call the same shutdown hook before counting threads, so the pool does not
+// count against the fork-before-threads check. Looked up dynamically: the
+// node does not depend on OpenBLAS.
+void park_blas_pool() {
+  using Shutdown = int (*)();
+  if (auto fn = reinterpret_cast<Shutdown>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) fn();
 }
 
 }  // namespace
@@ -267,11 +287,13 @@ Status NodeWorker::init() {
     m.state = Impl::State::kFailed;
     return v;
   }
-  const int threads = thread_count();
+  park_blas_pool();
+  std::string names;
+  const int threads = thread_count(&names);
   if (threads != 1) {
     m.state = Impl::State::kFailed;
-    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads) +
-                               " threads; every child must be forked before any thread starts (a fork copies "
+    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads) + " threads (" +
+                               names + "); every child must be forked before any thread starts (a fork copies "
                                "only the calling thread, and locks the others hold stay locked in the child). "
                                "Create and init the NodeWorker before starting threads");
   }
@@ -383,6 +405,23 @@ Status NodeWorker::close() {
   }
   m.state = Impl::State::kClosed;
   return Status::Ok();
+}
+
+Status NodeWorker::ping_chip(int chip, uint64_t hold_ns, std::atomic<uint32_t>* started) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state != Impl::State::kReady) return failed_precondition("NodeWorker::ping_chip: the worker is not running");
+  }
+  if (started != nullptr && !m.heap.contains(reinterpret_cast<uintptr_t>(started), sizeof(*started)))
+    return invalid_argument("NodeWorker::ping_chip: `started` is not in the shared heap");
+  ControlRequest r;
+  r.op = ControlOp::kNoop;
+  r.args[0] = hold_ns;
+  r.args[1] = 1;
+  r.args[2] = reinterpret_cast<uintptr_t>(started);
+  auto v = m.engine->control(chip, r, "NodeWorker::ping_chip");
+  return v.status();
 }
 
 int NodeWorker::chip_pid(int i) const {

@@ -29,6 +29,7 @@
 // check on every idle wake).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -109,6 +110,12 @@ class NodeWorker {
   // the children down (SHUTDOWN, then SIGTERM, then SIGKILL, reap). Every
   // pending RunHandle resolves. Idempotent; a failed close may be retried.
   Status close();
+
+  // One round trip through chip `chip`'s control frame; the child holds the
+  // frame `hold_ns` first. When `started` is given (it must lie in the
+  // shared heap) the child stores 1 there once it holds the frame. For
+  // health probes, the mailbox benchmark and the dies-mid-control test.
+  Status ping_chip(int chip, uint64_t hold_ns = 0, std::atomic<uint32_t>* started = nullptr);
 
   const NodeConfig& config() const;
   // The pid of chip `i` / SUB `i`; -1 when not running. For tests and tools.
