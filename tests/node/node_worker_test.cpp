@@ -110,6 +110,7 @@ TEST(NodeWorker, OrchestrationErrorRunsNothingDownstreamAndWorkerStaysUsable) {
     ChipTaskArgs head;
     head.add_output(buf).add_scalar(addr(g));
     TASKRING_RETURN_IF_ERROR(o.submit_sub(kGateSub, head));
+    TASKRING_RETURN_IF_ERROR(wait_started(g, 1));  // started work is not cancelled; unstarted is
     for (int i = 0; i < 4; ++i) {
       ChipTaskArgs c;
       c.add_input(buf).add_scalar(addr(counter));
