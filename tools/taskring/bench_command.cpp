@@ -32,6 +32,7 @@ namespace {
 struct BenchOptions {
   std::string workload;
   int ranks = 8;
+  int chips = 8;  // node workloads (node_command.cpp)
   int rounds = 8;
   int warmup = 2;
   bool json = false;
@@ -165,7 +166,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", opts->warmup, "warm-up rounds per rank (default 2)");
   cmd->add_option("--log", opts->log_path, "also write the captured stream to this file");
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
-  cmd->callback([opts] { run_bench(*opts); });
+  cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
+  cmd->callback([opts] {
+    if (is_node_workload(opts->workload)) {
+      set_exit_code(run_node_bench(NodeBenchOptions{opts->workload, opts->chips, opts->rounds, opts->warmup,
+                                                    opts->json, opts->log_path, opts->timeout_ms}));
+      return;
+    }
+    run_bench(*opts);
+  });
 }
 
 }  // namespace taskring::cli

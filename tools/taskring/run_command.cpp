@@ -233,6 +233,7 @@ void add_run_command(CLI::App& app) {
       sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
     g_workloads.emplace_back(sub, std::move(w));
   }
+  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime);
   cmd->callback([cmd] {
     if (g_opt.list) {
       print_list();
@@ -245,6 +246,7 @@ void add_run_command(CLI::App& app) {
         return;
       }
     }
+    if (node_run_parsed()) return;  // a node workload ran (node_command.cpp)
     std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s",
                  cmd->help().c_str());
     set_exit_code(2);
