@@ -278,7 +278,7 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
           "Orchestrator::alloc: heap ring full: " + std::to_string(bytes) + " B requested, " +
           std::to_string(heap_.in_use()) + " of " + std::to_string(heap_.capacity()) + " B still in use after " +
           std::to_string(cfg_.heap_wait_ms) +
-          " ms; raise NodeConfig::heap_ring_bytes (--heap_ring_bytes) or end scopes earlier so blocks retire");
+          " ms; raise NodeConfig::heap_ring_bytes or end scopes earlier so blocks retire");
       note_error(run, e);
       cancel_unstarted(run, e);
       return e;
