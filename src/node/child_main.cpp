@@ -104,7 +104,7 @@ class ChildServer {
     uint64_t value = 0;
     Status s = run_control(&value);
     m_.control_value = value;
-    m_.control_result.store(s);
+    store_status(s, &m_.control_code, &m_.control_length, m_.control_message);
     store_control_state(m_, ControlState::kDone);
     bell_ring(*s_.parent_bell);
   }

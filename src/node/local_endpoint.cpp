@@ -69,7 +69,9 @@ std::optional<Outcome> LocalEndpoint::poll(bool check_liveness) {
 
 Expected<uint64_t> LocalEndpoint::control(const ControlRequest& req, Deadline deadline) {
   std::lock_guard<std::mutex> lk(control_mu_);
-  TASKRING_RETURN_IF_ERROR(health());
+  // Only the latched failure here (no waitpid on the fast path): a child
+  // that died since is found by the liveness check between park slices.
+  if (failed_.load(std::memory_order_acquire)) return health();
   Mailbox& m = *m_;
   m.op = req.op;
   std::memcpy(m.control_args, req.args, sizeof(req.args));
@@ -85,7 +87,7 @@ Expected<uint64_t> LocalEndpoint::control(const ControlRequest& req, Deadline de
     fail(w.code() == StatusCode::kDeadlineExceeded ? w.with_context(name() + " control call") : w);
     return health();
   }
-  Status r = m.control_result.load();
+  Status r = load_status(m.control_code, m.control_length, m.control_message);
   uint64_t v = m.control_value;
   store_control_state(m, ControlState::kIdle);
   if (!r.ok()) return r.with_context(name() + " control op " + std::to_string(static_cast<uint32_t>(req.op)));

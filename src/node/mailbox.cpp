@@ -5,14 +5,18 @@
 
 namespace taskring::node {
 
-void WireResult::store(const Status& s) {
-  code = static_cast<int32_t>(s.code());
-  const std::string text = s.message();
-  length = static_cast<uint32_t>(std::min(text.size(), kMessageBytes));
-  std::memcpy(message, text.data(), length);
+void store_status(const Status& s, int32_t* code, uint32_t* length, char* message) {
+  *code = static_cast<int32_t>(s.code());
+  if (s.ok()) {
+    *length = 0;
+    return;
+  }
+  const std::string& text = s.message();
+  *length = static_cast<uint32_t>(std::min(text.size(), kMessageBytes));
+  std::memcpy(message, text.data(), *length);
 }
 
-Status WireResult::load() const {
+Status load_status(int32_t code, uint32_t length, const char* message) {
   if (code == 0) return Status::Ok();
   uint32_t n = std::min<uint32_t>(length, kMessageBytes);
   std::string text(message, n);

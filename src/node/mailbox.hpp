@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -35,14 +36,18 @@ enum class TaskState : uint32_t { kIdle = 0, kReady = 1, kDone = 2, kRunning = 9
 enum class ControlState : uint32_t { kIdle = 0, kRequest = 4, kDone = 5, kRunning = 10 };
 enum class ControlOp : uint32_t { kNoop = 0, kMalloc = 1, kFree = 2, kCopyTo = 3, kCopyFrom = 4 };
 
-// A Status as it crosses the process boundary.
+// A Status as it crosses the process boundary: a code, then the message
+// (truncated to kMessageBytes), which an OK status never touches.
+void store_status(const Status& s, int32_t* code, uint32_t* length, char* message);
+Status load_status(int32_t code, uint32_t length, const char* message);
+
 struct WireResult {
   int32_t code = 0;  // StatusCode
   uint32_t length = 0;
   char message[kMessageBytes] = {};
 
-  void store(const Status& s);  // truncates the text to kMessageBytes
-  Status load() const;
+  void store(const Status& s) { store_status(s, &code, &length, message); }
+  Status load() const { return load_status(code, length, message); }
 };
 
 struct alignas(64) Mailbox {
@@ -50,14 +55,17 @@ struct alignas(64) Mailbox {
   alignas(64) std::atomic<uint32_t> shutdown{0};
   std::atomic<uint32_t> init_state{0};
   alignas(64) std::atomic<uint32_t> task_state{0};
-  alignas(64) std::atomic<uint32_t> control_state{0};
   WireResult init_result;
 
-  // ---- control frame ----
+  // ---- control frame: everything an OK round trip touches shares one
+  // cache line (state, op, args, value, code); the message has its own ----
+  alignas(64) std::atomic<uint32_t> control_state{0};
   ControlOp op = ControlOp::kNoop;
   uint64_t control_args[4] = {};
   uint64_t control_value = 0;
-  WireResult control_result;
+  int32_t control_code = 0;
+  uint32_t control_length = 0;
+  alignas(64) char control_message[kMessageBytes] = {};
 
   // ---- task frame ----
   uint64_t task_seq = 0;
@@ -69,6 +77,9 @@ struct alignas(64) Mailbox {
   uint64_t scalars[kMaxTaskScalars] = {};
   WireResult task_result;
 };
+
+static_assert(offsetof(Mailbox, control_length) + sizeof(uint32_t) - offsetof(Mailbox, control_state) <= 64,
+              "the control round trip must stay within one cache line");
 
 inline TaskState load_task_state(const Mailbox& m) {
   return static_cast<TaskState>(m.task_state.load(std::memory_order_acquire));
