@@ -80,6 +80,37 @@ TEST(NodeWorker, ChipsAndSubComputeThroughAnInferredEdge) {
   EXPECT_TRUE(w->close().ok());
 }
 
+TEST(NodeWorker, ChipMemoryControlCallsRoundTripThroughTheChild) {
+  auto w = make_worker(1, 0);
+  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  const uint32_t n = 128;
+  float* x = static_cast<float*>(*w->alloc_shared(n * 4));
+  float* y = static_cast<float*>(*w->alloc_shared(n * 4));
+  float* back = static_cast<float*>(*w->alloc_shared(n * 4));
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.5f;
+  float outside[4] = {};
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(uint64_t dev, o.malloc(0, n * 4));
+    TASKRING_RETURN_IF_ERROR(o.copy_to(0, dev, x, n * 4));
+    EXPECT_EQ(o.copy_to(0, dev, outside, sizeof(outside)).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(o.malloc(3, 64).status().code(), StatusCode::kOutOfRange);
+    ChipTensor d = make_tensor_external(reinterpret_cast<void*>(static_cast<uintptr_t>(dev)), {1, n});
+    d.address_space = AddressSpace::DEVICE;
+    ChipTensor Y = make_tensor_external(y, {1, n});
+    ChipTaskArgs a;
+    a.add_input(d).add_output(Y).add_scalar(f32_bits(1.0f));
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(kAddScalar, a, 0));
+    TASKRING_RETURN_IF_ERROR(o.copy_from(0, back, dev, n * 4));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(back[i], x[i]) << i;
+    ASSERT_EQ(y[i], x[i] + 1.0f) << i;
+  }
+  EXPECT_TRUE(w->close().ok());
+}
+
 TEST(NodeWorker, SubFailureThenNextRunSucceeds) {
   auto w = make_worker(0, 1);
   { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }

@@ -56,7 +56,9 @@ class Orchestrator {
   }
 
   // Chip memory, synchronous control calls to chip `chip`. `host` must lie
-  // in the shared heap (the child reads/writes it directly).
+  // in the shared heap (the child reads/writes it directly). They are not
+  // ordered against submitted tasks (a control call is served between two
+  // tasks of that chip): stage inputs before submitting their consumers.
   Expected<uint64_t> malloc(int chip, uint64_t bytes);
   Status free(int chip, uint64_t device_addr);
   Status copy_to(int chip, uint64_t device_addr, const void* host, uint64_t bytes);
