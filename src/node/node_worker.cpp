@@ -101,7 +101,7 @@ struct NodeWorker::Impl {
   Status start_children(Deadline deadline);
   Status wait_ready(Deadline deadline);
   // SHUTDOWN to every child, then SIGTERM, then SIGKILL of its group; reaps.
-  bool stop_children(Deadline graceful);
+  bool stop_children(Deadline graceful, uint64_t term_ms = 200);
   std::string label(size_t i) const {
     return static_cast<int>(i) < cfg.sub_workers ? "SUB " + std::to_string(i)
                                                  : "chip " + std::to_string(static_cast<int>(i) - cfg.sub_workers);
@@ -205,7 +205,7 @@ Status NodeWorker::Impl::wait_ready(Deadline deadline) {
   return Status::Ok();
 }
 
-bool NodeWorker::Impl::stop_children(Deadline graceful) {
+bool NodeWorker::Impl::stop_children(Deadline graceful, uint64_t term_ms) {
   for (size_t i = 0; i < children.size(); ++i) {
     mailbox(i)->shutdown.store(1, std::memory_order_release);
     bell_ring(mailbox(i)->child_bell);
@@ -213,7 +213,7 @@ bool NodeWorker::Impl::stop_children(Deadline graceful) {
   for (auto& c : children) c->wait_exit(graceful);
   for (auto& c : children)
     if (!c->reaped()) c->signal_group(SIGTERM);
-  const Deadline term = Deadline::after_ms(200);
+  const Deadline term = Deadline::after_ms(term_ms);
   for (auto& c : children) c->wait_exit(term);
   for (auto& c : children)
     if (!c->reaped()) c->signal_group(SIGKILL);
@@ -282,6 +282,11 @@ Status NodeWorker::init() {
                                                               : "NodeWorker::init: init() runs once; this worker "
                                                                 "failed or was closed, make a new one");
   const Deadline deadline = Deadline::after_ms(m.cfg.startup_timeout_ms);
+  // The rollback must fit in the same deadline: READY is awaited until
+  // `reserve` before it, the rest goes to SHUTDOWN and SIGTERM (SIGKILL and
+  // the reap that follows take microseconds).
+  const uint64_t reserve_ns = std::min<uint64_t>(250'000'000, m.cfg.startup_timeout_ms * 1'000'000 / 5);
+  const Deadline ready_by{deadline.at_mono_ns - reserve_ns};
   Status v = m.validate();
   if (!v.ok()) {
     m.state = Impl::State::kFailed;
@@ -298,7 +303,8 @@ Status NodeWorker::init() {
                                "Create and init the NodeWorker before starting threads");
   }
   auto fail = [&](Status s) {
-    m.stop_children(Deadline::after_ns(std::min<uint64_t>(deadline.remaining_ns(), 500'000'000)));
+    const uint64_t left_ns = deadline.remaining_ns();
+    m.stop_children(Deadline::after_ns(left_ns / 2), left_ns / 2 / 1'000'000);
     m.state = Impl::State::kFailed;
     return s;
   };
@@ -316,7 +322,7 @@ Status NodeWorker::init() {
     new (r->data()) Mailbox();
     m.mailboxes.push_back(std::move(*r));
   }
-  Status s = m.start_children(deadline);
+  Status s = m.start_children(ready_by);
   if (!s.ok()) return fail(s);
 
   EngineConfig ec;
