@@ -24,6 +24,7 @@
 #include "shared_region.hpp"
 #include "shm_bell.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/log/init.hpp"
 #include "taskring/node/node_worker.hpp"
 
 using namespace taskring;
@@ -214,6 +215,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE]\n");
       return 2;
     }
+  }
+  // TASKRING_LOG_LEVEL=warn keeps the children's spans out of the table.
+  Status logging = log::init_logging(process_env());
+  if (!logging.ok()) {
+    std::fprintf(stderr, "bench_node: %s\n", logging.to_string().c_str());
+    return 2;
   }
   const std::string load_before = load_average();
   // Every NodeWorker is made before this process starts a thread: the bench
