@@ -111,6 +111,59 @@ int32_t taskring_copy_to_device(taskring_worker* worker, uint64_t dst, const voi
 int32_t taskring_copy_from_device(taskring_worker* worker, void* dst, uint64_t src, uint64_t bytes,
                                   taskring_error* err);
 
+/* ---- The L3 node (include/taskring/node/node_worker.hpp) ----
+ *
+ * A node forks one child process per chip and per SUB worker in
+ * taskring_node_init, which must run before the calling process starts any
+ * thread. Host tensors passed to node tasks must lie in the node's shared
+ * heap (taskring_node_alloc_shared). Typical use:
+ *   create -> register_chip / register_sub -> init -> alloc_shared ->
+ *   run (or submit + run_wait) ... -> close -> destroy. */
+typedef struct taskring_node taskring_node;
+typedef struct taskring_orch taskring_orch;     /* valid only inside an orchestration callback */
+typedef struct taskring_run_handle taskring_run_handle;
+
+typedef struct taskring_node_config {
+  int32_t chips;                /* 0..64 sim chip children */
+  int32_t sub_workers;          /* 0..64 SUB children */
+  const char* runtime;          /* "tmr" (NULL) or "hbg" */
+  uint64_t heap_ring_bytes;     /* 0: default (64 MiB) */
+  uint64_t shared_bytes;        /* 0: default (64 MiB) */
+  uint64_t startup_timeout_ms;  /* 0: default (30000) */
+} taskring_node_config;
+
+/* A SUB callable; runs in a SUB child. Returns TASKRING_OK or a status
+ * code, with a message in `err`. `tensors[i]` carries tag `tags[i]`. */
+typedef int32_t (*taskring_sub_fn)(const taskring_tensor* tensors, const int32_t* tags, int32_t n_tensors,
+                                   const uint64_t* scalars, int32_t n_scalars, void* user, taskring_error* err);
+/* An orchestration; its return value and `err` become the run's error. */
+typedef int32_t (*taskring_orch_fn)(taskring_orch* orch, void* user, taskring_error* err);
+
+int32_t taskring_node_create(const taskring_node_config* config, taskring_node** out, taskring_error* err);
+/* Closes (if needed) and frees. NULL is ignored. */
+void taskring_node_destroy(taskring_node* node);
+int32_t taskring_node_register_chip(taskring_node* node, const taskring_callable_desc* desc, int32_t* out_id,
+                                    taskring_error* err);
+int32_t taskring_node_register_sub(taskring_node* node, const char* name, taskring_sub_fn fn, void* user,
+                                   int32_t* out_id, taskring_error* err);
+int32_t taskring_node_init(taskring_node* node, taskring_error* err);
+int32_t taskring_node_alloc_shared(taskring_node* node, uint64_t bytes, void** out, taskring_error* err);
+/* Runs `fn` now; the run's handle comes back in *out (release it). */
+int32_t taskring_node_submit(taskring_node* node, taskring_orch_fn fn, void* user, taskring_run_handle** out,
+                             taskring_error* err);
+/* The run's status once it finished, DEADLINE_EXCEEDED after timeout_ms. */
+int32_t taskring_node_run_wait(taskring_run_handle* run, uint64_t timeout_ms, taskring_error* err);
+void taskring_node_run_release(taskring_run_handle* run);
+/* submit + wait + release. */
+int32_t taskring_node_run(taskring_node* node, taskring_orch_fn fn, void* user, uint64_t timeout_ms,
+                          taskring_error* err);
+int32_t taskring_node_close(taskring_node* node, taskring_error* err);
+
+int32_t taskring_orch_submit_chip(taskring_orch* orch, int32_t callable_id, const taskring_arg* args, int32_t n_args,
+                                  const uint64_t* scalars, int32_t n_scalars, int32_t chip, taskring_error* err);
+int32_t taskring_orch_submit_sub(taskring_orch* orch, int32_t callable_id, const taskring_arg* args, int32_t n_args,
+                                 const uint64_t* scalars, int32_t n_scalars, taskring_error* err);
+
 #ifdef __cplusplus
 }
 #endif

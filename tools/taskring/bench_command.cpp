@@ -46,6 +46,7 @@ namespace {
 struct BenchOptions {
   std::string workload;
   int ranks = 8;
+  int chips = 8;  // node workloads (node_command.cpp)
   int rounds = 8;
   int warmup = 2;
   bool json = false;
@@ -337,7 +338,15 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{86400000}));
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
   cmd->add_flag("--profile", opts->profile, "record every rank's per-task device profile (core lanes in --chrome)");
-  cmd->callback([opts] { run_bench(*opts); });
+  cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
+  cmd->callback([opts] {
+    if (is_node_workload(opts->workload)) {
+      set_exit_code(run_node_bench(NodeBenchOptions{opts->workload, opts->chips, opts->rounds, opts->warmup,
+                                                    opts->json, opts->log_path, opts->timeout_ms}));
+      return;
+    }
+    run_bench(*opts);
+  });
 }
 
 }  // namespace taskring::cli

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace taskring::cli {
 
@@ -16,5 +19,22 @@ void add_selfcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+
+// The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
+// workload, reading its --rounds/--warmup/--runtime through the pointers.
+void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime);
+bool node_run_parsed();
+bool is_node_workload(std::string_view name);
+struct NodeBenchOptions {
+  std::string workload;
+  int chips = 8;
+  int rounds = 8;
+  int warmup = 2;
+  bool json = false;
+  std::string log_path;
+  uint64_t timeout_ms = 600000;
+};
+// Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
+int run_node_bench(const NodeBenchOptions& o);
 
 }  // namespace taskring::cli

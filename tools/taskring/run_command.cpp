@@ -252,6 +252,7 @@ void add_run_command(CLI::App& app) {
     }
     g_workloads.emplace_back(sub, std::move(w));
   }
+  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime);
   cmd->callback([cmd] {
     if (!cmd->remaining().empty()) {
       const std::string first = cmd->remaining().front();
@@ -281,6 +282,7 @@ void add_run_command(CLI::App& app) {
         return;
       }
     }
+    if (node_run_parsed()) return;  // a node workload ran (node_command.cpp)
     std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s",
                  cmd->help().c_str());
     set_exit_code(2);

@@ -1,0 +1,273 @@
+// bench_node: the costs of the L3 node (issue 10), measured in one run.
+//
+//   (a) mailbox round trip parent <-> chip child through the control frame
+//       (NodeWorker::ping_chip), with the child spinning (back-to-back
+//       pings) and parked (a pause longer than its spin phase between
+//       pings), next to the floor: a bare fork + shared-memory ping-pong on
+//       the same spin-then-park futex bell, measured in the same run;
+//   (b) run overhead: runs of 1..256 no-op SUB tasks (and no-op chip tasks)
+//       -> least-squares fit of µs per run = fixed + per_task * tasks;
+//   (c) fork + INIT_READY: NodeWorker::init() for 1, 2, 4, 8 chips.
+// Prints a table and, with --json <file>, writes the numbers as JSON.
+// Numbers depend on the machine and its load: quote `uptime` beside them.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "shared_region.hpp"
+#include "shm_bell.hpp"
+#include "taskring/base/clock.hpp"
+#include "taskring/log/init.hpp"
+#include "taskring/node/node_worker.hpp"
+
+using namespace taskring;
+using namespace taskring::node;
+
+namespace {
+
+struct Stats {
+  double median_us = 0, p99_us = 0;
+};
+
+Stats summarise(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Stats s;
+  if (v.empty()) return s;
+  s.median_us = v[v.size() / 2];
+  s.p99_us = v[std::min(v.size() - 1, v.size() * 99 / 100)];
+  return s;
+}
+
+// A pause that outlasts the peer's spin phase, so it parks.
+void pause_us(uint64_t us) {
+  const uint64_t end = mono_ns() + us * 1000;
+  while (mono_ns() < end) {
+  }
+}
+
+// ---- (a) floor: bare fork + shm futex ping-pong ----
+struct PingPong {
+  ShmBell to_child, to_parent;
+  std::atomic<uint32_t> req{0}, ack{0};
+};
+
+std::pair<Stats, Stats> floor_round_trip(int iters) {
+  auto region = SharedRegion::map(4096, "floor");
+  auto* pp = new (region->data()) PingPong();
+  pid_t pid = fork();
+  if (pid == 0) {
+    uint32_t seen = 0;
+    while (true) {
+      (void)bell_wait(pp->to_child, [&] { return pp->req.load(std::memory_order_acquire) != seen; },
+                      [] { return Status::Ok(); }, Deadline::after_ms(10000), "req", 100'000'000);
+      seen = pp->req.load(std::memory_order_acquire);
+      if (seen == UINT32_MAX) _exit(0);
+      pp->ack.store(seen, std::memory_order_release);
+      bell_ring(pp->to_parent);
+    }
+  }
+  auto one = [&](uint32_t i) {
+    const uint64_t t0 = mono_ns();
+    pp->req.store(i, std::memory_order_release);
+    bell_ring(pp->to_child);
+    (void)bell_wait(pp->to_parent, [&] { return pp->ack.load(std::memory_order_acquire) == i; },
+                    [] { return Status::Ok(); }, Deadline::after_ms(10000), "ack", 2'000'000);
+    return static_cast<double>(mono_ns() - t0) / 1000.0;
+  };
+  std::vector<double> spin, parked;
+  uint32_t n = 1;
+  for (int i = 0; i < iters; ++i) spin.push_back(one(n++));
+  for (int i = 0; i < iters / 4; ++i) {
+    pause_us(2000);
+    parked.push_back(one(n++));
+  }
+  pp->req.store(UINT32_MAX, std::memory_order_release);
+  bell_ring(pp->to_child);
+  waitpid(pid, nullptr, 0);
+  return {summarise(spin), summarise(parked)};
+}
+
+// ---- (a) the node's control frame ----
+std::pair<Stats, Stats> node_round_trip(int iters) {
+  NodeConfig c;
+  c.chips = 1;
+  c.chip_threads = 1;
+  c.heap_ring_bytes = 1 << 16;
+  c.shared_bytes = 1 << 16;
+  NodeWorker w(c);
+  if (!w.init().ok()) return {};
+  std::vector<double> spin, parked;
+  for (int i = 0; i < iters; ++i) {
+    const uint64_t t0 = mono_ns();
+    (void)w.ping_chip(0);
+    spin.push_back(static_cast<double>(mono_ns() - t0) / 1000.0);
+  }
+  for (int i = 0; i < iters / 4; ++i) {
+    pause_us(2000);
+    const uint64_t t0 = mono_ns();
+    (void)w.ping_chip(0);
+    parked.push_back(static_cast<double>(mono_ns() - t0) / 1000.0);
+  }
+  (void)w.close();
+  return {summarise(spin), summarise(parked)};
+}
+
+// ---- (b) run overhead ----
+struct Fit {
+  double fixed_us = 0, per_task_us = 0;
+  std::vector<std::pair<int, double>> points;  // tasks, median µs per run
+};
+
+Fit fit(std::vector<std::pair<int, double>> pts) {
+  double n = static_cast<double>(pts.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (auto [x, y] : pts) {
+    sx += x;
+    sy += y;
+    sxx += static_cast<double>(x) * x;
+    sxy += x * y;
+  }
+  Fit f;
+  f.per_task_us = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  f.fixed_us = (sy - f.per_task_us * sx) / n;
+  f.points = std::move(pts);
+  return f;
+}
+
+void noop_entry(const ChipTaskArgs&) {}
+
+Fit run_overhead(bool chip, int reps) {
+  NodeConfig c;
+  c.chips = chip ? 1 : 0;
+  c.sub_workers = chip ? 0 : 1;
+  c.chip_threads = 1;
+  c.heap_ring_bytes = 1 << 16;
+  c.shared_bytes = 1 << 16;
+  NodeWorker w(c);
+  ChipCallable cc;
+  cc.name = "noop";
+  cc.entry = noop_entry;
+  int chip_id = *w.register_chip(cc);
+  int sub_id = *w.register_sub("noop", [](const ChipTaskArgs&) { return Status::Ok(); });
+  if (!w.init().ok()) return {};
+  std::vector<std::pair<int, double>> pts;
+  for (int tasks : {1, 2, 4, 8, 16, 64, 256}) {
+    std::vector<double> v;
+    for (int r = 0; r < reps + 2; ++r) {
+      const uint64_t t0 = mono_ns();
+      Status s = w.run([&](Orchestrator& o) -> Status {
+        ChipTaskArgs a;  // no tensors: independent tasks
+        for (int i = 0; i < tasks; ++i)
+          TASKRING_RETURN_IF_ERROR(chip ? o.submit_next_level(chip_id, a, 0) : o.submit_sub(sub_id, a));
+        return Status::Ok();
+      });
+      if (!s.ok()) std::fprintf(stderr, "run failed: %s\n", s.to_string().c_str());
+      if (r >= 2) v.push_back(static_cast<double>(mono_ns() - t0) / 1000.0);
+    }
+    pts.emplace_back(tasks, summarise(v).median_us);
+  }
+  (void)w.close();
+  return fit(pts);
+}
+
+// ---- (c) fork + INIT_READY ----
+std::vector<std::pair<int, double>> init_cost() {
+  std::vector<std::pair<int, double>> out;
+  for (int chips : {1, 2, 4, 8}) {
+    NodeConfig c;
+    c.chips = chips;
+    c.heap_ring_bytes = 1 << 16;
+    c.shared_bytes = 1 << 16;
+    NodeWorker w(c);
+    const uint64_t t0 = mono_ns();
+    Status s = w.init();
+    const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
+    if (!s.ok()) std::fprintf(stderr, "init failed: %s\n", s.to_string().c_str());
+    out.emplace_back(chips, ms);
+    (void)w.close();
+  }
+  return out;
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path;
+  int iters = 2000, reps = 20;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--quick") iters = 200, reps = 5;
+    else {
+      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE]\n");
+      return 2;
+    }
+  }
+  // TASKRING_LOG_LEVEL=warn keeps the children's spans out of the table.
+  Status logging = log::init_logging(process_env());
+  if (!logging.ok()) {
+    std::fprintf(stderr, "bench_node: %s\n", logging.to_string().c_str());
+    return 2;
+  }
+  const std::string load_before = load_average();
+  // Every NodeWorker is made before this process starts a thread: the bench
+  // itself is single-threaded between workers.
+  auto [floor_spin, floor_park] = floor_round_trip(iters);
+  auto [node_spin, node_park] = node_round_trip(iters);
+  Fit sub = run_overhead(false, reps);
+  Fit chip = run_overhead(true, reps);
+  auto init = init_cost();
+  const std::string load_after = load_average();
+
+  std::printf("bench_node  (loadavg before: %s; after: %s)\n\n", load_before.c_str(), load_after.c_str());
+  std::printf("(a) round trip, µs            median     p99\n");
+  std::printf("    floor, spinning          %8.2f %8.2f\n", floor_spin.median_us, floor_spin.p99_us);
+  std::printf("    floor, parked            %8.2f %8.2f\n", floor_park.median_us, floor_park.p99_us);
+  std::printf("    node control, spinning   %8.2f %8.2f   (%.2fx floor)\n", node_spin.median_us, node_spin.p99_us,
+              node_spin.median_us / floor_spin.median_us);
+  std::printf("    node control, parked     %8.2f %8.2f   (%.2fx floor)\n\n", node_park.median_us, node_park.p99_us,
+              node_park.median_us / floor_park.median_us);
+  auto print_fit = [](const char* what, const Fit& f) {
+    std::printf("(b) %s: fixed %.2f µs/run + %.3f µs/task\n    tasks:", what, f.fixed_us, f.per_task_us);
+    for (auto [t, us] : f.points) std::printf(" %d=%.1f", t, us);
+    std::printf(" (median µs per run)\n");
+  };
+  print_fit("no-op SUB tasks ", sub);
+  print_fit("no-op chip tasks", chip);
+  std::printf("\n(c) fork + INIT_READY:");
+  for (auto [n, ms] : init) std::printf(" %d chips %.2f ms (%.2f ms/chip);", n, ms, ms / n);
+  std::printf("\n");
+
+  if (!json_path.empty()) {
+    std::ofstream j(json_path);
+    auto pts = [](const Fit& f) {
+      std::string s = "[";
+      for (size_t i = 0; i < f.points.size(); ++i)
+        s += (i ? "," : "") + std::string("[") + std::to_string(f.points[i].first) + "," +
+             std::to_string(f.points[i].second) + "]";
+      return s + "]";
+    };
+    j << "{\"loadavg_before\":\"" << load_before << "\",\"loadavg_after\":\"" << load_after << "\","
+      << "\"round_trip_us\":{\"floor_spin\":" << floor_spin.median_us << ",\"floor_parked\":" << floor_park.median_us
+      << ",\"node_spin\":" << node_spin.median_us << ",\"node_parked\":" << node_park.median_us << "},"
+      << "\"run_overhead\":{\"sub\":{\"fixed_us\":" << sub.fixed_us << ",\"per_task_us\":" << sub.per_task_us
+      << ",\"points\":" << pts(sub) << "},\"chip\":{\"fixed_us\":" << chip.fixed_us
+      << ",\"per_task_us\":" << chip.per_task_us << ",\"points\":" << pts(chip) << "}},\"init_ms\":[";
+    for (size_t i = 0; i < init.size(); ++i) j << (i ? "," : "") << "[" << init[i].first << "," << init[i].second << "]";
+    j << "]}\n";
+  }
+  return 0;
+}

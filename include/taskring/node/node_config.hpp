@@ -1,0 +1,54 @@
+// NodeConfig and the callables of the L3 node (one host, N sim chips, M SUB
+// workers). See node_worker.hpp for the life cycle.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "taskring/base/knobs.hpp"
+#include "taskring/base/status.hpp"
+#include "taskring/chip/chip_worker.hpp"
+#include "taskring/tensor/task_args.hpp"
+
+namespace taskring::node {
+
+// Which kind of child a hook runs in.
+enum class ChildKind : uint8_t { kChip = 0, kSub = 1 };
+
+// Runs in a freshly forked child before it reports INIT_READY; a non-OK
+// status becomes INIT_FAILED with that message. For per-process setup (and
+// for tests of the startup rollback). Runs in the child: it must not touch
+// parent-only state, and it must not return into the parent's stack frames.
+using ChildInitHook = std::function<Status(ChildKind kind, int index)>;
+
+// A SUB callable: runs in a SUB child on host tensors in the shared heap.
+// Tensors arrive as passed (HOST views into the shared heap, same address in
+// every process); the function reads and writes them in place.
+using SubFunction = std::function<Status(const ChipTaskArgs& args)>;
+
+struct NodeConfig {
+  int chips = 1;        // sim chip children, 0..64
+  int sub_workers = 0;  // SUB children, 0..64
+  std::string runtime = "tmr";  // L2 runtime of every chip: tmr | hbg
+  // Executor threads per chip (TASKRING_SIM_THREADS in the child). 0: the
+  // hardware threads divided by the chips, at least 1, so N chips never
+  // oversubscribe the machine. A TASKRING_SIM_THREADS in `env` wins over 0.
+  int chip_threads = 0;
+  // Bytes of the heap ring Orchestrator::alloc draws from.
+  uint64_t heap_ring_bytes = 64ull << 20;
+  // Bytes for NodeWorker::alloc_shared (inputs/outputs that live across runs).
+  uint64_t shared_bytes = 64ull << 20;
+  // One deadline for the whole startup (every child forked and READY).
+  uint64_t startup_timeout_ms = 30000;
+  // How long a full heap ring blocks Orchestrator::alloc before failing.
+  uint64_t heap_wait_ms = 10000;
+  // Deadline of one control call (malloc/copy on a chip).
+  uint64_t control_timeout_ms = 30000;
+  // Deadline of close()'s drain and reap steps.
+  uint64_t close_timeout_ms = 10000;
+  ChildInitHook child_init;  // optional
+  EnvLookup env = process_env();
+};
+
+}  // namespace taskring::node

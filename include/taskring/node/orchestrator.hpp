@@ -1,0 +1,77 @@
+// Orchestrator: what a node orchestration function receives.
+//
+// Every submit builds one DAG node and returns at once; dependencies on
+// earlier tasks of the same run are inferred from the tensor tags and byte
+// ranges (the L2 rules: RAW, WAW and WAR; INPUT reads, OUTPUT_EXISTING
+// writes, INOUT both, NO_DEP is passed through untracked). Tensors must be
+// HOST views inside the node's shared heap (NodeWorker::alloc_shared or
+// alloc() below), or DEVICE addresses of the target chip (malloc() below).
+// A chip task writes its written views back whole, so a view a chip task
+// writes must be contiguous. OUTPUT (TensorCreateInfo) is not accepted: use
+// alloc(). Errors name the task, the argument and the rule; once a task of
+// the run failed, every later submit returns that first error at once.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+
+#include "taskring/base/expected.hpp"
+#include "taskring/tensor/chip_tensor.hpp"
+#include "taskring/tensor/task_args.hpp"
+
+namespace taskring::node {
+
+class Engine;
+struct RunState;
+
+class Orchestrator {
+ public:
+  // One task on chip `chip` running chip callable `callable`
+  // (NodeWorker::register_chip).
+  Status submit_next_level(int callable, const ChipTaskArgs& args, int chip);
+  // One DAG node of several chip tasks that start together (the way
+  // collectives are co-scheduled): member i runs args[i] on chips[i]; chips
+  // are distinct. A failed member fails the node; one error is reported.
+  Status submit_next_level_group(int callable, std::span<const ChipTaskArgs* const> args, std::span<const int> chips);
+  // One task on any idle SUB worker, running SUB callable `callable`
+  // (NodeWorker::register_sub).
+  Status submit_sub(int callable, const ChipTaskArgs& args);
+  // args.size() SUB tasks started together on distinct SUB workers.
+  Status submit_sub_group(int callable, std::span<const ChipTaskArgs* const> args);
+
+  // Nested scopes (at most 64 deep). Heap-ring memory from alloc() is
+  // returned once its scope has ended and every task submitted before that
+  // end has finished; the run's end closes every scope.
+  Status scope_begin();
+  Status scope_end();
+
+  // A contiguous HOST tensor of `shapes` from the heap ring (1024-aligned,
+  // zero-filled is NOT guaranteed). A full ring blocks until earlier scopes
+  // retire, then fails with DEADLINE_EXCEEDED naming
+  // NodeConfig::heap_ring_bytes.
+  Expected<ChipTensor> alloc(std::span<const uint32_t> shapes, DataType dtype);
+  Expected<ChipTensor> alloc(std::initializer_list<uint32_t> shapes, DataType dtype) {
+    return alloc(std::span<const uint32_t>(shapes.begin(), shapes.size()), dtype);
+  }
+
+  // Chip memory, synchronous control calls to chip `chip`. `host` must lie
+  // in the shared heap (the child reads/writes it directly). They are not
+  // ordered against submitted tasks (a control call is served between two
+  // tasks of that chip): stage inputs before submitting their consumers.
+  Expected<uint64_t> malloc(int chip, uint64_t bytes);
+  Status free(int chip, uint64_t device_addr);
+  Status copy_to(int chip, uint64_t device_addr, const void* host, uint64_t bytes);
+  Status copy_from(int chip, void* host, uint64_t device_addr, uint64_t bytes);
+
+  int chips() const;
+  int sub_workers() const;
+
+ private:
+  friend class Engine;
+  Orchestrator(Engine* engine, RunState* run) : engine_(engine), run_(run) {}
+  Engine* engine_;
+  RunState* run_;
+};
+
+}  // namespace taskring::node

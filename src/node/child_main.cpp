@@ -1,0 +1,183 @@
+#include "child_main.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <memory>
+#include <optional>
+
+#include "taskring/log/strace.hpp"
+
+namespace taskring::node {
+
+namespace {
+
+constexpr uint64_t kOrphanCheckNs = 100'000'000;  // PDEATHSIG is the fast path
+
+[[noreturn]] void leave(int code) {
+  log::strace::flush_strace();
+  _exit(code);
+}
+
+Status parent_alive(pid_t parent) {
+  if (getppid() != parent) return aborted("parent died");
+  return Status::Ok();
+}
+
+class ChildServer {
+ public:
+  explicit ChildServer(const ChildSpec& s) : s_(s), m_(*s.mailbox) {}
+
+  Status init() {
+    if (s_.hook) TASKRING_RETURN_IF_ERROR(s_.hook(s_.kind, s_.index));
+    if (s_.kind != ChildKind::kChip) return Status::Ok();
+    ChipWorkerConfig c;
+    c.runtime = s_.runtime;
+    const std::string rank = std::to_string(s_.index);
+    const std::string threads = std::to_string(s_.sim_threads);
+    EnvLookup base = s_.env;
+    c.env = [base, rank, threads](std::string_view name) -> std::optional<std::string> {
+      if (name == "TASKRING_RANK") return rank;
+      if (name == "TASKRING_SIM_THREADS") return threads;
+      return base ? base(name) : std::nullopt;
+    };
+    auto w = ChipWorker::create(c);
+    if (!w.ok()) return w.status().with_context("creating the ChipWorker");
+    chip_ = std::move(*w);
+    for (const ChipCallable& cc : *s_.chip_callables) {
+      auto id = chip_->register_callable(cc);
+      if (!id.ok()) return id.status().with_context("registering chip callable '" + cc.name + "'");
+      ids_.push_back(*id);
+    }
+    return Status::Ok();
+  }
+
+  [[noreturn]] void serve() {
+    while (true) {
+      Status w = bell_wait(
+          m_.child_bell,
+          [&] {
+            return m_.shutdown.load(std::memory_order_acquire) != 0 || load_task_state(m_) == TaskState::kReady ||
+                   load_control_state(m_) == ControlState::kRequest;
+          },
+          [&] { return parent_alive(s_.parent_pid); }, Deadline{}, "work", kOrphanCheckNs);
+      if (!w.ok() || m_.shutdown.load(std::memory_order_acquire) != 0) leave(w.ok() ? 0 : 1);
+      if (load_control_state(m_) == ControlState::kRequest) serve_control();
+      if (load_task_state(m_) == TaskState::kReady) serve_task();
+    }
+  }
+
+ private:
+  void serve_task() {
+    store_task_state(m_, TaskState::kRunning);
+    Status s = run_task();
+    m_.task_result.store(s);
+    store_task_state(m_, TaskState::kDone);
+    bell_ring(*s_.parent_bell);
+  }
+
+  Status run_task() {
+    const int nt = m_.tensor_count, ns = m_.scalar_count;
+    ChipTaskArgs args;
+    for (int i = 0; i < nt; ++i) {
+      m_.tensors[i] = rebase_host_view(m_.tensors[i]);
+      args.add_tensor(m_.tensors[i], static_cast<TensorArgType>(m_.tags[i]));
+    }
+    args.add_scalars(m_.scalars, ns);
+    if (args.has_error()) return invalid_argument(std::string("task arguments: ") + args.error_msg());
+    if (s_.kind == ChildKind::kSub) {
+      const auto& fns = *s_.sub_functions;
+      if (m_.callable < 0 || m_.callable >= static_cast<int>(fns.size()))
+        return not_found("SUB callable id " + std::to_string(m_.callable) + " is not registered");
+      return fns[static_cast<size_t>(m_.callable)](args);
+    }
+    if (m_.callable < 0 || m_.callable >= static_cast<int>(ids_.size()))
+      return not_found("chip callable id " + std::to_string(m_.callable) + " is not registered");
+    auto r = chip_->run(ids_[static_cast<size_t>(m_.callable)], args);
+    return r.status();
+  }
+
+  void serve_control() {
+    store_control_state(m_, ControlState::kRunning);
+    uint64_t value = 0;
+    Status s = run_control(&value);
+    m_.control_value = value;
+    store_status(s, &m_.control_code, &m_.control_length, m_.control_message);
+    store_control_state(m_, ControlState::kDone);
+    bell_ring(*s_.parent_bell);
+  }
+
+  Status run_control(uint64_t* value) {
+    const uint64_t* a = m_.control_args;
+    if (m_.op == ControlOp::kNoop) {
+      // Holds the control frame for a[0] ns: the probe the mailbox bench
+      // and the dies-during-a-control-call test use; a[2] (if set) is a
+      // shared flag raised once the frame is held.
+      if (a[2] != 0) reinterpret_cast<std::atomic<uint32_t>*>(static_cast<uintptr_t>(a[2]))->store(1, std::memory_order_release);
+      if (a[0] > 0) {
+        timespec ts{static_cast<time_t>(a[0] / 1000000000ull), static_cast<long>(a[0] % 1000000000ull)};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+      }
+      *value = a[1];
+      return Status::Ok();
+    }
+    if (!chip_) return unimplemented("SUB workers have no device memory (control op " +
+                                     std::to_string(static_cast<uint32_t>(m_.op)) + ")");
+    Device& d = chip_->device();
+    switch (m_.op) {
+      case ControlOp::kMalloc: {
+        auto p = d.malloc(a[0], 1024, "node malloc");
+        if (!p.ok()) return p.status();
+        *value = *p;
+        return Status::Ok();
+      }
+      case ControlOp::kFree:
+        return d.free(a[0]);
+      case ControlOp::kCopyTo:
+        return d.copy_to_device(a[0], reinterpret_cast<const void*>(static_cast<uintptr_t>(a[1])), a[2]);
+      case ControlOp::kCopyFrom:
+        return d.copy_from_device(reinterpret_cast<void*>(static_cast<uintptr_t>(a[0])), a[1], a[2]);
+      default:
+        return invalid_argument("unknown control op " + std::to_string(static_cast<uint32_t>(m_.op)));
+    }
+  }
+
+  const ChildSpec& s_;
+  Mailbox& m_;
+  std::unique_ptr<ChipWorker> chip_;
+  std::vector<int> ids_;
+};
+
+}  // namespace
+
+ChipTensor rebase_host_view(const ChipTensor& t) {
+  if (t.address_space != AddressSpace::HOST) return t;
+  ChipTensor r = t;
+  r.buffer.addr = t.data_addr();
+  r.buffer.size = t.extent_bytes();
+  r.start_offset = 0;
+  return r;
+}
+
+void child_main(const ChildSpec& spec) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != spec.parent_pid) _exit(1);  // the parent died before the prctl
+  Mailbox& m = *spec.mailbox;
+  ChildServer server(spec);
+  Status s = server.init();
+  if (!s.ok()) {
+    m.init_result.store(s);
+    m.init_state.store(static_cast<uint32_t>(InitState::kFailed), std::memory_order_release);
+    bell_ring(*spec.parent_bell);
+    leave(1);
+  }
+  m.init_state.store(static_cast<uint32_t>(InitState::kReady), std::memory_order_release);
+  bell_ring(*spec.parent_bell);
+  server.serve();
+}
+
+}  // namespace taskring::node

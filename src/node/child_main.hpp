@@ -1,0 +1,46 @@
+// The body of a forked child: a chip (one ChipWorker) or a SUB worker.
+//
+// child_main never returns: it leaves through _exit so that the child never
+// unwinds into the parent's stack frames (gtest, the CLI, ...). Startup:
+// own process group (so rollback can killpg the child and anything it
+// spawned), PR_SET_PDEATHSIG(SIGKILL) and a re-check of the parent pid (the
+// parent may have died before the prctl), the init hook, then for a chip the
+// ChipWorker with every registered callable, then INIT_READY (or
+// INIT_FAILED with the reason). The serve loop waits spin-then-park on its
+// mailbox bell, re-checking the parent between park slices.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "mailbox.hpp"
+#include "taskring/chip/chip_worker.hpp"
+#include "taskring/node/node_config.hpp"
+
+namespace taskring::node {
+
+struct ChildSpec {
+  ChildKind kind = ChildKind::kChip;
+  int index = 0;
+  Mailbox* mailbox = nullptr;
+  ShmBell* parent_bell = nullptr;
+  pid_t parent_pid = 0;
+  const std::vector<ChipCallable>* chip_callables = nullptr;
+  const std::vector<SubFunction>* sub_functions = nullptr;
+  std::string runtime = "tmr";
+  int sim_threads = 1;
+  EnvLookup env;
+  ChildInitHook hook;
+};
+
+[[noreturn]] void child_main(const ChildSpec& spec);
+
+// Rebases a HOST view onto exactly the bytes it spans (start_offset 0,
+// buffer = [first element, last element]), so ChipWorker stages and writes
+// back only those bytes and never a neighbour's. DEVICE tensors are
+// returned unchanged.
+ChipTensor rebase_host_view(const ChipTensor& t);
+
+}  // namespace taskring::node

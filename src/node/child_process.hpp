@@ -1,0 +1,58 @@
+// ChildProcess: the parent's handle on one forked child: liveness, the
+// shutdown ladder and reaping. Thread-safe (the scheduler polls liveness
+// while the orchestrating thread may wait on a control call).
+//
+// A child is reaped exactly once; after that its pid is never signalled
+// again (it may have been reused). Exit waits use a pidfd, so they block in
+// poll(2) with a timeout instead of sleep-polling.
+#pragma once
+
+#include <sys/types.h>
+
+#include <mutex>
+#include <string>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/base/status.hpp"
+
+namespace taskring::node {
+
+// "killed by signal 9 (SIGKILL)" / "exited with status 3".
+std::string describe_wait_status(int wait_status);
+
+class ChildProcess {
+ public:
+  ChildProcess(pid_t pid, std::string label);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // "chip 3 (pid 1234)".
+  const std::string& name() const { return name_; }
+
+  // Reaps the child if it has exited (no blocking). OK while it runs;
+  // otherwise UNAVAILABLE "<name> <how it ended>".
+  Status check();
+  bool reaped();
+  // Waits for the child to exit until `deadline`; true once reaped.
+  bool wait_exit(Deadline deadline);
+  // Signals the child's process group (and the child, in case it has not
+  // made its group yet). No-op once reaped.
+  void signal_group(int sig);
+  // The ladder after a SHUTDOWN request: wait for a clean exit until
+  // `graceful`, SIGTERM and wait until `term`, then SIGKILL and reap (a
+  // SIGKILLed child is reaped within `kill_deadline`). True once reaped.
+  bool terminate(Deadline graceful, Deadline term, Deadline kill_deadline);
+
+ private:
+  bool reap_locked(bool block);
+  std::mutex mu_;
+  pid_t pid_;
+  int pidfd_ = -1;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+  std::string name_;
+};
+
+}  // namespace taskring::node

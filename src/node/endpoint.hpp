@@ -1,0 +1,63 @@
+// Endpoint: how the scheduler reaches one worker (a chip or a SUB), wherever
+// it lives. Implementations: LocalEndpoint (a forked child over a Mailbox)
+// and FakeEndpoint (in-process, for the engine's unit tests).
+//
+// One task at a time per endpoint. The scheduler thread alone calls start()
+// and poll(); control() is called from the orchestrating thread and is
+// serialised by the endpoint. Outcomes are explicit: a task either finished
+// (its Status: OK or the task's own failure) or the endpoint failed (child
+// died), and a failed endpoint stays failed: every later start() and
+// control() fails fast with the same error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mailbox.hpp"
+#include "taskring/base/clock.hpp"
+#include "taskring/base/expected.hpp"
+#include "taskring/tensor/task_args.hpp"
+
+namespace taskring::node {
+
+// One task as sent to a worker: what a chip or SUB child receives.
+struct TaskPayload {
+  int32_t callable = -1;
+  std::vector<ChipTensor> tensors;
+  std::vector<TensorArgType> tags;
+  std::vector<uint64_t> scalars;
+};
+
+enum class OutcomeKind : uint8_t { kSuccess, kTaskFailure, kEndpointFailure };
+
+struct Outcome {
+  OutcomeKind kind = OutcomeKind::kSuccess;
+  Status status;
+};
+
+struct ControlRequest {
+  ControlOp op = ControlOp::kNoop;
+  uint64_t args[4] = {};
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+  // "chip 3 (pid 1234)" for messages.
+  virtual std::string name() const = 0;
+  // Hands `task` to the worker. Precondition: no task in flight. A failed
+  // endpoint returns its error.
+  virtual Status start(uint64_t task_id, const TaskPayload& task) = 0;
+  // The outcome of the task in flight once it finished (or the endpoint
+  // failed), nullopt while it runs. `check_liveness`: also look for a dead
+  // child (a syscall; the scheduler asks at most every few ms).
+  virtual std::optional<Outcome> poll(bool check_liveness) = 0;
+  // Runs one control request synchronously; its result value.
+  virtual Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) = 0;
+  // OK while usable; the failure otherwise.
+  virtual Status health() = 0;
+};
+
+}  // namespace taskring::node

@@ -1,0 +1,175 @@
+// Engine: the L3 orchestrator and scheduler over a set of endpoints.
+//
+// Threads: the orchestrating thread (submit, scopes, alloc, control) and one
+// scheduler thread. One mutex (`mu_`) guards every task, run, FIFO and the
+// heap ring; it is held for short critical sections only (no waits, no
+// endpoint I/O except the non-blocking start/poll).
+//
+// Task life: BUILDING (orchestrator only, invisible to the scheduler) ->
+// PENDING (waits for producers) -> READY (in a FIFO) -> RUNNING ->
+// COMPLETED | FAILED, or SKIPPED (never started: a producer failed, the
+// orchestration failed, or the worker closed). A task is published (wired to
+// its producers and, when ready, queued) in one critical section, so the
+// scheduler never sees a half-built task.
+//
+// Scheduling, each pass: drain every endpoint's completion first, then
+// dispatch: the head of the group FIFO (all targets idle: start every
+// member; otherwise it reserves its chips against single tasks), then the
+// head of each chip's FIFO (unless reserved), then the SUB FIFO (its head
+// takes any idle SUB workers, a group as many as it has members). A failure
+// poisons every transitive consumer; the first error of a run wins and later
+// submits of that run return it at once.
+//
+// Runs do not overlap: begin_run() waits until the previous run finished.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "dep_map.hpp"
+#include "endpoint.hpp"
+#include "heap_ring.hpp"
+#include "taskring/base/waiter.hpp"
+#include "taskring/node/node_worker.hpp"
+
+namespace taskring::node {
+
+enum class TaskStatus : uint8_t { kBuilding, kPending, kReady, kRunning, kCompleted, kFailed, kSkipped };
+
+struct Task {
+  uint64_t index = 0;  // in its run
+  bool sub = false;    // SUB task(s) or chip task(s)
+  bool group = false;
+  int callable = -1;
+  std::vector<TaskPayload> members;
+  std::vector<int> targets;  // chips (chip tasks) or the SUBs it ran on
+  TaskStatus status = TaskStatus::kBuilding;
+  int fanin = 0;  // producers not finished
+  std::vector<Task*> consumers;
+  int running = 0;  // members in flight
+  Status error;     // first member failure
+  std::string what;  // "task 3 (chip 1, callable 'bgemm')" for messages
+};
+
+struct ScopeFrame {
+  uint32_t id;
+};
+
+struct RunState {
+  uint64_t id = 0;
+  // Published once with release; `status` and `counts` are final after.
+  std::atomic<bool> done{false};
+  Status status;
+  RunCounts counts;
+  Waiter waiter;
+
+  // ---- engine-private, under Engine::mu_ ----
+  std::deque<std::unique_ptr<Task>> tasks;
+  Status first_error;
+  bool orchestrating = true;
+  uint64_t unfinished = 0;
+  uint64_t retired = 0;  // tasks [0, retired) have all finished
+  std::vector<uint32_t> scopes;  // open scope ids, innermost last
+  uint32_t next_scope = 1;
+  uint64_t t_begin = 0, t_orch_end = 0, t_first_dispatch = 0, t_last_done = 0;
+};
+
+struct EngineConfig {
+  std::vector<std::string> chip_callables;  // names, by id
+  std::vector<std::string> sub_callables;
+  // Whether [addr, addr+bytes) is host memory every child sees.
+  std::function<bool(uint64_t addr, uint64_t bytes)> host_visible;
+  uint64_t heap_base = 0;  // the heap ring
+  uint64_t heap_bytes = 0;
+  uint64_t heap_wait_ms = 10000;
+  uint64_t control_timeout_ms = 30000;
+  uint64_t run_admission_ms = 600000;
+};
+
+class Engine {
+ public:
+  // `bell`: rung by endpoints on every completion (shared with children).
+  Engine(EngineConfig config, std::vector<std::unique_ptr<Endpoint>> chips, std::vector<std::unique_ptr<Endpoint>> subs,
+         ShmBell* bell);
+  ~Engine();
+
+  void start();  // the scheduler thread
+  // Cancels unstarted work with `why`, waits until nothing runs (or
+  // `drain`), stops the scheduler, fails what still runs with `why`.
+  void shutdown(const Status& why, Deadline drain);
+
+  // Runs `orch` as one run and returns it (finished or not).
+  std::shared_ptr<RunState> run_orchestration(const std::function<Status(Orchestrator&)>& orch);
+
+  // ---- what Orchestrator forwards ----
+  Status submit(RunState* run, bool sub, int callable, std::span<const ChipTaskArgs* const> args,
+                std::span<const int> chips, const char* api);
+  Status scope_begin(RunState* run);
+  Status scope_end(RunState* run);
+  Expected<ChipTensor> alloc(RunState* run, std::span<const uint32_t> shapes, DataType dtype);
+  Expected<uint64_t> control(int chip, const ControlRequest& req, const char* api);
+
+  bool host_visible(uint64_t addr, uint64_t bytes) const { return cfg_.host_visible(addr, bytes); }
+  int chips() const { return static_cast<int>(chips_.size()); }
+  int subs() const { return static_cast<int>(subs_.size()); }
+  Endpoint& chip_endpoint(int i) { return *chips_[static_cast<size_t>(i)]; }
+  Endpoint& sub_endpoint(int i) { return *subs_[static_cast<size_t>(i)]; }
+
+ private:
+  struct Slot {  // one endpoint's in-flight member
+    Task* task = nullptr;
+  };
+
+  std::shared_ptr<RunState> begin_run(Status* error);
+  void end_orchestration(RunState* run, const Status& orch_status);
+  Status validate(bool sub, int callable, std::span<const ChipTaskArgs* const> args, std::span<const int> chips,
+                  const std::string& what);
+
+  void scheduler_loop();
+  bool drain_completions(bool check_liveness);
+  bool dispatch();
+  bool dispatch_groups();
+  bool dispatch_singles();
+  bool dispatch_subs();
+  void launch(Task* t, const std::vector<int>& targets);
+  void member_done(Task* t, const Outcome& o);
+  void finish(Task* t, const Status& s);
+  void poison_consumers(Task* t, const Status& cause);
+  void skip(Task* t, const Status& why);  // PENDING/READY -> SKIPPED, then its consumers
+  void cancel_unstarted(RunState* run, const Status& why);
+  void note_error(RunState* run, const Status& s);
+  void retire(RunState* run);
+  void maybe_finish_run(RunState* run);
+  bool any_busy() const;
+
+  EngineConfig cfg_;
+  std::vector<std::unique_ptr<Endpoint>> chips_, subs_;
+  ShmBell* bell_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;  // run admission, heap space, drain
+  std::shared_ptr<RunState> current_;
+  uint64_t next_run_id_ = 1;
+  bool closing_ = false;
+  Status closing_status_;
+  std::vector<std::deque<Task*>> chip_fifo_;
+  std::deque<Task*> group_fifo_;
+  std::deque<Task*> sub_fifo_;
+  std::vector<Slot> chip_slot_, sub_slot_;
+  std::vector<bool> sub_dead_;
+  int running_members_ = 0;
+  HeapRing heap_;
+  DepMap deps_;  // orchestrating thread (under mu_ for simplicity)
+
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace taskring::node

@@ -1,0 +1,350 @@
+// Engine, scheduler side: the loop, dispatch, completions, poisoning, run end.
+#include <algorithm>
+
+#include "engine.hpp"
+#include "taskring/log/strace.hpp"
+
+namespace taskring::node {
+
+namespace {
+// Park slices: short while work is in flight (child death must surface
+// within 10 ms), long when idle (nothing can complete).
+constexpr uint64_t kBusySliceNs = 2'000'000;
+constexpr uint64_t kIdleSliceNs = 50'000'000;
+constexpr uint32_t kSchedulerSpin = 2000;
+
+namespace strace = log::strace;
+}  // namespace
+
+Engine::Engine(EngineConfig config, std::vector<std::unique_ptr<Endpoint>> chips,
+               std::vector<std::unique_ptr<Endpoint>> subs, ShmBell* bell)
+    : cfg_(std::move(config)),
+      chips_(std::move(chips)),
+      subs_(std::move(subs)),
+      bell_(bell),
+      chip_fifo_(chips_.size()),
+      chip_slot_(chips_.size()),
+      sub_slot_(subs_.size()),
+      sub_dead_(subs_.size(), false),
+      heap_(cfg_.heap_base, cfg_.heap_bytes) {}
+
+Engine::~Engine() { shutdown(aborted("the node engine was destroyed"), Deadline::after_ms(0)); }
+
+void Engine::start() {
+  if (thread_.joinable()) return;
+  stop_.store(false);
+  thread_ = std::thread([this] { scheduler_loop(); });
+}
+
+void Engine::scheduler_loop() {
+  uint64_t last_check = 0;
+  while (!stop_.load(std::memory_order_acquire)) {
+    const uint32_t seen = bell_->epoch.load(std::memory_order_seq_cst);
+    const uint64_t now = mono_ns();
+    // waitpid on every busy child at most once per slice.
+    const bool check_liveness = now - last_check >= kBusySliceNs;
+    if (check_liveness) last_check = now;
+    bool progressed;
+    bool busy;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      progressed = drain_completions(check_liveness);
+      progressed |= dispatch();
+      busy = any_busy();
+    }
+    if (progressed) continue;
+    bool moved = false;
+    for (uint32_t i = 0; i < kSchedulerSpin && !moved; ++i) {
+      moved = bell_->epoch.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed);
+      Waiter::cpu_relax();
+    }
+    if (moved) continue;
+    bell_->parked.fetch_add(1, std::memory_order_seq_cst);
+    if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !stop_.load(std::memory_order_seq_cst))
+      bell_park(*bell_, seen, busy ? kBusySliceNs : kIdleSliceNs);
+    bell_->parked.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+bool Engine::any_busy() const { return running_members_ > 0; }
+
+bool Engine::drain_completions(bool check_liveness) {
+  bool any = false;
+  for (size_t c = 0; c < chips_.size(); ++c) {
+    Task* t = chip_slot_[c].task;
+    if (t == nullptr) continue;
+    if (auto o = chips_[c]->poll(check_liveness)) {
+      chip_slot_[c].task = nullptr;
+      member_done(t, *o);
+      any = true;
+    }
+  }
+  for (size_t s = 0; s < subs_.size(); ++s) {
+    Task* t = sub_slot_[s].task;
+    if (t == nullptr) continue;
+    if (auto o = subs_[s]->poll(check_liveness)) {
+      sub_slot_[s].task = nullptr;
+      if (o->kind == OutcomeKind::kEndpointFailure) sub_dead_[s] = true;
+      member_done(t, *o);
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool Engine::dispatch() {
+  bool any = dispatch_groups();
+  any |= dispatch_singles();
+  any |= dispatch_subs();
+  return any;
+}
+
+void Engine::launch(Task* t, const std::vector<int>& targets) {
+  t->status = TaskStatus::kRunning;
+  t->targets = targets;
+  RunState* run = current_.get();
+  if (run != nullptr && run->t_first_dispatch == 0) run->t_first_dispatch = mono_ns();
+  // All members are handed over before any result is read, so the members
+  // of a group start together.
+  for (size_t m = 0; m < targets.size(); ++m) {
+    Endpoint& ep = t->sub ? *subs_[static_cast<size_t>(targets[m])] : *chips_[static_cast<size_t>(targets[m])];
+    Status s = ep.start(t->index, t->members[m]);
+    ++t->running;
+    ++running_members_;
+    if (!s.ok()) {
+      if (t->sub) sub_dead_[static_cast<size_t>(targets[m])] = true;
+      member_done(t, Outcome{OutcomeKind::kEndpointFailure, s.with_context("dispatching " + t->what)});
+      continue;
+    }
+    (t->sub ? sub_slot_ : chip_slot_)[static_cast<size_t>(targets[m])].task = t;
+  }
+}
+
+bool Engine::dispatch_groups() {
+  bool any = false;
+  while (!group_fifo_.empty()) {
+    Task* t = group_fifo_.front();
+    if (t->status != TaskStatus::kReady) {
+      group_fifo_.pop_front();
+      continue;
+    }
+    // A group needs every target healthy: a dead member would leave its
+    // peers waiting on it (a collective would hang), so none is started.
+    Status dead;
+    for (int c : t->targets) {
+      Status h = chips_[static_cast<size_t>(c)]->health();
+      if (!h.ok()) {
+        dead = h;
+        break;
+      }
+    }
+    if (!dead.ok()) {
+      group_fifo_.pop_front();
+      t->status = TaskStatus::kRunning;
+      ++t->running;
+      ++running_members_;
+      member_done(t, Outcome{OutcomeKind::kEndpointFailure, dead.with_context("dispatching " + t->what)});
+      any = true;
+      continue;
+    }
+    for (int c : t->targets)
+      if (chip_slot_[static_cast<size_t>(c)].task != nullptr) return any;  // the head keeps its reservation
+    group_fifo_.pop_front();
+    launch(t, t->targets);
+    any = true;
+  }
+  return any;
+}
+
+bool Engine::dispatch_singles() {
+  bool any = false;
+  // The group head reserves its chips: a single task may not take them.
+  std::vector<bool> reserved(chips_.size(), false);
+  for (Task* g : group_fifo_) {
+    if (g->status != TaskStatus::kReady) continue;
+    for (int c : g->targets) reserved[static_cast<size_t>(c)] = true;
+    break;
+  }
+  for (size_t c = 0; c < chips_.size(); ++c) {
+    auto& q = chip_fifo_[c];
+    while (!q.empty() && q.front()->status != TaskStatus::kReady) q.pop_front();
+    if (q.empty() || chip_slot_[c].task != nullptr || reserved[c]) continue;
+    Task* t = q.front();
+    q.pop_front();
+    launch(t, {static_cast<int>(c)});
+    any = true;
+  }
+  return any;
+}
+
+bool Engine::dispatch_subs() {
+  bool any = false;
+  while (!sub_fifo_.empty()) {
+    Task* t = sub_fifo_.front();
+    if (t->status != TaskStatus::kReady) {
+      sub_fifo_.pop_front();
+      continue;
+    }
+    const size_t need = t->members.size();
+    size_t alive = 0;
+    std::vector<int> idle;
+    for (size_t s = 0; s < subs_.size(); ++s) {
+      if (sub_dead_[s]) continue;
+      ++alive;
+      if (sub_slot_[s].task == nullptr && idle.size() < need) idle.push_back(static_cast<int>(s));
+    }
+    if (alive < need) {
+      sub_fifo_.pop_front();
+      t->status = TaskStatus::kRunning;
+      ++t->running;
+      ++running_members_;
+      member_done(t, Outcome{OutcomeKind::kEndpointFailure,
+                             unavailable(t->what + ": needs " + std::to_string(need) + " SUB workers, " +
+                                         std::to_string(alive) + " alive")});
+      any = true;
+      continue;
+    }
+    if (idle.size() < need) break;  // FIFO: the head waits for enough SUBs
+    sub_fifo_.pop_front();
+    launch(t, idle);
+    any = true;
+  }
+  return any;
+}
+
+void Engine::member_done(Task* t, const Outcome& o) {
+  --t->running;
+  --running_members_;
+  if (!o.status.ok() && t->error.ok()) {
+    t->error = t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")")
+                        : o.status;
+  }
+  if (t->running == 0) finish(t, t->error);
+  if (running_members_ == 0) cv_.notify_all();
+}
+
+void Engine::finish(Task* t, const Status& s) {
+  RunState* run = current_.get();
+  if (s.ok()) {
+    t->status = TaskStatus::kCompleted;
+    ++run->counts.completed;
+    deps_.mark_completed(t->index);
+    for (Task* c : t->consumers) {
+      if (c->status != TaskStatus::kPending) continue;
+      if (--c->fanin == 0) {
+        c->status = TaskStatus::kReady;
+        if (c->sub) sub_fifo_.push_back(c);
+        else if (c->group) group_fifo_.push_back(c);
+        else chip_fifo_[static_cast<size_t>(c->targets[0])].push_back(c);
+      }
+    }
+  } else {
+    t->status = TaskStatus::kFailed;
+    ++run->counts.failed;
+    note_error(run, s);
+    poison_consumers(t, aborted(t->what + " failed"));
+  }
+  --run->unfinished;
+  t->consumers.clear();
+  retire(run);
+  maybe_finish_run(run);
+}
+
+void Engine::skip(Task* t, const Status& why) {
+  if (t->status != TaskStatus::kPending && t->status != TaskStatus::kReady) return;
+  RunState* run = current_.get();
+  t->status = TaskStatus::kSkipped;
+  t->error = why;
+  ++run->counts.skipped;
+  --run->unfinished;
+  poison_consumers(t, why);
+  t->consumers.clear();
+}
+
+void Engine::poison_consumers(Task* t, const Status& cause) {
+  // Iterative: a long chain must not recurse once per task.
+  std::vector<Task*> stack(t->consumers.begin(), t->consumers.end());
+  RunState* run = current_.get();
+  while (!stack.empty()) {
+    Task* c = stack.back();
+    stack.pop_back();
+    if (c->status != TaskStatus::kPending && c->status != TaskStatus::kReady) continue;
+    c->status = TaskStatus::kSkipped;
+    c->error = cause;
+    ++run->counts.skipped;
+    --run->unfinished;
+    stack.insert(stack.end(), c->consumers.begin(), c->consumers.end());
+    c->consumers.clear();
+  }
+}
+
+void Engine::cancel_unstarted(RunState* run, const Status& why) {
+  for (auto& t : run->tasks) skip(t.get(), why);
+  retire(run);
+}
+
+void Engine::retire(RunState* run) {
+  while (run->retired < run->tasks.size()) {
+    TaskStatus s = run->tasks[run->retired]->status;
+    if (s != TaskStatus::kCompleted && s != TaskStatus::kFailed && s != TaskStatus::kSkipped) break;
+    ++run->retired;
+  }
+  if (heap_.release(run->retired)) cv_.notify_all();
+}
+
+void Engine::maybe_finish_run(RunState* run) {
+  if (run->orchestrating || run->unfinished != 0 || run->done.load(std::memory_order_relaxed)) return;
+  run->t_last_done = mono_ns();
+  heap_.clear();
+  run->status = run->first_error;
+  if (strace::enabled()) {
+    const uint64_t inv = strace::alloc_invocation();
+    const uint64_t hid = strace::fnv1a64("node.run");
+    const uint64_t d0 = run->t_first_dispatch ? run->t_first_dispatch : run->t_orch_end;
+    strace::emit_span("node.run.orch", static_cast<int64_t>(run->t_begin),
+                      static_cast<int64_t>(run->t_orch_end - run->t_begin), inv, hid, 1,
+                      strace::Attrs{{"tasks", run->counts.submitted}});
+    strace::emit_span("node.run.dispatch", static_cast<int64_t>(d0),
+                      static_cast<int64_t>(run->t_last_done >= d0 ? run->t_last_done - d0 : 0), inv, hid, 1,
+                      strace::Attrs{{"completed", run->counts.completed}});
+    strace::emit_span("node.run", static_cast<int64_t>(run->t_begin),
+                      static_cast<int64_t>(run->t_last_done - run->t_begin), inv, hid, 0,
+                      strace::Attrs{{"run", run->id}, {"ok", run->status.ok() ? 1 : 0}});
+  }
+  run->done.store(true, std::memory_order_release);
+  run->waiter.notify_all();
+  if (current_.get() == run) current_.reset();
+  cv_.notify_all();
+}
+
+void Engine::shutdown(const Status& why, Deadline drain) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (!closing_) {
+    closing_ = true;
+    closing_status_ = why;
+  }
+  if (current_) {
+    note_error(current_.get(), why);
+    cancel_unstarted(current_.get(), why);
+  }
+  bell_ring(*bell_);
+  while (running_members_ > 0 && thread_.joinable() && !drain.expired())
+    cv_.wait_for(lk, std::chrono::nanoseconds(std::min<uint64_t>(drain.remaining_ns(), 50'000'000)));
+  lk.unlock();
+  stop_.store(true, std::memory_order_release);
+  bell_ring(*bell_);
+  if (thread_.joinable()) thread_.join();
+  lk.lock();
+  // Whatever still runs will never be polled again.
+  for (auto* slots : {&chip_slot_, &sub_slot_}) {
+    for (Slot& sl : *slots) {
+      if (sl.task == nullptr) continue;
+      Task* t = sl.task;
+      sl.task = nullptr;
+      if (current_) member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
+    }
+  }
+  if (current_ && !current_->orchestrating) maybe_finish_run(current_.get());
+}
+
+}  // namespace taskring::node

@@ -1,0 +1,123 @@
+// FakeEndpoint: an in-process Endpoint for the engine's unit tests.
+//
+// start() asks `behaviour` what to do with the task: an Outcome completes it
+// (reported at the next poll), nullopt holds it until the test calls
+// finish(). kill() turns the endpoint into a dead one, as a child killed by
+// a signal would be. Every state change rings the engine's bell and the
+// fake's own waiter, so tests wait on conditions with deadlines, never sleep.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "endpoint.hpp"
+#include "taskring/base/waiter.hpp"
+
+namespace taskring::node {
+
+class FakeEndpoint final : public Endpoint {
+ public:
+  using Behaviour = std::function<std::optional<Outcome>(const TaskPayload&)>;
+
+  FakeEndpoint(std::string name, ShmBell* bell, Behaviour behaviour = {})
+      : name_(std::move(name)), bell_(bell), behaviour_(std::move(behaviour)) {}
+
+  std::string name() const override { return name_; }
+
+  Status start(uint64_t task_id, const TaskPayload& task) override {
+    std::optional<Outcome> now;
+    if (behaviour_) now = behaviour_(task);
+    else now = Outcome{};
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!dead_.ok()) return dead_;
+      in_flight_ = true;
+      started_.push_back(task);
+      started_ids_.push_back(task_id);
+      pending_ = now;
+    }
+    changed();
+    return Status::Ok();
+  }
+
+  std::optional<Outcome> poll(bool) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!in_flight_ || !pending_) return std::nullopt;
+    in_flight_ = false;
+    auto o = pending_;
+    pending_.reset();
+    ++finished_;
+    waiter_.notify_all();
+    return o;
+  }
+
+  Expected<uint64_t> control(const ControlRequest& req, Deadline) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!dead_.ok()) return dead_;
+    return req.args[1];
+  }
+
+  Status health() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return dead_;
+  }
+
+  // Completes the held task with `o`.
+  void finish(Outcome o = {}) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      pending_ = std::move(o);
+    }
+    changed();
+  }
+  void kill(Status why) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      dead_ = why;
+      if (in_flight_) pending_ = Outcome{OutcomeKind::kEndpointFailure, why};
+    }
+    changed();
+  }
+
+  // Waits until at least `n` tasks started / were reported finished.
+  Status wait_started(size_t n, Deadline d) {
+    return waiter_.wait([&] { return started_count() >= n; }, d, "fake endpoint start");
+  }
+  Status wait_finished(size_t n, Deadline d) {
+    return waiter_.wait([&] { return finished_count() >= n; }, d, "fake endpoint finish");
+  }
+  size_t started_count() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return started_.size();
+  }
+  size_t finished_count() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return finished_;
+  }
+  std::vector<TaskPayload> started() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return started_;
+  }
+
+ private:
+  void changed() {
+    waiter_.notify_all();
+    bell_ring(*bell_);
+  }
+  std::string name_;
+  ShmBell* bell_;
+  Behaviour behaviour_;
+  std::mutex mu_;
+  Waiter waiter_;
+  Status dead_;
+  bool in_flight_ = false;
+  std::optional<Outcome> pending_;
+  std::vector<TaskPayload> started_;
+  std::vector<uint64_t> started_ids_;
+  size_t finished_ = 0;
+};
+
+}  // namespace taskring::node

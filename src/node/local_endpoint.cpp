@@ -1,0 +1,97 @@
+#include "local_endpoint.hpp"
+
+#include <cstring>
+
+namespace taskring::node {
+
+LocalEndpoint::LocalEndpoint(Mailbox* mailbox, ShmBell* parent_bell, std::shared_ptr<ChildProcess> child)
+    : m_(mailbox), parent_bell_(parent_bell), child_(std::move(child)) {}
+
+void LocalEndpoint::fail(Status s) {
+  std::lock_guard<std::mutex> lk(fail_mu_);
+  if (failed_.load(std::memory_order_relaxed)) return;
+  failure_ = std::move(s);
+  failed_.store(true, std::memory_order_release);
+}
+
+Status LocalEndpoint::health() {
+  if (!failed_.load(std::memory_order_acquire)) {
+    Status c = child_->check();
+    if (c.ok()) return c;
+    fail(c);
+  }
+  std::lock_guard<std::mutex> lk(fail_mu_);
+  return failure_;
+}
+
+Status LocalEndpoint::start(uint64_t task_id, const TaskPayload& task) {
+  if (failed_.load(std::memory_order_acquire)) return health();
+  if (task.tensors.size() > static_cast<size_t>(kMaxTaskTensors) ||
+      task.scalars.size() > static_cast<size_t>(kMaxTaskScalars))
+    return invalid_argument("task has " + std::to_string(task.tensors.size()) + " tensors and " +
+                            std::to_string(task.scalars.size()) + " scalars; a mailbox carries at most " +
+                            std::to_string(kMaxTaskTensors) + " and " + std::to_string(kMaxTaskScalars));
+  Mailbox& m = *m_;
+  m.task_seq = task_id;
+  m.callable = task.callable;
+  m.tensor_count = static_cast<int32_t>(task.tensors.size());
+  m.scalar_count = static_cast<int32_t>(task.scalars.size());
+  for (size_t i = 0; i < task.tensors.size(); ++i) {
+    m.tensors[i] = task.tensors[i];
+    m.tags[i] = static_cast<int32_t>(task.tags[i]);
+  }
+  if (!task.scalars.empty()) std::memcpy(m.scalars, task.scalars.data(), task.scalars.size() * sizeof(uint64_t));
+  store_task_state(m, TaskState::kReady);
+  bell_ring(m.child_bell);
+  in_flight_ = true;
+  return Status::Ok();
+}
+
+std::optional<Outcome> LocalEndpoint::poll(bool check_liveness) {
+  if (!in_flight_) return std::nullopt;
+  Mailbox& m = *m_;
+  if (load_task_state(m) == TaskState::kDone) {
+    Status s = m.task_result.load();
+    store_task_state(m, TaskState::kIdle);
+    in_flight_ = false;
+    if (s.ok()) return Outcome{OutcomeKind::kSuccess, Status::Ok()};
+    return Outcome{OutcomeKind::kTaskFailure, s.with_context(name() + " task failed")};
+  }
+  if (check_liveness || failed_.load(std::memory_order_acquire)) {
+    Status h = health();
+    if (!h.ok()) {
+      in_flight_ = false;
+      return Outcome{OutcomeKind::kEndpointFailure, h};
+    }
+  }
+  return std::nullopt;
+}
+
+Expected<uint64_t> LocalEndpoint::control(const ControlRequest& req, Deadline deadline) {
+  std::lock_guard<std::mutex> lk(control_mu_);
+  // Only the latched failure here (no waitpid on the fast path): a child
+  // that died since is found by the liveness check between park slices.
+  if (failed_.load(std::memory_order_acquire)) return health();
+  Mailbox& m = *m_;
+  m.op = req.op;
+  std::memcpy(m.control_args, req.args, sizeof(req.args));
+  store_control_state(m, ControlState::kRequest);
+  bell_ring(m.child_bell);
+  const std::string what = "control reply from " + name();
+  Status w = bell_wait(
+      *parent_bell_, [&] { return load_control_state(m) == ControlState::kDone; }, [&] { return health(); }, deadline,
+      what.c_str(), kLivenessSliceNs);
+  if (!w.ok()) {
+    // The frame may still be busy in the child: nothing more can go through
+    // this endpoint safely.
+    fail(w.code() == StatusCode::kDeadlineExceeded ? w.with_context(name() + " control call") : w);
+    return health();
+  }
+  Status r = load_status(m.control_code, m.control_length, m.control_message);
+  uint64_t v = m.control_value;
+  store_control_state(m, ControlState::kIdle);
+  if (!r.ok()) return r.with_context(name() + " control op " + std::to_string(static_cast<uint32_t>(req.op)));
+  return v;
+}
+
+}  // namespace taskring::node

@@ -1,0 +1,50 @@
+// LocalEndpoint: a forked child on this host, reached through its Mailbox.
+//
+// start() writes the task frame and publishes TASK_READY (release), then
+// rings the child's bell; poll() reads TASK_DONE (acquire) and the result.
+// control() publishes CONTROL_REQUEST and waits spin-then-park on the
+// parent's bell, checking the child's liveness between park slices, so a
+// child that dies mid-call fails the call within one slice. A dead child
+// (or a control call that timed out and left the frame busy) fails the
+// endpoint for good.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "child_process.hpp"
+#include "endpoint.hpp"
+
+namespace taskring::node {
+
+// Liveness is re-checked at least this often while a parent waits on a
+// child (the 10 ms death-detection budget, with margin).
+inline constexpr uint64_t kLivenessSliceNs = 2'000'000;
+
+class LocalEndpoint final : public Endpoint {
+ public:
+  LocalEndpoint(Mailbox* mailbox, ShmBell* parent_bell, std::shared_ptr<ChildProcess> child);
+
+  std::string name() const override { return child_->name(); }
+  Status start(uint64_t task_id, const TaskPayload& task) override;
+  std::optional<Outcome> poll(bool check_liveness) override;
+  Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) override;
+  Status health() override;
+
+  ChildProcess& child() { return *child_; }
+  Mailbox& mailbox() { return *m_; }
+
+ private:
+  void fail(Status s);
+  Mailbox* m_;
+  ShmBell* parent_bell_;
+  std::shared_ptr<ChildProcess> child_;
+  std::mutex control_mu_;
+  std::mutex fail_mu_;
+  std::atomic<bool> failed_{false};
+  Status failure_;
+  bool in_flight_ = false;  // scheduler thread only
+};
+
+}  // namespace taskring::node

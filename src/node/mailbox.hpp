@@ -1,0 +1,97 @@
+// Mailbox: the shared-memory region between the parent and one child.
+//
+// One Mailbox per child, in an anonymous shared mapping made before the fork.
+// Two independent frames, so a control call (orchestrator thread) and a task
+// (scheduler thread) never share a state word:
+//   task frame:    IDLE -> TASK_READY (parent) -> TASK_RUNNING -> TASK_DONE
+//                  (child) -> IDLE (parent, after reading the result)
+//   control frame: IDLE -> CONTROL_REQUEST -> CONTROL_RUNNING -> CONTROL_DONE
+//                  -> IDLE, same roles.
+// Every state word is stored with release and loaded with acquire: the frame
+// bytes written before a state change are visible to whoever sees the state.
+// The child writes its result (code + message) before *_DONE. The shutdown
+// word is sticky (0 -> 1, never cleared) so that a late *_DONE store can
+// never hide a shutdown request. The parent rings `child_bell` after every
+// change the child must see; the child rings the parent's bell (not in this
+// struct: one bell for the whole node) after every *_DONE and at init.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "shm_bell.hpp"
+#include "taskring/base/status.hpp"
+#include "taskring/tensor/chip_tensor.hpp"
+
+namespace taskring::node {
+
+inline constexpr int kMaxTaskTensors = 256;
+inline constexpr int kMaxTaskScalars = 128;
+inline constexpr size_t kMessageBytes = 512;  // error text carried per result (>= 256)
+
+enum class InitState : uint32_t { kStarting = 0, kReady = 6, kFailed = 7 };
+enum class TaskState : uint32_t { kIdle = 0, kReady = 1, kDone = 2, kRunning = 9 };
+enum class ControlState : uint32_t { kIdle = 0, kRequest = 4, kDone = 5, kRunning = 10 };
+enum class ControlOp : uint32_t { kNoop = 0, kMalloc = 1, kFree = 2, kCopyTo = 3, kCopyFrom = 4 };
+
+// A Status as it crosses the process boundary: a code, then the message
+// (truncated to kMessageBytes), which an OK status never touches.
+void store_status(const Status& s, int32_t* code, uint32_t* length, char* message);
+Status load_status(int32_t code, uint32_t length, const char* message);
+
+struct WireResult {
+  int32_t code = 0;  // StatusCode
+  uint32_t length = 0;
+  char message[kMessageBytes] = {};
+
+  void store(const Status& s) { store_status(s, &code, &length, message); }
+  Status load() const { return load_status(code, length, message); }
+};
+
+struct alignas(64) Mailbox {
+  ShmBell child_bell;
+  alignas(64) std::atomic<uint32_t> shutdown{0};
+  std::atomic<uint32_t> init_state{0};
+  alignas(64) std::atomic<uint32_t> task_state{0};
+  WireResult init_result;
+
+  // ---- control frame: everything an OK round trip touches shares one
+  // cache line (state, op, args, value, code); the message has its own ----
+  alignas(64) std::atomic<uint32_t> control_state{0};
+  ControlOp op = ControlOp::kNoop;
+  uint64_t control_args[4] = {};
+  uint64_t control_value = 0;
+  int32_t control_code = 0;
+  uint32_t control_length = 0;
+  alignas(64) char control_message[kMessageBytes] = {};
+
+  // ---- task frame ----
+  uint64_t task_seq = 0;
+  int32_t callable = -1;
+  int32_t tensor_count = 0;
+  int32_t scalar_count = 0;
+  int32_t tags[kMaxTaskTensors] = {};
+  ChipTensor tensors[kMaxTaskTensors];
+  uint64_t scalars[kMaxTaskScalars] = {};
+  WireResult task_result;
+};
+
+static_assert(offsetof(Mailbox, control_length) + sizeof(uint32_t) - offsetof(Mailbox, control_state) <= 64,
+              "the control round trip must stay within one cache line");
+
+inline TaskState load_task_state(const Mailbox& m) {
+  return static_cast<TaskState>(m.task_state.load(std::memory_order_acquire));
+}
+inline ControlState load_control_state(const Mailbox& m) {
+  return static_cast<ControlState>(m.control_state.load(std::memory_order_acquire));
+}
+inline void store_task_state(Mailbox& m, TaskState s) {
+  m.task_state.store(static_cast<uint32_t>(s), std::memory_order_release);
+}
+inline void store_control_state(Mailbox& m, ControlState s) {
+  m.control_state.store(static_cast<uint32_t>(s), std::memory_order_release);
+}
+
+}  // namespace taskring::node

@@ -1,0 +1,446 @@
+// NodeWorker: configuration, registration, startup (fork + READY), runs and
+// close. The engine (engine.hpp) does the orchestration and scheduling.
+#include "taskring/node/node_worker.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "child_main.hpp"
+#include "child_process.hpp"
+#include "engine.hpp"
+#include "local_endpoint.hpp"
+#include "shared_region.hpp"
+
+namespace taskring::node {
+
+namespace {
+
+constexpr int kMaxChildren = 64;
+constexpr uint64_t kPage = 4096;
+
+uint64_t round_page(uint64_t n) { return (n + kPage - 1) / kPage * kPage; }
+
+// Threads of this process, from /proc/self/task; `names` gets the comm of
+// each, so the error can say which thread is in the way.
+int thread_count(std::string* names) {
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    ++n;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string c;
+    std::getline(comm, c);
+    *names += (names->empty() ? "" : ", ") + c + " (tid " + e->d_name + ")";
+  }
+  closedir(d);
+  return n;
+}
+
+std::shared_ptr<RunState> failed_run(Status s) {
+  auto r = std::make_shared<RunState>();
+  r->status = std::move(s);
+  r->done.store(true, std::memory_order_release);
+  return r;
+}
+
+// OpenBLAS starts its thread pool when the library loads, long before
+// main(). The pool is fork-aware: OpenBLAS itself shuts it down from a
+// pthread_atfork handler and restarts it lazily on the next BLAS call. We
+// call the same shutdown hook before counting threads, so the pool does not
+// count against the fork-before-threads check. Looked up dynamically: the
+// node does not depend on OpenBLAS.
+void park_blas_pool() {
+  using Shutdown = int (*)();
+  if (auto fn = reinterpret_cast<Shutdown>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) fn();
+}
+
+}  // namespace
+
+struct NodeWorker::Impl {
+  enum class State { kNew, kReady, kFailed, kClosed };
+
+  NodeConfig cfg;
+  std::vector<ChipCallable> chip_callables;
+  std::vector<std::string> sub_names;
+  std::vector<SubFunction> sub_fns;
+
+  std::mutex mu;  // state, active submits
+  std::condition_variable cv;
+  State state = State::kNew;
+  int active_submits = 0;
+
+  SharedRegion heap;  // [ring | shared]
+  SharedRegion bell_region;
+  std::vector<SharedRegion> mailboxes;  // subs first, then chips
+  std::vector<std::shared_ptr<ChildProcess>> children;  // same order
+  std::unique_ptr<Engine> engine;
+
+  std::mutex shared_mu;
+  uint64_t shared_used = 0;
+
+  ShmBell* bell() { return static_cast<ShmBell*>(bell_region.data()); }
+  Mailbox* mailbox(size_t i) { return static_cast<Mailbox*>(mailboxes[i].data()); }
+  int children_total() const { return cfg.sub_workers + cfg.chips; }
+
+  Status validate() const;
+  int sim_threads() const;
+  Status start_children(Deadline deadline);
+  Status wait_ready(Deadline deadline);
+  // SHUTDOWN to every child, then SIGTERM, then SIGKILL of its group; reaps.
+  bool stop_children(Deadline graceful, uint64_t term_ms = 200);
+  std::string label(size_t i) const {
+    return static_cast<int>(i) < cfg.sub_workers ? "SUB " + std::to_string(i)
+                                                 : "chip " + std::to_string(static_cast<int>(i) - cfg.sub_workers);
+  }
+};
+
+Status NodeWorker::Impl::validate() const {
+  const std::string w = "NodeWorker::init: ";
+  if (cfg.chips < 0 || cfg.chips > kMaxChildren)
+    return invalid_argument(w + "chips " + std::to_string(cfg.chips) + " not in [0, 64]");
+  if (cfg.sub_workers < 0 || cfg.sub_workers > kMaxChildren)
+    return invalid_argument(w + "sub_workers " + std::to_string(cfg.sub_workers) + " not in [0, 64]");
+  if (cfg.chips + cfg.sub_workers == 0) return invalid_argument(w + "a node needs at least one chip or SUB worker");
+  if (cfg.runtime != "tmr" && cfg.runtime != "hbg" && cfg.runtime != "tensormap_and_ringbuffer" &&
+      cfg.runtime != "host_build_graph")
+    return invalid_argument(w + "runtime '" + cfg.runtime + "' is not tmr or hbg");
+  if (cfg.chip_threads < 0 || cfg.chip_threads > 256)
+    return invalid_argument(w + "chip_threads " + std::to_string(cfg.chip_threads) + " not in [0, 256]");
+  if (cfg.heap_ring_bytes < HeapRing::kAlign || cfg.heap_ring_bytes > (1ull << 40))
+    return invalid_argument(w + "heap_ring_bytes " + std::to_string(cfg.heap_ring_bytes) + " not in [1024, 2^40]");
+  if (cfg.shared_bytes > (1ull << 40))
+    return invalid_argument(w + "shared_bytes " + std::to_string(cfg.shared_bytes) + " exceeds 2^40");
+  if (cfg.startup_timeout_ms == 0) return invalid_argument(w + "startup_timeout_ms must be > 0");
+  if (cfg.control_timeout_ms == 0) return invalid_argument(w + "control_timeout_ms must be > 0");
+  return Status::Ok();
+}
+
+int NodeWorker::Impl::sim_threads() const {
+  if (cfg.chip_threads > 0) return cfg.chip_threads;
+  if (cfg.env) {
+    if (auto v = cfg.env("TASKRING_SIM_THREADS")) {
+      int n = std::atoi(v->c_str());
+      if (n >= 1 && n <= 256) return n;  // the chip validates it again and names it
+    }
+  }
+  int hw = static_cast<int>(std::thread::hardware_concurrency());
+  if (hw < 1) hw = 1;
+  return std::max(1, hw / std::max(1, cfg.chips));
+}
+
+Status NodeWorker::Impl::start_children(Deadline deadline) {
+  const pid_t parent = getpid();
+  const int threads = sim_threads();
+  for (size_t i = 0; i < mailboxes.size(); ++i) {
+    ChildSpec spec;
+    const bool sub = static_cast<int>(i) < cfg.sub_workers;
+    spec.kind = sub ? ChildKind::kSub : ChildKind::kChip;
+    spec.index = sub ? static_cast<int>(i) : static_cast<int>(i) - cfg.sub_workers;
+    spec.mailbox = mailbox(i);
+    spec.parent_bell = bell();
+    spec.parent_pid = parent;
+    spec.chip_callables = &chip_callables;
+    spec.sub_functions = &sub_fns;
+    spec.runtime = cfg.runtime;
+    spec.sim_threads = threads;
+    spec.env = cfg.env;
+    spec.hook = cfg.child_init;
+    pid_t pid = fork();
+    if (pid < 0) return unavailable("NodeWorker::init: fork of " + label(i) + " failed: " + std::strerror(errno));
+    if (pid == 0) child_main(spec);
+    setpgid(pid, pid);  // also done by the child; whichever runs first wins
+    children.push_back(std::make_shared<ChildProcess>(pid, label(i)));
+  }
+  return wait_ready(deadline);
+}
+
+Status NodeWorker::Impl::wait_ready(Deadline deadline) {
+  Status bad;
+  auto settled = [&] {
+    bool all = true;
+    for (size_t i = 0; i < children.size(); ++i) {
+      auto s = static_cast<InitState>(mailbox(i)->init_state.load(std::memory_order_acquire));
+      if (s == InitState::kFailed) {
+        bad = mailbox(i)->init_result.load().with_context(children[i]->name() + " failed its init");
+        return true;
+      }
+      if (s != InitState::kReady) all = false;
+    }
+    return all;
+  };
+  auto alive = [&]() -> Status {
+    for (size_t i = 0; i < children.size(); ++i) {
+      if (static_cast<InitState>(mailbox(i)->init_state.load(std::memory_order_acquire)) != InitState::kStarting)
+        continue;
+      Status c = children[i]->check();
+      if (!c.ok()) return c.with_context("NodeWorker::init: child before INIT_READY");
+    }
+    return Status::Ok();
+  };
+  Status w = bell_wait(*bell(), settled, alive, deadline, "INIT_READY", 1'000'000, 1000);
+  if (!w.ok()) {
+    if (w.code() != StatusCode::kDeadlineExceeded) return w;
+    std::string slow;
+    for (size_t i = 0; i < children.size(); ++i)
+      if (static_cast<InitState>(mailbox(i)->init_state.load()) != InitState::kReady)
+        slow += (slow.empty() ? "" : ", ") + children[i]->name();
+    return deadline_exceeded("NodeWorker::init: not READY within startup_timeout_ms=" +
+                             std::to_string(cfg.startup_timeout_ms) + ": " + slow);
+  }
+  if (!bad.ok()) return bad.with_context("NodeWorker::init");
+  return Status::Ok();
+}
+
+bool NodeWorker::Impl::stop_children(Deadline graceful, uint64_t term_ms) {
+  for (size_t i = 0; i < children.size(); ++i) {
+    mailbox(i)->shutdown.store(1, std::memory_order_release);
+    bell_ring(mailbox(i)->child_bell);
+  }
+  for (auto& c : children) c->wait_exit(graceful);
+  for (auto& c : children)
+    if (!c->reaped()) c->signal_group(SIGTERM);
+  const Deadline term = Deadline::after_ms(term_ms);
+  for (auto& c : children) c->wait_exit(term);
+  for (auto& c : children)
+    if (!c->reaped()) c->signal_group(SIGKILL);
+  const Deadline kill = Deadline::after_ms(5000);
+  bool all = true;
+  for (auto& c : children) all &= c->wait_exit(kill);
+  return all;
+}
+
+// ---------------------------------------------------------------------------
+
+Status RunHandle::wait(Deadline deadline) const {
+  if (!run_) return failed_precondition("RunHandle::wait: empty handle");
+  RunState& r = *run_;
+  TASKRING_RETURN_IF_ERROR(
+      r.waiter.wait([&] { return r.done.load(std::memory_order_acquire); }, deadline, "the node run to finish"));
+  return r.status;
+}
+
+bool RunHandle::done() const { return run_ && run_->done.load(std::memory_order_acquire); }
+
+RunCounts RunHandle::counts() const { return done() ? run_->counts : RunCounts{}; }
+
+NodeWorker::NodeWorker(NodeConfig config) : impl_(std::make_unique<Impl>()) { impl_->cfg = std::move(config); }
+
+NodeWorker::~NodeWorker() { (void)close(); }
+
+const NodeConfig& NodeWorker::config() const { return impl_->cfg; }
+
+Expected<int> NodeWorker::register_chip(const ChipCallable& callable) {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  if (impl_->state != Impl::State::kNew)
+    return failed_precondition("NodeWorker::register_chip('" + callable.name +
+                               "'): only before init(); children get callables through the fork");
+  if (callable.entry == nullptr && callable.orchestration_library.empty())
+    return invalid_argument("NodeWorker::register_chip('" + callable.name +
+                            "'): needs an entry function or an orchestration library");
+  impl_->chip_callables.push_back(callable);
+  return static_cast<int>(impl_->chip_callables.size()) - 1;
+}
+
+Expected<int> NodeWorker::register_sub(const std::string& name, SubFunction fn) {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  if (impl_->state != Impl::State::kNew)
+    return failed_precondition("NodeWorker::register_sub('" + name + "'): only before init()");
+  if (name.empty()) return invalid_argument("NodeWorker::register_sub: empty name");
+  if (!fn) return invalid_argument("NodeWorker::register_sub('" + name + "'): empty function");
+  for (const std::string& n : impl_->sub_names)
+    if (n == name) return Status(StatusCode::kAlreadyExists, "NodeWorker::register_sub: '" + name + "' is already registered");
+  impl_->sub_names.push_back(name);
+  impl_->sub_fns.push_back(std::move(fn));
+  return static_cast<int>(impl_->sub_names.size()) - 1;
+}
+
+Expected<int> NodeWorker::sub_id(const std::string& name) const {
+  for (size_t i = 0; i < impl_->sub_names.size(); ++i)
+    if (impl_->sub_names[i] == name) return static_cast<int>(i);
+  return not_found("NodeWorker::sub_id: no SUB callable named '" + name + "'");
+}
+
+Status NodeWorker::init() {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lk(m.mu);
+  if (m.state != Impl::State::kNew)
+    return failed_precondition(m.state == Impl::State::kReady ? "NodeWorker::init: already initialised"
+                                                              : "NodeWorker::init: init() runs once; this worker "
+                                                                "failed or was closed, make a new one");
+  const Deadline deadline = Deadline::after_ms(m.cfg.startup_timeout_ms);
+  // The rollback must fit in the same deadline: READY is awaited until
+  // `reserve` before it, the rest goes to SHUTDOWN and SIGTERM (SIGKILL and
+  // the reap that follows take microseconds).
+  const uint64_t reserve_ns = std::min<uint64_t>(250'000'000, m.cfg.startup_timeout_ms * 1'000'000 / 5);
+  const Deadline ready_by{deadline.at_mono_ns - reserve_ns};
+  Status v = m.validate();
+  if (!v.ok()) {
+    m.state = Impl::State::kFailed;
+    return v;
+  }
+  park_blas_pool();
+  std::string names;
+  const int threads = thread_count(&names);
+  if (threads != 1) {
+    m.state = Impl::State::kFailed;
+    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads) + " threads (" +
+                               names + "); every child must be forked before any thread starts (a fork copies "
+                               "only the calling thread, and locks the others hold stay locked in the child). "
+                               "Create and init the NodeWorker before starting threads");
+  }
+  auto fail = [&](Status s) {
+    const uint64_t left_ns = deadline.remaining_ns();
+    m.stop_children(Deadline::after_ns(left_ns / 2), left_ns / 2 / 1'000'000);
+    m.state = Impl::State::kFailed;
+    return s;
+  };
+  auto heap = SharedRegion::map(round_page(m.cfg.heap_ring_bytes) + round_page(std::max<uint64_t>(m.cfg.shared_bytes, 1)),
+                                "node shared heap");
+  if (!heap.ok()) return fail(heap.status());
+  m.heap = std::move(*heap);
+  auto bell = SharedRegion::map(kPage, "node bell");
+  if (!bell.ok()) return fail(bell.status());
+  m.bell_region = std::move(*bell);
+  new (m.bell_region.data()) ShmBell();
+  for (int i = 0; i < m.children_total(); ++i) {
+    auto r = SharedRegion::map(round_page(sizeof(Mailbox)), "mailbox");
+    if (!r.ok()) return fail(r.status());
+    new (r->data()) Mailbox();
+    m.mailboxes.push_back(std::move(*r));
+  }
+  Status s = m.start_children(ready_by);
+  if (!s.ok()) return fail(s);
+
+  EngineConfig ec;
+  for (const ChipCallable& c : m.chip_callables) ec.chip_callables.push_back(c.name);
+  ec.sub_callables = m.sub_names;
+  SharedRegion* heap_region = &m.heap;
+  ec.host_visible = [heap_region](uint64_t a, uint64_t n) { return heap_region->contains(a, n); };
+  ec.heap_base = reinterpret_cast<uintptr_t>(m.heap.data());
+  ec.heap_bytes = m.cfg.heap_ring_bytes;
+  ec.heap_wait_ms = m.cfg.heap_wait_ms;
+  ec.control_timeout_ms = m.cfg.control_timeout_ms;
+  std::vector<std::unique_ptr<Endpoint>> chips, subs;
+  for (size_t i = 0; i < m.children.size(); ++i) {
+    auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i]);
+    (static_cast<int>(i) < m.cfg.sub_workers ? subs : chips).push_back(std::move(ep));
+  }
+  m.engine = std::make_unique<Engine>(std::move(ec), std::move(chips), std::move(subs), m.bell());
+  // The first thread of the parent: every fork is behind us.
+  m.engine->start();
+  m.state = Impl::State::kReady;
+  return Status::Ok();
+}
+
+Expected<void*> NodeWorker::alloc_shared(uint64_t bytes) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state != Impl::State::kReady)
+      return failed_precondition("NodeWorker::alloc_shared: the shared heap exists only after a successful init()");
+  }
+  std::lock_guard<std::mutex> lk(m.shared_mu);
+  const uint64_t base = round_page(m.cfg.heap_ring_bytes);
+  const uint64_t cap = m.heap.size() - base;
+  const uint64_t n = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
+  if (n > cap - m.shared_used)
+    return resource_exhausted("NodeWorker::alloc_shared: " + std::to_string(bytes) + " B requested, " +
+                              std::to_string(cap - m.shared_used) + " B left of NodeConfig::shared_bytes=" +
+                              std::to_string(m.cfg.shared_bytes));
+  void* p = static_cast<char*>(m.heap.data()) + base + m.shared_used;
+  m.shared_used += n;
+  return p;
+}
+
+RunHandle NodeWorker::submit(OrchFunction orch) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state != Impl::State::kReady)
+      return RunHandle(failed_run(failed_precondition(
+          m.state == Impl::State::kNew ? "NodeWorker::submit: call init() first" : "NodeWorker::submit: the worker "
+                                                                                   "failed its init or is closed")));
+    ++m.active_submits;
+  }
+  std::shared_ptr<RunState> run = m.engine->run_orchestration(orch);
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    --m.active_submits;
+  }
+  m.cv.notify_all();
+  return RunHandle(std::move(run));
+}
+
+Status NodeWorker::run(OrchFunction orch, Deadline deadline) { return submit(std::move(orch)).wait(deadline); }
+
+Status NodeWorker::close() {
+  Impl& m = *impl_;
+  std::unique_lock<std::mutex> lk(m.mu);
+  if (m.state == Impl::State::kClosed) return Status::Ok();
+  if (m.state != Impl::State::kReady) {
+    m.state = Impl::State::kClosed;  // a failed init rolled its children back already
+    return Status::Ok();
+  }
+  const Deadline d = Deadline::after_ms(m.cfg.close_timeout_ms);
+  lk.unlock();
+  // Cancel first, so an orchestration function racing close() sees its
+  // submits fail fast and returns.
+  m.engine->shutdown(aborted("NodeWorker::close: the worker is closing"), d);
+  lk.lock();
+  while (m.active_submits > 0 && !d.expired()) m.cv.wait_for(lk, std::chrono::milliseconds(20));
+  const bool reaped = m.stop_children(d);
+  if (!reaped) {
+    std::string left;
+    for (auto& c : m.children)
+      if (!c->reaped()) left += (left.empty() ? "" : ", ") + c->name();
+    return unavailable("NodeWorker::close: not reaped after SIGKILL: " + left + "; call close() again");
+  }
+  m.state = Impl::State::kClosed;
+  return Status::Ok();
+}
+
+Status NodeWorker::ping_chip(int chip, uint64_t hold_ns, std::atomic<uint32_t>* started) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state != Impl::State::kReady) return failed_precondition("NodeWorker::ping_chip: the worker is not running");
+  }
+  if (started != nullptr && !m.heap.contains(reinterpret_cast<uintptr_t>(started), sizeof(*started)))
+    return invalid_argument("NodeWorker::ping_chip: `started` is not in the shared heap");
+  ControlRequest r;
+  r.op = ControlOp::kNoop;
+  r.args[0] = hold_ns;
+  r.args[1] = 1;
+  r.args[2] = reinterpret_cast<uintptr_t>(started);
+  auto v = m.engine->control(chip, r, "NodeWorker::ping_chip");
+  return v.status();
+}
+
+int NodeWorker::chip_pid(int i) const {
+  const Impl& m = *impl_;
+  size_t k = static_cast<size_t>(m.cfg.sub_workers + i);
+  if (i < 0 || i >= m.cfg.chips || k >= m.children.size()) return -1;
+  return m.children[k]->pid();
+}
+
+int NodeWorker::sub_pid(int i) const {
+  const Impl& m = *impl_;
+  if (i < 0 || i >= m.cfg.sub_workers || static_cast<size_t>(i) >= m.children.size()) return -1;
+  return m.children[static_cast<size_t>(i)]->pid();
+}
+
+}  // namespace taskring::node

@@ -1,0 +1,97 @@
+// An Engine over FakeEndpoints, for the engine's unit tests.
+//
+// Fake behaviour is chosen per task by its first scalar: kRun completes at
+// once, kHold waits for FakeEndpoint::finish(), kFail fails. Host tensors
+// live in `host` (inside the "shared heap" the engine validates against).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "engine.hpp"
+#include "fake_endpoint.hpp"
+#include "taskring/tensor/chip_tensor.hpp"
+
+namespace taskring::node::testing {
+
+enum Mode : uint64_t { kRun = 0, kHold = 1, kFail = 2 };
+
+inline std::optional<Outcome> by_mode(const TaskPayload& p) {
+  uint64_t mode = p.scalars.empty() ? kRun : p.scalars[0];
+  if (mode == kHold) return std::nullopt;
+  if (mode == kFail) return Outcome{OutcomeKind::kTaskFailure, internal_error("injected task failure")};
+  return Outcome{};
+}
+
+struct Harness {
+  static constexpr uint64_t kRing = 64 * 1024;
+  static constexpr uint64_t kHost = 1 << 20;
+
+  explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000) {
+    mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
+    std::vector<std::unique_ptr<Endpoint>> c, s;
+    for (int i = 0; i < chips; ++i) {
+      auto f = std::make_unique<FakeEndpoint>("chip " + std::to_string(i), &bell, by_mode);
+      chip.push_back(f.get());
+      c.push_back(std::move(f));
+    }
+    for (int i = 0; i < subs; ++i) {
+      auto f = std::make_unique<FakeEndpoint>("SUB " + std::to_string(i), &bell, by_mode);
+      sub.push_back(f.get());
+      s.push_back(std::move(f));
+    }
+    EngineConfig ec;
+    ec.chip_callables = {"k0", "k1"};
+    ec.sub_callables = {"s0"};
+    char* base = mem;
+    ec.host_visible = [base](uint64_t a, uint64_t n) {
+      uint64_t b = reinterpret_cast<uintptr_t>(base);
+      return a >= b && a + n <= b + kRing + kHost;
+    };
+    ec.heap_base = reinterpret_cast<uintptr_t>(mem);
+    ec.heap_bytes = kRing;
+    ec.heap_wait_ms = heap_wait_ms;
+    engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
+    engine->start();
+  }
+  ~Harness() {
+    engine.reset();
+    std::free(mem);
+  }
+
+  // Rows [at, at+rows) of one [kHost/256 x 64] FP32 host buffer: every
+  // tensor of a test is a view of that one buffer, as the TensorMap keys
+  // dependencies by buffer.
+  ChipTensor tensor(uint32_t at_rows, uint32_t rows = 4) {
+    ChipTensor whole = make_tensor_external(mem + kRing, {static_cast<uint32_t>(kHost / 256), 64});
+    return whole.view({rows, 64}, {at_rows, 0});
+  }
+
+  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn); }
+
+  static Status wait(const std::shared_ptr<RunState>& r, uint64_t ms = 10000) {
+    Status w = r->waiter.wait([&] { return r->done.load(std::memory_order_acquire); }, Deadline::after_ms(ms), "run");
+    if (!w.ok()) return w;
+    return r->status;
+  }
+
+  ShmBell bell;
+  char* mem = nullptr;
+  std::vector<FakeEndpoint*> chip, sub;
+  std::unique_ptr<Engine> engine;
+};
+
+// Arguments with one tensor and the mode scalar.
+struct Args1 {
+  Args1(const ChipTensor& t, TensorArgType tag, Mode m) : tensor(t) {
+    args.add_tensor(tensor, tag);
+    args.add_scalar(static_cast<uint64_t>(m));
+  }
+  ChipTensor tensor;
+  ChipTaskArgs args;
+};
+
+}  // namespace taskring::node::testing

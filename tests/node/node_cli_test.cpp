@@ -1,0 +1,65 @@
+// `taskring run` and `taskring bench` on node workloads, through the built
+// binary (TASKRING_BIN): exit status, the golden line, the validated matrix.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result taskring(const std::string& args) {
+  char dir[] = "/tmp/taskring_node_cli_XXXXXX";
+  Result r;
+  if (mkdtemp(dir) == nullptr) return r;
+  const std::string d = dir;
+  // `timeout` bounds the child: a hang fails the test instead of stalling it.
+  const std::string cmd = "timeout 240 " + std::string(TASKRING_BIN) + " " + args + " > " + d + "/out 2> " + d + "/err";
+  const int st = std::system(cmd.c_str());
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = slurp(d + "/out");
+  r.err = slurp(d + "/err");
+  std::system(("rm -rf " + d).c_str());
+  return r;
+}
+
+TEST(NodeCli, RunMultiChipPassesItsGolden) {
+  Result r = taskring("run multi_chip --chips 3 --rounds 2 --warmup 1");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 of 2 measured rounds passed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 chips"), std::string::npos) << r.out;
+}
+
+TEST(NodeCli, RunPipelinePassesItsGolden) {
+  Result r = taskring("run pipeline --chips 2 --rounds 1 --warmup 0");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 of 1 measured rounds passed"), std::string::npos) << r.out;
+}
+
+TEST(NodeCli, BadChipCountIsAUsageError) {
+  Result r = taskring("run multi_chip --chips 0");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+}
+
+TEST(NodeCli, BenchValidatesEveryChipRoundCell) {
+  Result r = taskring("bench multi_chip --chips 3 --rounds 3 --warmup 1");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("9/9 cells valid"), std::string::npos) << r.out;
+}
+
+}  // namespace

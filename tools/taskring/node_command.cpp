@@ -1,0 +1,210 @@
+// The node (L3) forms of `taskring run` and `taskring bench`.
+//
+// `taskring run <node workload> --chips N [--rounds R] [--warmup W]` builds a
+// NodeWorker for the workload (N chip children + its SUB workers), runs
+// warmup + measured rounds and checks the golden after each.
+// `taskring bench <node workload> --chips N --rounds R --warmup W` forks one
+// runner whose stderr (inherited by every chip child) is a pipe, runs the
+// rounds there, then validates the captured spans with the trace analyser:
+// each chip child emits one `chip.run` per round with rank=<chip index>, so
+// the (rank, round) matrix must have N x R valid cells.
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "taskring/base/clock.hpp"
+#include "taskring/log/strace.hpp"
+#include "taskring/trace/invocations.hpp"
+#include "taskring/trace/matrix.hpp"
+#include "taskring/trace/parser.hpp"
+#include "taskring/trace/report.hpp"
+#include "taskring/workloads/node_workload.hpp"
+
+namespace taskring::cli {
+namespace {
+
+using workloads::NodeWorkload;
+
+struct NodeRunBinding {
+  const int* rounds;
+  const int* warmup;
+  const std::string* runtime;
+};
+NodeRunBinding g_bind;
+std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> g_node_workloads;
+bool g_node_parsed = false;
+
+// Builds the node, runs warmup + rounds; `print` reports each round.
+// Returns the exit status (0 all passed, 1 failure, 2 bad parameters).
+int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int rounds, bool print) {
+  const std::string who = "taskring run " + std::string(w.name());
+  Status v = w.validate();
+  if (!v.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), v.to_string().c_str());
+    return 2;
+  }
+  node::NodeConfig cfg = w.node_config();
+  cfg.runtime = runtime;
+  node::NodeWorker node(cfg);
+  Status s = w.register_callables(node);
+  if (s.ok()) s = node.init();
+  if (s.ok()) s = w.setup(node);
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), s.to_string().c_str());
+    return 1;
+  }
+  if (print)
+    std::printf("%s: %d chips, %d SUB workers, %llu tasks per round (%s)\n", who.c_str(), cfg.chips, cfg.sub_workers,
+                static_cast<unsigned long long>(w.expected_tasks()), w.params().describe().c_str());
+  int passed = 0;
+  for (int i = 0; i < warmup + rounds; ++i) {
+    w.reset_output();
+    const uint64_t t0 = mono_ns();
+    s = node.run(w.orchestration(), Deadline::after_ms(600000));
+    const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s: round %d: %s\n", who.c_str(), i, s.to_string().c_str());
+      (void)node.close();
+      return 1;
+    }
+    workloads::GoldenStats g;
+    Status golden = w.check(&g);
+    if (print)
+      std::printf("%-8s %3d  host_ms %9.3f  golden %s  max_abs_err %.3g\n", i < warmup ? "warmup" : "round",
+                  i < warmup ? i : i - warmup + 1, ms, golden.ok() ? "PASS" : "FAIL", g.max_abs_err);
+    if (!golden.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), golden.to_string().c_str());
+    if (i >= warmup && golden.ok()) ++passed;
+  }
+  Status c = node.close();
+  if (!c.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), c.to_string().c_str());
+  if (print) std::printf("\n%d of %d measured rounds passed\n", passed, rounds);
+  return passed == rounds && c.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime) {
+  g_bind = NodeRunBinding{rounds, warmup, runtime};
+  for (const workloads::NodeCatalogEntry& e : workloads::node_catalog()) {
+    std::unique_ptr<NodeWorkload> w = e.make();
+    auto* sub = run->add_subcommand(std::string(e.name), std::string(w->summary()));
+    sub->fallthrough();
+    for (workloads::Param& p : w->params().entries())
+      sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+    NodeWorkload* raw = w.get();
+    sub->callback([raw] {
+      g_node_parsed = true;
+      std::string rt = *g_bind.runtime == "tensormap_and_ringbuffer" ? "tmr"
+                       : *g_bind.runtime == "host_build_graph"       ? "hbg"
+                                                                     : *g_bind.runtime;
+      set_exit_code(run_node_rounds(*raw, rt, *g_bind.warmup, *g_bind.rounds, true));
+    });
+    g_node_workloads.emplace_back(sub, std::move(w));
+  }
+}
+
+bool node_run_parsed() { return g_node_parsed; }
+
+bool is_node_workload(std::string_view name) {
+  for (const workloads::NodeCatalogEntry& e : workloads::node_catalog())
+    if (e.name == name) return true;
+  return false;
+}
+
+int run_node_bench(const NodeBenchOptions& o) {
+  auto made = workloads::make_node_workload(o.workload);
+  if (!made.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", made.status().to_string().c_str());
+    return 2;
+  }
+  NodeWorkload& w = **made;
+  if (o.chips < 1 || o.rounds < 1 || o.warmup < 0) {
+    std::fprintf(stderr, "taskring bench: --chips and --rounds must be >= 1, --warmup >= 0\n");
+    return 2;
+  }
+  Status ps = w.params().set("chips", o.chips);
+  if (!ps.ok()) {
+    std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
+    return 2;
+  }
+  if (!log::strace::enabled()) {
+    std::fprintf(stderr, "taskring bench: spans are disabled (TASKRING_LOG_LEVEL above timing)\n");
+    return 2;
+  }
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("taskring bench: pipe");
+    return 1;
+  }
+  std::fflush(nullptr);
+  pid_t runner = fork();
+  if (runner < 0) {
+    std::perror("taskring bench: fork");
+    return 1;
+  }
+  if (runner == 0) {
+    close(fds[0]);
+    dup2(fds[1], 2);  // the runner, its chip children and SUB workers share this "stderr"
+    close(fds[1]);
+    const int rc = run_node_rounds(w, "tmr", o.warmup, o.rounds, false);
+    log::strace::flush_strace();
+    _exit(rc);
+  }
+  close(fds[1]);
+  std::string captured;
+  char buf[65536];
+  const Deadline deadline = Deadline::after_ms(o.timeout_ms);
+  bool timed_out = false;
+  while (true) {
+    if (deadline.expired()) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(std::min<uint64_t>(deadline.remaining_ns() / 1000000 + 1, 1000)));
+    if (n <= 0) continue;
+    ssize_t got = read(fds[0], buf, sizeof(buf));
+    if (got <= 0) break;  // EOF: the runner and every child it forked are gone
+    captured.append(buf, static_cast<size_t>(got));
+  }
+  close(fds[0]);
+  if (timed_out) kill(runner, SIGKILL);  // its children follow (PR_SET_PDEATHSIG)
+  int status = 0;
+  waitpid(runner, &status, 0);
+  const bool runner_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
+
+  trace::Trace t = trace::parse_trace(captured, "<node runner's stderr>");
+  trace::StageNames names;
+  auto invs = trace::group_invocations(t, names);
+  trace::MatrixOptions mo;
+  mo.ranks = o.chips;
+  mo.rounds = o.rounds;
+  mo.warmup = o.warmup;
+  mo.dispatches_per_round = 1;
+  mo.rank_by = trace::RankBy::kAttr;
+  auto m = trace::build_matrix(t, invs, names, mo);
+  if (!m.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
+    return 3;
+  }
+  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
+  const int rc = trace::verdict_exit_code(t, *m);
+  if (timed_out)
+    std::fprintf(stderr, "taskring bench: the node runner did not finish within %llu ms\n",
+                 static_cast<unsigned long long>(o.timeout_ms));
+  if (!runner_ok)
+    std::fprintf(stderr, "taskring bench: the node runner failed (%s; see --log)\n",
+                 WIFEXITED(status) ? ("exit " + std::to_string(WEXITSTATUS(status))).c_str() : "killed");
+  return rc != 0 ? rc : (!runner_ok || timed_out) ? 1 : 0;
+}
+
+}  // namespace taskring::cli
