@@ -172,14 +172,21 @@ inline std::vector<KernelBinding> all_kernels() {
           {kStep2, rk_step, "", "step2"},     {kRecord2, rk_record, "", "record2"}};
 }
 
+// Names the L2 runtime of a Rig ("tmr" by default).
+struct OnRuntime {
+  std::string name;
+};
+
 struct Rig {
   std::unique_ptr<ChipWorker> worker;
   int callable = -1;
 
-  explicit Rig(std::map<std::string, std::string> env = {}) {
+  explicit Rig(std::map<std::string, std::string> env = {}) : Rig(OnRuntime{"tmr"}, std::move(env)) {}
+  Rig(const OnRuntime& runtime, std::map<std::string, std::string> env) {
     reset_state();
     env.emplace("TASKRING_RUN_TIMEOUT_MS", "20000");
     ChipWorkerConfig cfg;
+    cfg.runtime = runtime.name;
     cfg.env = map_env(env);
     auto w = ChipWorker::create(cfg);
     EXPECT_TRUE(w.ok()) << w.status().to_string();
