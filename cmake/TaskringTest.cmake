@@ -22,6 +22,9 @@ function(taskring_add_test name)
     DISCOVERY_TIMEOUT 60
     TEST_LIST ${name}_TESTS
     PROPERTIES TIMEOUT ${T_TIMEOUT})
+  if("sanitize" IN_LIST T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY TASKRING_SANITIZE_TARGETS ${name})
+  endif()
   if(T_LABELS)
     set(label_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
     file(WRITE "${label_file}"
@@ -45,8 +48,14 @@ endfunction()
 # meta.every_test_source_is_built, which fails naming every
 # tests/**/*_test.cpp or *_test.c that no test target builds. Call it after
 # every test directory was added. The glob runs at test time, so a file
-# added since the last configure is caught too.
+# added since the last configure is caught too. Also defines the target
+# sanitize_tests: every executable labelled 'sanitize'.
 function(taskring_check_test_sources)
+  # The executables of the 'sanitize' suites: the sanitizer presets build only
+  # these (`cmake --build --preset asan --target sanitize_tests`).
+  get_property(sanitize_targets GLOBAL PROPERTY TASKRING_SANITIZE_TARGETS)
+  add_custom_target(sanitize_tests DEPENDS ${sanitize_targets})
+
   get_property(sources GLOBAL PROPERTY TASKRING_TEST_SOURCES)
   list(REMOVE_DUPLICATES sources)
   list(JOIN sources "\n" text)
