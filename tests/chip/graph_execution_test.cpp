@@ -12,6 +12,7 @@
 #include "hbg/hbg_runtime.hpp"
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
+#include "test_scale.hpp"
 #include "taskring/device/sim_device.hpp"
 
 namespace {
@@ -235,7 +236,12 @@ int register_entry(ChipWorker& w, taskring::OrchestrationEntry e) {
   return *id;
 }
 
-TEST(GraphExecution, RandomBodiesReplayLikeOrdinaryExecution) {
+// Under TSan only, DISABLED_ until the engine branch fixes hbg's run
+// hand-over race: HbgRuntime::finish_host_phase (hbg_runtime.cpp:190) writes
+// total_tasks_ for the next run while an executor of the previous run still
+// reads it in complete() (hbg_scheduler.cpp:313), after its completed_
+// fetch_add; its stale count can then match the new run's total.
+TEST(GraphExecution, TASKRING_TSAN_DISABLED(RandomBodiesReplayLikeOrdinaryExecution)) {
   auto hbg = worker("hbg");
   auto tmr = worker("tmr");
   int hid = register_entry(*hbg, layers_entry);
@@ -330,7 +336,12 @@ void mismatch_entry(const ChipTaskArgs& args) {
   }
 }
 
-TEST(GraphExecution, BoundaryMismatchRunsOrdinaryTasks) {
+// Under TSan only, DISABLED_ until the engine branch fixes hbg's run
+// hand-over race: HbgRuntime::finish_host_phase (hbg_runtime.cpp:190) writes
+// total_tasks_ for the next run while an executor of the previous run still
+// reads it in complete() (hbg_scheduler.cpp:313), after its completed_
+// fetch_add; its stale count can then match the new run's total.
+TEST(GraphExecution, TASKRING_TSAN_DISABLED(BoundaryMismatchRunsOrdinaryTasks)) {
   Body b = make_body(5);
   b.cols = std::max<uint32_t>(b.cols, 2);
   auto w = worker("hbg");
