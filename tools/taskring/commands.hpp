@@ -16,5 +16,6 @@ void add_selfcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_orch_command(CLI::App& app);
 
 }  // namespace taskring::cli

@@ -63,6 +63,7 @@ void HbgRuntime::boot() {
     r.kind = it.kind == TaskKind::kGraph ? RunKind::kGraph : RunKind::kTask;
     r.shape = it.shape;
     r.block_num = it.block_num;
+    r.predicate = it.predicate;
     std::memcpy(r.kernels, it.kernels, sizeof(r.kernels));
     r.tensor_count = it.tensor_count;
     r.scalar_count = it.scalar_count;
@@ -155,6 +156,12 @@ void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
   const int32_t nblocks = r->block_num;
   int32_t block = r->next_block.fetch_add(1, std::memory_order_acq_rel);
   if (block >= nblocks) return;
+  // The claimer of block 0 evaluates the predicate before any other block is
+  // offered: a false predicate retires the task without running it.
+  if (block == 0 && !exec::predicate_allows_run(r->predicate, *config_.device)) {
+    complete(r, next_local);
+    return;
+  }
   if (block + 1 < nblocks) push_ready(r);
   if (!is_fatal()) run_block(r, block, executor);
   if (r->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete(r, next_local);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "hbg_runtime.hpp"
+#include "exec/sync_start.hpp"
 #include "tmr/task_state.hpp"
 
 namespace taskring::hbg {
@@ -54,8 +55,19 @@ bool HbgRuntime::check_args(const char* op, const MixedKernels& kernels, bool du
         return false;
       }
     }
-    if (args.launch_spec.block_num < 1) {
-      fail_args(op, "launch_spec.block_num " + std::to_string(args.launch_spec.block_num) + " must be >= 1");
+    if (args.launch_spec.blocks() < 1) {
+      fail_args(op, "launch_spec.block_num " + std::to_string(args.launch_spec.blocks()) + " must be >= 1");
+      return false;
+    }
+    if (std::string why = exec::sync_start_violation(op, static_cast<tmr::TaskShape>(*shape),
+                                                     args.launch_spec.blocks(),
+                                                     args.launch_spec.require_sync_start(), topo_);
+        !why.empty()) {
+      report_fatal(PTO2_ERROR_REQUIRE_SYNC_START_INVALID, why);
+      return false;
+    }
+    if (recording_ != nullptr && args.predicate().op != PredicateOp::NONE) {
+      fail_args(op, "a dispatch predicate inside a Graph body is not supported on hbg");
       return false;
     }
   }
@@ -87,7 +99,9 @@ bool HbgRuntime::check_args(const char* op, const MixedKernels& kernels, bool du
       return false;
     }
     bool virtual_addr = recording_ != nullptr && t.buffer.addr >= graph::kRecordVirtualBase;
-    if (!virtual_addr && (t.address_space != AddressSpace::DEVICE || !config_.device->is_device_address(t.buffer.addr))) {
+    // The address decides, not the tag: an orchestration that re-wraps entry
+    // data with make_tensor_external gets the default (HOST) tag.
+    if (!virtual_addr && !config_.device->is_device_address(t.buffer.addr)) {
       fail_args(op, where + " is not a device tensor (" + t.describe() +
                         "); pass tensors from the entry arguments or task outputs");
       return false;
@@ -162,6 +176,11 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   if (!check_args(op, kernels, dummy, alloc_only, args, &shape)) return result;
   if (recording_ != nullptr) return recording_->record(op, kernels, shape, dummy, args);
 
+  exec::ResolvedPredicate predicate;
+  if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
+    fail_args(op, ps.message());
+    return result;
+  }
   HostTask* t = nullptr;
   if (!new_task(op, &t)) return result;
   const uint32_t idx = cur_task_;
@@ -193,7 +212,8 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   t->kernels[1] = kernels.aiv0_kernel_id;
   t->kernels[2] = kernels.aiv1_kernel_id;
   t->shape = shape;
-  t->block_num = dummy ? 1 : args.launch_spec.block_num;
+  t->block_num = dummy ? 1 : args.launch_spec.blocks();
+  t->predicate = predicate;
   t->tensor_count = static_cast<uint32_t>(nt);
   t->scalar_count = static_cast<uint32_t>(args.scalar_count());
   t->fanin_count = static_cast<uint32_t>(build_.fanin.size()) - t->fanin_first;
@@ -222,7 +242,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   if (alloc_only) ++stats_.alloc_tasks;
   else if (dummy) ++stats_.dummy_tasks;
   else ++stats_.kernel_tasks;
-  result.task_id = id;
+  result.set_task_id(id);
   return result;
 }
 

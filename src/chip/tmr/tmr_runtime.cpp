@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "exec/kernel_launch.hpp"
+#include "exec/sync_start.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/logger.hpp"
 
@@ -394,7 +395,9 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
 bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off,
                           uint64_t* pool_off, TaskSlot** out) {
   if (heap_bytes > ring.heap.size) {
-    report_fatal(PTO2_ERROR_HEAP_TOO_SMALL,
+    // Upstream reports this as a heap-ring deadlock (2): the request can
+    // never fit, so the ring can never make room for it.
+    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
                  "ring " + std::to_string(ring.index) + ": one task needs " + std::to_string(heap_bytes) +
                      " heap bytes but the heap ring holds " + std::to_string(ring.heap.size) + "; raise PTO2_RING_HEAP");
     return false;
@@ -409,7 +412,11 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   // Every task of an open scope stays live until the scope ends: a scope
   // with a full window of tasks can never make room for another.
   if (ring.pinned_by_open_scopes >= ring.window) {
-    report_fatal(PTO2_ERROR_SCOPE_DEADLOCK,
+    // Upstream's distinction: the innermost scope alone filling the window is
+    // a scope deadlock (1); nested scopes that share the last ring filling it
+    // together is a flow-control deadlock (3).
+    const size_t own = scopes_.empty() ? 0 : scope_tasks_.size() - scopes_.back().first_task;
+    report_fatal(own >= ring.window ? PTO2_ERROR_SCOPE_DEADLOCK : PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
                  "ring " + std::to_string(ring.index) + ": open scopes hold " +
                      std::to_string(ring.pinned_by_open_scopes) + " live tasks and the task window is " +
                      std::to_string(ring.window) + "; raise PTO2_RING_TASK_WINDOW or split the scope");
@@ -508,9 +515,19 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
       }
     }
   }
-  int16_t block_num = args.launch_spec.block_num;
+  int16_t block_num = args.launch_spec.blocks();
   if (block_num < 1) {
     fail_args(op, "launch_spec.block_num " + std::to_string(block_num) + " must be >= 1");
+    return result;
+  }
+  if (std::string why = exec::sync_start_violation(op, shape, block_num, args.launch_spec.require_sync_start(), topo_);
+      !dummy && !why.empty()) {
+    report_fatal(PTO2_ERROR_REQUIRE_SYNC_START_INVALID, why);
+    return result;
+  }
+  exec::ResolvedPredicate predicate;
+  if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
+    fail_args(op, ps.message());
     return result;
   }
   const int nt = args.tensor_count();
@@ -536,8 +553,9 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
                           "): " + s.message());
         return result;
       }
-      if (args.tensor(i)->address_space != AddressSpace::DEVICE ||
-          !config_.device->is_device_address(args.tensor(i)->buffer.addr)) {
+      // The address decides, not the tag: an orchestration that re-wraps
+      // entry data with make_tensor_external gets the default (HOST) tag.
+      if (!config_.device->is_device_address(args.tensor(i)->buffer.addr)) {
         fail_args(op, "argument " + std::to_string(i) + " (" + std::string(tensor_arg_type_name(tag)) +
                           ") is not a device tensor (" + args.tensor(i)->describe() +
                           "); pass tensors from the entry arguments or task outputs");
@@ -581,6 +599,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
 
   t->shape = shape;
   t->block_num = dummy ? 1 : block_num;
+  t->predicate = predicate;
   t->kernels[0] = kernels.aic_kernel_id;
   t->kernels[1] = kernels.aiv0_kernel_id;
   t->kernels[2] = kernels.aiv1_kernel_id;
@@ -610,7 +629,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     out_off += round_up(std::max<uint64_t>(bytes, 1), kHeapAlign);
     if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &dst;
   }
-  result.task_id = t->id;
+  result.set_task_id(t->id);
 
   // TensorMap: writers for INOUT / OUTPUT_EXISTING, readers for INPUT.
   if (!manual_scope) {
@@ -801,6 +820,12 @@ void TmrRuntime::execute(TaskSlot* t, int executor, TaskSlot** next_local) {
   const int32_t nblocks = t->block_num;
   int32_t block = t->next_block.fetch_add(1, std::memory_order_acq_rel);
   if (block >= nblocks) return;
+  // The claimer of block 0 evaluates the predicate before any other block is
+  // offered: a false predicate retires the task without running it.
+  if (block == 0 && !exec::predicate_allows_run(t->predicate, *config_.device)) {
+    complete(t, next_local);
+    return;
+  }
   if (block + 1 < nblocks) push_ready(t);
   if (!is_fatal()) run_block(t, block, executor);
   if (t->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete(t, next_local);

@@ -1,0 +1,31 @@
+// The require_sync_start admission rule, shared by the chip runtimes: all
+// blocks of such a task must be resident at once, so it may not have more
+// blocks than the chip has places for a task of its shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "taskring/device/device.hpp"
+#include "tmr/task_state.hpp"
+
+namespace taskring::exec {
+
+// Places for one block of a task of `shape`: a cluster for AIC and MIX
+// tasks, an AIV core for AIV tasks.
+inline int32_t co_resident_capacity(tmr::TaskShape shape, const Topology& topo) {
+  return shape == tmr::TaskShape::kAiv ? topo.aiv_count() : topo.clusters;
+}
+
+// Empty when the task is admissible; otherwise the reason, for a
+// REQUIRE_SYNC_START_INVALID (7) report.
+inline std::string sync_start_violation(const char* op, tmr::TaskShape shape, int32_t blocks, bool sync_start,
+                                        const Topology& topo) {
+  const int32_t cap = co_resident_capacity(shape, topo);
+  if (!sync_start || blocks <= cap) return {};
+  return std::string(op) + ": require_sync_start task with " + std::to_string(blocks) +
+         " blocks, but only " + std::to_string(cap) + (shape == tmr::TaskShape::kAiv ? " AIV cores" : " clusters") +
+         " can hold its blocks at once";
+}
+
+}  // namespace taskring::exec
