@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "exec/address_map.hpp"
 #include "graph/submission.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/strace.hpp"
@@ -56,6 +57,13 @@ GraphSubmitResult op_submit_graph(PTO2Runtime* rt, uint64_t key, const char* nam
   return self(rt)->submit_graph(key, name, invoke, closure, args);
 }
 
+void* op_host_view(PTO2Runtime* rt, uint64_t addr) {
+  return exec::orchestration_host_view(self(rt)->device(), addr);
+}
+uint64_t op_device_address(PTO2Runtime* rt, const void* p) {
+  return exec::orchestration_device_address(self(rt)->device(), p);
+}
+
 const PTO2RuntimeOps kOps = {PTO2_RUNTIME_OPS_ABI_VERSION,
                              op_submit,
                              op_dummy,
@@ -70,6 +78,8 @@ const PTO2RuntimeOps kOps = {PTO2_RUNTIME_OPS_ABI_VERSION,
                              op_clusters,
                              op_aivs,
                              op_submit_graph,
+                             op_host_view,
+                             op_device_address,
                              {}};
 
 }  // namespace

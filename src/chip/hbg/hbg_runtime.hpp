@@ -89,6 +89,7 @@ class HbgRuntime {
   GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn invoke, const void* closure,
                                  const GraphTaskArgs& args);
   int32_t cluster_count() const { return topo_.clusters; }
+  Device& device() const { return *config_.device; }
   int32_t aiv_count() const { return topo_.aiv_count(); }
   PTO2Runtime* api() { return &api_.rt; }
 

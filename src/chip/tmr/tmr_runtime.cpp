@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "exec/address_map.hpp"
 #include "exec/kernel_launch.hpp"
 #include "exec/sync_start.hpp"
 #include "taskring/base/clock.hpp"
@@ -52,6 +53,13 @@ bool op_set(PTO2Runtime* rt, const ChipTensor& t, uint32_t nd, const uint32_t* i
 int32_t op_clusters(PTO2Runtime* rt) { return self(rt)->cluster_count(); }
 int32_t op_aivs(PTO2Runtime* rt) { return self(rt)->aiv_count(); }
 
+void* op_host_view(PTO2Runtime* rt, uint64_t addr) {
+  return exec::orchestration_host_view(self(rt)->device(), addr);
+}
+uint64_t op_device_address(PTO2Runtime* rt, const void* p) {
+  return exec::orchestration_device_address(self(rt)->device(), p);
+}
+
 const PTO2RuntimeOps kOps = {PTO2_RUNTIME_OPS_ABI_VERSION,
                              op_submit,
                              op_dummy,
@@ -66,6 +74,8 @@ const PTO2RuntimeOps kOps = {PTO2_RUNTIME_OPS_ABI_VERSION,
                              op_clusters,
                              op_aivs,
                              nullptr,
+                             op_host_view,
+                             op_device_address,
                              {}};
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

@@ -71,6 +71,7 @@ class TmrRuntime {
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes,
                      bool write);
   int32_t cluster_count() const { return topo_.clusters; }
+  Device& device() const { return *config_.device; }
   int32_t aiv_count() const { return topo_.aiv_count(); }
   PTO2Runtime* api() { return &api_.rt; }
 
