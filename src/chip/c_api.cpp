@@ -129,8 +129,10 @@ int32_t taskring_make_tensor(uint64_t ptr, const uint32_t* shapes, uint32_t ndim
     if (ndims < 1 || ndims > taskring::MAX_TENSOR_DIMS) {
       return fail(err, taskring::invalid_argument("taskring_make_tensor: ndims " + std::to_string(ndims) + " outside 1..5"));
     }
+    // DataType is a uint8_t: check the range before the cast truncates
+    // (4096 would otherwise read as FLOAT32).
     auto dt = static_cast<taskring::DataType>(dtype);
-    if (dtype < 0 || !taskring::is_valid_data_type(dt)) {
+    if (dtype < 0 || dtype > UINT8_MAX || !taskring::is_valid_data_type(dt)) {
       return fail(err, taskring::invalid_argument("taskring_make_tensor: dtype " + std::to_string(dtype) + " is not a DataType"));
     }
     uint64_t n = 1;

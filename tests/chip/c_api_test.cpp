@@ -10,6 +10,9 @@
 #include "pto_orchestration_api.h"
 #include "taskring/kernels/builtin_ids.hpp"
 
+// Defined in c_api_compile_test.c, compiled as C11.
+extern "C" int taskring_c_api_header_is_c(void);
+
 namespace {
 
 namespace bid = taskring::kernels::builtin_id;
@@ -69,6 +72,11 @@ TEST(CApi, VectorExampleThroughTheCAbi) {
   ASSERT_EQ(taskring_run(w, id, args, 3, nullptr, 0, &report, &err), TASKRING_OK) << err.message;
   for (float v : f) ASSERT_EQ(v, 47.0f);
   taskring_worker_destroy(w);
+}
+
+TEST(CApi, HeaderCompilesAsCWithTheSameLayout) {
+  // A C caller and a C++ caller must agree on the size of the tensor record.
+  EXPECT_EQ(taskring_c_api_header_is_c(), static_cast<int>(sizeof(taskring_tensor)));
 }
 
 TEST(CApi, ErrorsAreValuesWithMessages) {

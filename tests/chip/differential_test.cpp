@@ -24,22 +24,13 @@
 #include "checksum_kernel.hpp"
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
+#include "test_scale.hpp"
 
 namespace {
 
 using taskring::testing::checksum_apply;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = taskring::testing::kSanitizedBuild;
 
 // ---------------------------------------------------------------- program
 
@@ -672,10 +663,10 @@ TEST(Differential, RandomProgramsMatchSequentialExecution) {
   run_programs(1, kSanitized ? 200 : 1200);
 }
 
+// Seeds disjoint from the test above: a slice on every run; all 30000 with
+// TASKRING_SLOW_TESTS=1 (CTest label 'slow': `make test-slow`).
 TEST(DifferentialSlow, ManyMoreRandomPrograms) {
-  const char* on = std::getenv("TASKRING_SLOW_TESTS");
-  if (on == nullptr || std::string(on) != "1") GTEST_SKIP() << "set TASKRING_SLOW_TESTS=1 (label 'slow')";
-  run_programs(100000, 30000);
+  run_programs(100000, taskring::testing::test_scale(1000, 100, 30000));
 }
 
 // The interpreter itself: a program whose outcome is known by hand.

@@ -179,11 +179,19 @@ struct RuntimeName {
   std::string name;
 };
 
+// Names the L2 runtime of a Rig ("tmr" by default); the spelling the stress
+// and random bad-argument suites use.
+struct OnRuntime {
+  std::string name;
+};
+
 struct Rig {
   std::unique_ptr<ChipWorker> worker;
   int callable = -1;
 
   explicit Rig(std::map<std::string, std::string> env = {}) : Rig(std::move(env), RuntimeName("tmr")) {}
+  Rig(const OnRuntime& runtime, std::map<std::string, std::string> env)
+      : Rig(std::move(env), RuntimeName(runtime.name)) {}
   Rig(std::map<std::string, std::string> env, const RuntimeName& runtime) {
     reset_state();
     env.emplace("TASKRING_RUN_TIMEOUT_MS", "20000");

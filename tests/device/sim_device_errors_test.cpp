@@ -35,6 +35,20 @@ TEST(SimDeviceErrors, ArenaExhaustedNamesTheKnob) {
   EXPECT_EQ(dev->counters().alloc_calls, 0u);
 }
 
+TEST(SimDeviceErrors, NullHostPointersAreRejected) {
+  auto dev = make_sim();
+  auto a = dev->malloc(64, 64, "buf");
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  Status to = dev->copy_to_device(*a, nullptr, 16);
+  EXPECT_EQ(to.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(to.message(), HasSubstr("null host source for 16 bytes"));
+  Status from = dev->copy_from_device(nullptr, *a, 16);
+  EXPECT_EQ(from.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(from.message(), HasSubstr("null host destination for 16 bytes"));
+  EXPECT_EQ(dev->counters().h2d_calls, 0u);
+  EXPECT_TRUE(dev->free(*a).ok());
+}
+
 TEST(SimDeviceErrors, CopyOutOfBoundsNamesAllocationSizeAndRange) {
   auto dev = make_sim();
   auto a = dev->malloc(100, 64, "weights");

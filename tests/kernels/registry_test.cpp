@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.hpp"
+#include "taskring/kernels/kernel_args.hpp"
 #include "taskring/kernels/registry.hpp"
 
 namespace taskring::kernels {
@@ -147,11 +148,31 @@ TEST(Builtins, RegisterAllOnceUnderTheirIds) {
 }
 
 TEST(Builtins, NullContextIsANoOp) {
-  // Without a local context a kernel cannot report; it must not touch memory.
+  // Without a local context a kernel cannot report, so it must not run: valid
+  // tensors in the argument slots stay untouched.
+  HostTensor a({4, 8}, DataType::FP32), b({4, 8}, DataType::FP32), out({4, 8}, DataType::FP32);
+  a.fill(1.0);
+  b.fill(2.0);
+  out.fill(-7.0);
   int64_t args[TASKRING_KERNEL_ARG_SLOTS] = {};
+  args[0] = reinterpret_cast<int64_t>(&a.t());
+  args[1] = reinterpret_cast<int64_t>(&b.t());
+  args[2] = reinterpret_cast<int64_t>(&out.t());
+  ASSERT_EQ(args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT], 0);
   taskring_builtin_add(args);
+  taskring_builtin_mul(args);
   taskring_builtin_paged_attention_decode(args);
-  SUCCEED();
+  for (size_t i = 0; i < out.numel(); ++i) ASSERT_EQ(out.get(i), -7.0) << "element " << i;
+  EXPECT_FALSE(KernelArgs(args, "add").usable());
+  EXPECT_FALSE(KernelArgs(nullptr, "add").usable());
+  // The same slots with a context do run: the check above can fail.
+  KernelLocalContext ctx{};
+  ctx.block_num = 1;
+  ctx.tensor_count = 3;
+  args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<int64_t>(&ctx);
+  taskring_builtin_add(args);
+  EXPECT_EQ(ctx.error_code, 0) << ctx.error_message;
+  EXPECT_EQ(out.get(0), 3.0);
 }
 
 }  // namespace

@@ -95,6 +95,17 @@ TEST(TaskArgs, AddTensorRefusesOutputTag) {
   EXPECT_EQ(args.tensor_count(), 0);
 }
 
+TEST(TaskArgs, AddTensorRefusesValuesThatAreNoTag) {
+  ChipTensor a = some_tensor();
+  for (int tag : {-1, 5, 77, 255, 1 << 30}) {
+    CoreTaskArgs args;
+    args.add_tensor(a, static_cast<TensorArgType>(tag));
+    ASSERT_TRUE(args.has_error()) << tag;
+    EXPECT_THAT(args.error_msg(), HasSubstr("tag " + std::to_string(tag) + " is not a TensorArgType"));
+    EXPECT_EQ(args.tensor_count(), 0);
+  }
+}
+
 TEST(TaskArgs, TensorsMustComeBeforeScalars) {
   ChipTensor a = some_tensor();
   CoreTaskArgs args;

@@ -64,10 +64,15 @@ class TaskArgs {
   // A tensor the runtime allocates (OUTPUT).
   TaskArgs& add_output(const TensorCreateInfo& ci) { return add(&ci, TensorArgType::OUTPUT, "add_output"); }
   // Adds `t` with an explicit tag. OUTPUT needs a TensorCreateInfo and is an
-  // error here.
+  // error here, as is a value that is not a TensorArgType.
   TaskArgs& add_tensor(const ChipTensor& t, TensorArgType tag) {
     if (tag == TensorArgType::OUTPUT) {
       return fail("add_tensor: OUTPUT takes a TensorCreateInfo, not an existing ChipTensor");
+    }
+    if (tag != TensorArgType::INPUT && tag != TensorArgType::INOUT && tag != TensorArgType::OUTPUT_EXISTING &&
+        tag != TensorArgType::NO_DEP) {
+      return failf("add_tensor: tag %d is not a TensorArgType (INPUT 0, INOUT 2, OUTPUT_EXISTING 3, NO_DEP 4)",
+                   static_cast<int>(tag));
     }
     return add(&t, tag, "add_tensor");
   }

@@ -113,6 +113,9 @@ class SimDevice final : public Device {
   }
 
   Status copy_to_device(DeviceAddr dst, const void* src, uint64_t bytes) override {
+    if (src == nullptr && bytes > 0) {
+      return invalid_argument("copy_to_device: null host source for " + std::to_string(bytes) + " bytes");
+    }
     {
       std::shared_lock<std::shared_mutex> lock(mu_);
       TASKRING_ASSIGN_OR_RETURN(char* p, resolve("copy_to_device", dst, bytes));
@@ -125,6 +128,9 @@ class SimDevice final : public Device {
   }
 
   Status copy_from_device(void* dst, DeviceAddr src, uint64_t bytes) override {
+    if (dst == nullptr && bytes > 0) {
+      return invalid_argument("copy_from_device: null host destination for " + std::to_string(bytes) + " bytes");
+    }
     {
       std::shared_lock<std::shared_mutex> lock(mu_);
       TASKRING_ASSIGN_OR_RETURN(char* p, resolve("copy_from_device", src, bytes));
