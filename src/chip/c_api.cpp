@@ -9,6 +9,8 @@
 
 #include "taskring/chip/chip_worker.hpp"
 
+#include "c_api_callable.hpp"
+
 static_assert(sizeof(taskring_tensor) == sizeof(taskring::ChipTensor));
 static_assert(alignof(taskring_tensor) == alignof(taskring::ChipTensor));
 
@@ -153,18 +155,7 @@ int32_t taskring_register_callable(taskring_worker* w, const taskring_callable_d
     if (d->kernel_count < 0 || (d->kernel_count > 0 && d->kernels == nullptr)) {
       return fail(err, taskring::invalid_argument("taskring_register_callable: bad kernel array"));
     }
-    taskring::ChipCallable c;
-    if (d->name) c.name = d->name;
-    c.entry = reinterpret_cast<taskring::OrchestrationEntry>(d->entry);
-    c.config = reinterpret_cast<taskring::OrchestrationConfigFn>(d->config);
-    if (d->library) c.orchestration_library = d->library;
-    for (int32_t i = 0; i < d->kernel_count; ++i) {
-      taskring::KernelBinding k;
-      k.func_id = d->kernels[i].func_id;
-      k.fn = d->kernels[i].fn;
-      if (d->kernels[i].library) k.library = d->kernels[i].library;
-      c.kernels.push_back(k);
-    }
+    taskring::ChipCallable c = taskring::chip_callable_from_desc(*d);
     auto id = w->worker->register_callable(c);
     if (!id.ok()) return fail(err, id.status());
     *out_id = *id;

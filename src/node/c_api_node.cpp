@@ -9,6 +9,8 @@
 #include "taskring/c_api.h"
 #include "taskring/node/node_worker.hpp"
 
+#include "c_api_callable.hpp"
+
 using taskring::ChipTaskArgs;
 using taskring::Status;
 using taskring::node::NodeWorker;
@@ -128,18 +130,7 @@ int32_t taskring_node_register_chip(taskring_node* n, const taskring_callable_de
     if (s.ok() && (d->kernel_count < 0 || (d->kernel_count > 0 && d->kernels == nullptr)))
       s = taskring::invalid_argument("taskring_node_register_chip: bad kernel array");
     if (!s.ok()) return fail(err, s);
-    taskring::ChipCallable c;
-    if (d->name) c.name = d->name;
-    c.entry = reinterpret_cast<taskring::OrchestrationEntry>(d->entry);
-    c.config = reinterpret_cast<taskring::OrchestrationConfigFn>(d->config);
-    if (d->library) c.orchestration_library = d->library;
-    for (int32_t i = 0; i < d->kernel_count; ++i) {
-      taskring::KernelBinding k;
-      k.func_id = d->kernels[i].func_id;
-      k.fn = d->kernels[i].fn;
-      if (d->kernels[i].library) k.library = d->kernels[i].library;
-      c.kernels.push_back(k);
-    }
+    taskring::ChipCallable c = taskring::chip_callable_from_desc(*d);
     auto id = n->worker->register_chip(c);
     if (!id.ok()) return fail(err, id.status());
     *out_id = *id;
