@@ -64,12 +64,7 @@ void vector_entry(const ChipTaskArgs& args) {
   }
 }
 
-// Under TSan only, DISABLED_ until the engine branch fixes hbg's run
-// hand-over race: HbgRuntime::finish_host_phase (hbg_runtime.cpp:190) writes
-// total_tasks_ for the next run while an executor of the previous run still
-// reads it in complete() (hbg_scheduler.cpp:313), after its completed_
-// fetch_add; its stale count can then match the new run's total.
-TEST(HbgRuntime, TASKRING_TSAN_DISABLED(VectorExampleIs47WithOneImageCopy)) {
+TEST(HbgRuntime, VectorExampleIs47WithOneImageCopy) {
   auto w = make_worker("hbg");
   ASSERT_TRUE(w);
   ChipCallable c;
