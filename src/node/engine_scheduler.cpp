@@ -296,6 +296,14 @@ void Engine::maybe_finish_run(RunState* run) {
   if (run->orchestrating || run->unfinished != 0 || run->done.load(std::memory_order_relaxed)) return;
   run->t_last_done = mono_ns();
   heap_.clear();
+  // The completion fence: nothing of the run runs any more, so its comm
+  // domains can go (whether it passed or failed).
+  while (!run->at_fence.empty()) {
+    Status s = run->at_fence.back()();
+    run->at_fence.pop_back();
+    if (!s.ok()) note_error(run, s.with_context("releasing the run's comm domains"));
+  }
+  run->on_abort.clear();
   run->status = run->first_error;
   if (strace::enabled()) {
     const uint64_t inv = strace::alloc_invocation();
