@@ -218,6 +218,10 @@ void Engine::member_done(Task* t, const Outcome& o) {
   if (!o.status.ok() && t->error.ok()) {
     t->error = t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")")
                         : o.status;
+    // A failed member while others still run (a collective): the run's
+    // error now, so its comm domains abort and the peers waiting for this
+    // member end instead of running into their deadlines.
+    if (t->running > 0 && current_) note_error(current_.get(), t->error);
   }
   if (t->running == 0) finish(t, t->error);
   if (running_members_ == 0) cv_.notify_all();
