@@ -6,7 +6,9 @@
 
 #include "builtin_util.hpp"
 #include "taskring/kernels/comm.hpp"
+#include "taskring/base/clock.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
+#include "taskring/kernels/invoke.hpp"
 
 namespace taskring::kernels {
 
@@ -15,7 +17,7 @@ namespace cm = comm;
 // Tensors: none, or (in, out) for kPutGet. Scalars: s0 ctx, s1 op, s2 arg.
 extern "C" void taskring_comm_probe(int64_t* raw) {
   KernelArgs k(raw, "comm_probe");
-  if (!k.usable() || !k.expect_counts(0, 2, 2, 3)) return;
+  if (!k.usable() || !k.expect_counts(0, 3, 2, 5)) return;
   const cm::CommContext* cp = cm::context_arg(k, 0);
   if (cp == nullptr) return;
   const cm::CommContext& c = *cp;
@@ -64,6 +66,33 @@ extern "C" void taskring_comm_probe(int64_t* raw) {
     case ProbeOp::kWaitForever:
       (void)cm::wait_signal(k, c, arg, cm::Cmp::kEq, 0xFFFFFFFFu);
       return;
+    case ProbeOp::kTimedBarrier:
+    case ProbeOp::kTimedAllreduce: {
+      const bool ar = op == ProbeOp::kTimedAllreduce;
+      const int want = ar ? 3 : 1;
+      const ChipTensor* times = k.tensor_count() == want ? k.tensor(want - 1, "times") : nullptr;
+      if (times == nullptr || times->dtype != DataType::UINT64 || times->numel() < 1) {
+        if (k.ctx()->error_code == 0)
+          (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "timed probes need %s a [1] UINT64 times tensor",
+                       ar ? "in, out and" : "");
+        return;
+      }
+      if (!cm::barrier(k, c)) return;
+      const uint64_t t0 = mono_ns();
+      for (uint64_t i = 0; i < arg; ++i) {
+        if (!ar) {
+          if (!cm::barrier(k, c)) return;
+          continue;
+        }
+        const ChipTensor t[2] = {*k.tensor(0, "in"), *k.tensor(1, "out")};
+        const uint64_t s[3] = {k.scalar(0), k.scalar(3), k.scalar(4)};
+        KernelLocalContext inner = *k.ctx();
+        Status st = invoke_kernel(taskring_comm_allreduce, t, 2, s, 3, &inner, "allreduce");
+        if (!st.ok()) return (void)k.fail(TASKRING_KERNEL_ERR_DEADLINE, "%s", st.message().c_str());
+      }
+      *times->data<uint64_t>() = mono_ns() - t0;
+      return;
+    }
   }
   (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "op %llu is not a ProbeOp",
                static_cast<unsigned long long>(k.scalar(1)));

@@ -65,6 +65,10 @@ enum class ProbeOp : uint32_t {
   kFailOnRank = 2,    // rank s2 fails at once; the others wait at a barrier
   kPutGet = 3,        // put a tile to the right neighbour, barrier, get it back from the left: tensors in, out
   kWaitForever = 4,   // wait for a signal nobody sends (deadline test)
+  // Benchmarks (bench/comm): after a barrier, s2 repetitions; the rank's
+  // elapsed nanoseconds go to its `times` tensor ([1] UINT64, the last one).
+  kTimedBarrier = 5,    // tensors: times
+  kTimedAllreduce = 6,  // tensors: in, out, times; s3 algorithm, s4 scratch offset
 };
 
 }  // namespace taskring::kernels
