@@ -266,6 +266,23 @@ TEST(CommDomain, AllocationBarrierDeadlineNamesTheMissingRanks) {
   for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
 }
 
+// close() while kernels of a domain wait (for 60 s): the abort ends them,
+// the run resolves with an error, close() completes.
+TEST(CommDomain, CloseDuringAWaitingCollectiveResolvesTheRun) {
+  auto w = make_comm_worker(2, 60000);
+  ASSERT_TRUE(w->init().ok());
+  RunHandle h = w->submit([&](Orchestrator& o) -> Status {
+    const DomainBufferSpec bufs[] = {{"never", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("closing", iota(2), 4096, bufs));
+    return probe(o, *d, ProbeOp::kWaitForever, *d->buffer_offset("never"));
+  });
+  EXPECT_TRUE(w->close().ok());
+  Status s = h.wait(Deadline::after_ms(20000));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+}
+
 TEST(CommDomain, SubmitHelpersValidateTheirArguments) {
   auto w = make_comm_worker(2);
   ASSERT_TRUE(w->init().ok());
