@@ -159,6 +159,31 @@ TEST_P(CompatRun, ErrorCodesMatchUpstream) {
   }
 }
 
+// Nested scopes sharing the last ring fill its window together: upstream's
+// flow-control deadlock (3); one scope filling a window alone stays a scope
+// deadlock (1, tests/chip/errors_test.cpp). tmr only: hbg has no rings.
+TEST(CompatTmr, SharedRingFilledByNestedScopesIsFlowControlDeadlock) {
+  ChipWorkerConfig wc;
+  auto w = ChipWorker::create(wc);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  ChipCallable c;
+  c.name = "compat_fatal_codes";
+  c.orchestration_library = lib("compat_fatal_codes");
+  c.kernels = {{0, kernels::taskring_builtin_add, "", "add"}};
+  auto id = (*w)->register_callable(c);
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  std::vector<float> t(16, 0.0f);
+  ChipTensor tt = make_tensor_external(t.data(), {16});
+  ChipTaskArgs args;
+  args.add_inout(tt);
+  args.add_scalar(int64_t{3});
+  RunConfig rc;
+  rc.rings.task_window.fill(4);
+  auto r = (*w)->run(*id, args, rc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("': FLOW_CONTROL_DEADLOCK: "), std::string::npos) << r.status().to_string();
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, CompatRun, ::testing::Values("tmr", "hbg"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
