@@ -152,7 +152,7 @@ void body_fn(const GraphTaskArgs& args) {
       ta.add_scalar(seed).add_scalar(wmask).add_scalar(rmask).add_scalar(omask).add_scalar(uint32_t{2});
       r = rt_submit_aiv_task(kChecksum, ta);
     }
-    ids.push_back(r.task_id);
+    ids.push_back(r.task_id());
     int o = 0;
     for (const BArg& a : t.args) {
       if (a.tag != TensorArgType::OUTPUT) continue;

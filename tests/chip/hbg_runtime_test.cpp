@@ -316,10 +316,10 @@ void random_entry(const ChipTaskArgs& args) {
       r = rt_submit_dummy_task(ta);
     } else {
       ta.add_scalar(t.seed).add_scalar(wmask).add_scalar(rmask).add_scalar(omask).add_scalar(uint32_t{2});
-      ta.launch_spec.block_num = t.blocks;
+      ta.launch_spec.set_block_num(t.blocks);
       r = rt_submit_aiv_task(kChecksum, ta);
     }
-    ids.push_back(r.task_id);
+    ids.push_back(r.task_id());
     int o = 0;
     for (const RArg& a : t.args) {
       if (a.tag != TensorArgType::OUTPUT) continue;

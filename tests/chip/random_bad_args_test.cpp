@@ -269,7 +269,7 @@ std::string make_case(Kind k, std::mt19937_64& g, std::function<void(const ChipT
         good_first(*a.tensor(0));
         CoreTaskArgs t;
         t.add_inout(*a.tensor(0)).add_scalar(1);
-        t.launch_spec.block_num = n;
+        t.launch_spec.set_block_num(n);
         rt_submit_aiv_task(kInc, t);
       };
       break;
