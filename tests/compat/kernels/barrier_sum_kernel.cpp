@@ -8,13 +8,7 @@
 #include <stdint.h>
 
 #include "taskring/kernels/kernel_sync.h"
-#include "taskring/tensor/chip_tensor.hpp"
-
-template <typename T>
-static T *tensor_base(int64_t *args, int i) {
-  const auto *t = reinterpret_cast<const taskring::ChipTensor *>(static_cast<intptr_t>(args[i]));
-  return reinterpret_cast<T *>(static_cast<uintptr_t>(t->buffer.addr)) + t->start_offset;
-}
+#include "tensor_base.hpp"
 
 extern "C" __attribute__((visibility("default"))) void kernel_entry(int64_t *args) {
   KernelLocalContext *ctx = taskring_kernel_local(args);
