@@ -119,6 +119,8 @@ TEST(CompatArgs, WithDepsCollectsExplicitDependencies) {
 TEST(CompatOutputs, TaskIdIsAMethodAndOutOfRangeIsPoisoned) {
   TaskOutputTensors outs;
   EXPECT_FALSE(outs.task_id().is_valid());
+  EXPECT_TRUE(outs.task_id().is_invalid());
+  EXPECT_FALSE(PTO2TaskId::make(0, 0).is_invalid());
   EXPECT_TRUE(outs.empty());
   EXPECT_EQ(outs.size(), 0u);
   EXPECT_TRUE(outs.get_ref(0).is_poisoned());

@@ -13,6 +13,7 @@ struct PTO2TaskId {
     return PTO2TaskId{(static_cast<uint64_t>(ring) << 32) | local};
   }
   constexpr bool is_valid() const { return raw != UINT64_MAX; }
+  constexpr bool is_invalid() const { return raw == UINT64_MAX; }
   constexpr uint32_t ring() const { return static_cast<uint32_t>(raw >> 32); }
   constexpr uint32_t local() const { return static_cast<uint32_t>(raw); }
   friend constexpr bool operator==(PTO2TaskId a, PTO2TaskId b) { return a.raw == b.raw; }
