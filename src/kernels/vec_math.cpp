@@ -22,8 +22,14 @@ constexpr Level kLevel = Level::kPortable;
     return x;                                                      \
   }
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#define TASKRING_VEC_MINMAX                                                          \
+  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps(a, b); }           \
+  static inline vf vmin(vf a, vf b) { return __builtin_ia32_minps(a, b); }
+#endif
 #include "vec_math_body.inc"
 #undef TASKRING_VEC_SQRT
+#undef TASKRING_VEC_MINMAX
 }  // namespace portable
 
 #if defined(__x86_64__)
@@ -34,8 +40,12 @@ constexpr int kW = 8;
 constexpr Level kLevel = Level::kAvx2;
 #define TASKRING_VEC_SQRT \
   static inline vf vsqrt(vf x) { return __builtin_ia32_sqrtps256(x); }
+#define TASKRING_VEC_MINMAX                                                          \
+  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps256(a, b); }        \
+  static inline vf vmin(vf a, vf b) { return __builtin_ia32_minps256(a, b); }
 #include "vec_math_body.inc"
 #undef TASKRING_VEC_SQRT
+#undef TASKRING_VEC_MINMAX
 }  // namespace avx2
 #pragma GCC pop_options
 
@@ -47,8 +57,16 @@ constexpr Level kLevel = Level::kAvx512;
 // _MM_FROUND_CUR_DIRECTION = 4: the current (round-to-nearest) mode.
 #define TASKRING_VEC_SQRT \
   static inline vf vsqrt(vf x) { return __builtin_ia32_sqrtps512_mask(x, x, static_cast<unsigned short>(-1), 4); }
+// vscalefps: p·2^n in one instruction, gradual underflow and overflow included.
+#define TASKRING_VEC_SCALEF \
+  static inline vf vscalef(vf p, vf n) { return __builtin_ia32_scalefps512_mask(p, n, p, static_cast<unsigned short>(-1), 4); }
+#define TASKRING_VEC_MINMAX                                                                      \
+  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps512_mask(a, b, a, static_cast<unsigned short>(-1), 4); } \
+  static inline vf vmin(vf a, vf b) { return __builtin_ia32_minps512_mask(a, b, a, static_cast<unsigned short>(-1), 4); }
 #include "vec_math_body.inc"
 #undef TASKRING_VEC_SQRT
+#undef TASKRING_VEC_SCALEF
+#undef TASKRING_VEC_MINMAX
 }  // namespace avx512
 #pragma GCC pop_options
 #endif

@@ -81,6 +81,10 @@ bool unary_flat(void (*f)(const float*, float*, size_t), const Eigen::MatrixBase
       return false;  // a vector against a matrix: leave the layout questions to Eigen
     } else {
       const Eigen::Index ls = a.derived().outerStride(), os = o.outerStride();
+      if (ls == a.cols() && os == a.cols()) {  // both dense: one call for the whole tile
+        f(src, dst, static_cast<size_t>(a.size()));
+        return true;
+      }
       for (Eigen::Index r = 0; r < a.rows(); ++r) f(src + r * ls, dst + r * os, static_cast<size_t>(a.cols()));
       return true;
     }
