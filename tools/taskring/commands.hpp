@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace taskring::cli {
 
@@ -19,6 +21,7 @@ void add_selfcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_orch_command(CLI::App& app);
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
 // workload, reading its --rounds/--warmup/--runtime through the pointers.
@@ -33,6 +36,8 @@ struct NodeBenchOptions {
   bool json = false;
   std::string log_path;
   uint64_t timeout_ms = 600000;
+  // Workload parameters set from flags (--balanced-routing, --param k=v).
+  std::vector<std::pair<std::string, int64_t>> params;
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);

@@ -97,8 +97,13 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     std::unique_ptr<NodeWorkload> w = e.make();
     auto* sub = run->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();
-    for (workloads::Param& p : w->params().entries())
+    for (workloads::Param& p : w->params().entries()) {
+      if (p.min == 0 && p.max == 1) {  // a switch: --balanced-routing
+        sub->add_flag("--" + p.name, p.value, p.help);
+        continue;
+      }
       sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+    }
     NodeWorkload* raw = w.get();
     sub->callback([raw] {
       g_node_parsed = true;
@@ -133,6 +138,18 @@ int run_node_bench(const NodeBenchOptions& o) {
   Status ps = w.params().set("chips", o.chips);
   if (!ps.ok()) {
     std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
+    return 2;
+  }
+  for (const auto& [name, value] : o.params) {
+    ps = w.params().set(name, value);
+    if (!ps.ok()) {
+      std::fprintf(stderr, "taskring bench: --%s: %s\n", name.c_str(), ps.to_string().c_str());
+      return 2;
+    }
+  }
+  ps = w.validate();
+  if (!ps.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", ps.to_string().c_str());
     return 2;
   }
   if (!log::strace::enabled()) {
