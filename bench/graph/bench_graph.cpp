@@ -199,8 +199,13 @@ int main(int argc, char** argv) {
   tbb = tbb_replay_ns_per_node(replays, samples, threads);
 #endif
 
-  std::printf("bench_graph: decode on hbg, %d layers, %d samples (medians); %d executor threads\n\n", layers, samples,
-              threads);
+  std::string load_after;
+  {
+    std::ifstream f("/proc/loadavg");
+    std::getline(f, load_after);
+  }
+  std::printf("bench_graph: decode on hbg, %d layers, %d samples (medians); %d executor threads; loadavg at the end: %s\n\n",
+              layers, samples, threads, load_after.c_str());
   std::printf("%-44s %14s %14s\n", "", "graph off", "graph on");
   std::printf("%-44s %14llu %14llu\n", "host-submitted tasks", (unsigned long long)off.steady.stats.tasks_submitted,
               (unsigned long long)on.steady.stats.tasks_submitted);
@@ -233,6 +238,7 @@ int main(int argc, char** argv) {
     j["layers"] = layers;
     j["samples"] = samples;
     j["executor_threads"] = threads;
+    j["loadavg_end"] = load_after;
     j["off"] = {{"host_tasks", off.steady.stats.tasks_submitted}, {"h2d_calls", off.steady.h2d_calls},
                 {"runtime_copies_first_run", graph_copies(off.cold)}, {"host_orch_us", orch_off}};
     j["on"] = {{"host_tasks", on.steady.stats.tasks_submitted}, {"h2d_calls", on.steady.h2d_calls},

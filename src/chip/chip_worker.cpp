@@ -91,9 +91,46 @@ struct ChipWorker::Impl {
   std::unique_ptr<exec::DeviceProfile> profile;
   uint64_t timeout_ms = 0;
 
+  // Staging buffers of finished runs, kept for the next run's arguments of
+  // the same size. A fresh device allocation lands on pages the sim arena has
+  // returned to the OS (its use-after-free quarantine moves allocations
+  // forward), so without this every staged byte page-faults again on every
+  // run: that was most of a paged_attention run's host time. Bounded by
+  // kStagingCacheBytes; freed by ~ChipWorker.
+  static constexpr uint64_t kStagingCacheBytes = uint64_t{256} << 20;
+  std::vector<std::pair<DeviceAddr, uint64_t>> staging_cache;  // (address, bytes)
+  uint64_t staging_cache_bytes = 0;
+
+  Expected<DeviceAddr> staging_malloc(uint64_t bytes, const std::string& tag) {
+    for (size_t i = 0; i < staging_cache.size(); ++i) {
+      if (staging_cache[i].second != bytes) continue;
+      const DeviceAddr a = staging_cache[i].first;
+      staging_cache_bytes -= bytes;
+      staging_cache[i] = staging_cache.back();
+      staging_cache.pop_back();
+      return a;
+    }
+    return device->malloc(bytes, 1024, tag);
+  }
+
+  void free_staging_cache() {
+    for (auto& [addr, bytes] : staging_cache) (void)device->free(addr);
+    staging_cache.clear();
+    staging_cache_bytes = 0;
+  }
+
   void release_staging() {
     for (StagedTensor& s : staged) {
-      if (s.dev != 0) (void)device->free(s.dev);
+      if (s.dev == 0) continue;
+      // Only a live runtime's buffers are reused: an abandoned (wedged) one
+      // may still write into them.
+      const uint64_t bytes = std::max<uint64_t>(s.bytes, 1);
+      if (runtime && staging_cache_bytes + bytes <= kStagingCacheBytes) {
+        staging_cache.emplace_back(s.dev, bytes);
+        staging_cache_bytes += bytes;
+      } else {
+        (void)device->free(s.dev);
+      }
     }
     staged.clear();
     device_tensors.clear();
@@ -106,6 +143,7 @@ ChipWorker::ChipWorker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ChipWorker::~ChipWorker() {
   if (impl_->phase == Impl::Phase::kLaunched) (void)wait();
   impl_->release_staging();
+  impl_->free_staging_cache();
   impl_->runtime.reset();
 }
 
@@ -247,7 +285,7 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
         return invalid_argument(where + ": entry argument " + std::to_string(i) + " has a null host buffer");
       }
       uint64_t bytes = std::max<uint64_t>(h.buffer.size, 1);
-      auto dev = m.device->malloc(bytes, 1024, "entry arg " + std::to_string(i) + " of " + c.name);
+      auto dev = m.staging_malloc(bytes, "entry arg " + std::to_string(i) + " of " + c.name);
       if (!dev.ok()) {
         m.release_staging();
         return dev.status().with_context(where + ": staging argument " + std::to_string(i));

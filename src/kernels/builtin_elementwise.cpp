@@ -3,6 +3,7 @@
 
 #include "builtin_util.hpp"
 #include "taskring/kernels/builtin.hpp"
+#include "taskring/kernels/vec_math.hpp"
 
 namespace taskring::kernels {
 
@@ -95,11 +96,18 @@ extern "C" void taskring_builtin_swiglu(int64_t* raw) {
   if (!check_same_shape(k, g, "gate", u, "up") || !check_same_shape(k, g, "gate", o, "out")) return;
   if (!detail::check_float(k, g, "gate") || !detail::check_float(k, u, "up") || !detail::check_float(k, o, "out"))
     return;
+  const vec::Kernels& vk = vec::active();
+  const size_t n = static_cast<size_t>(g.cols);
+  if (detail::flat_f32(g) && detail::flat_f32(u) && detail::flat_f32(o)) {
+    for (int64_t r = 0; r < g.rows; ++r)
+      vk.swiglu(static_cast<const float*>(g.at(r, 0)), static_cast<const float*>(u.at(r, 0)),
+                static_cast<float*>(o.at(r, 0)), n);
+    return;
+  }
   auto& s = detail::scratch();
   tile::load(g, s.t[0]);
   tile::load(u, s.t[1]);
-  tile::unary(tile::UnaryOp::kSilu, s.t[0], s.t[0]);
-  tile::binary(tile::BinaryOp::kMul, s.t[0], s.t[1], s.t[0]);
+  for (Eigen::Index r = 0; r < s.t[0].rows(); ++r) vk.swiglu(s.t[0].row(r).data(), s.t[1].row(r).data(), s.t[0].row(r).data(), n);
   tile::store(s.t[0], o);
 }
 

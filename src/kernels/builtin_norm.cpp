@@ -3,6 +3,7 @@
 
 #include "builtin_util.hpp"
 #include "taskring/kernels/builtin.hpp"
+#include "taskring/kernels/vec_math.hpp"
 
 namespace taskring::kernels {
 
@@ -23,14 +24,31 @@ extern "C" void taskring_builtin_rmsnorm(int64_t* raw) {
                         static_cast<long long>(x.cols));
   const float eps = k.scalar_f32(0);
   if (!(eps >= 0.0f)) return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "eps %g must be >= 0", eps);
+  const vec::Kernels& vk = vec::active();
+  const float inv_d = x.cols > 0 ? 1.0f / static_cast<float>(x.cols) : 0.0f;
+  const size_t n = static_cast<size_t>(x.cols);
   auto& s = detail::scratch();
+  const float* wp;
+  if (w.dtype == DataType::FP32 && w.unit_col_stride()) {
+    wp = static_cast<const float*>(w.data);
+  } else {
+    tile::load(w, s.t[1]);
+    wp = s.t[1].data();
+  }
+  if (detail::flat_f32(x) && detail::flat_f32(o)) {  // in place on the tensors, no tile copy
+    for (int64_t r = 0; r < x.rows; ++r) {
+      const float* xr = static_cast<const float*>(x.at(r, 0));
+      const float inv_rms = 1.0f / std::sqrt(vk.sum_squares(xr, n) * inv_d + eps);
+      vk.scale_mul(xr, inv_rms, wp, static_cast<float*>(o.at(r, 0)), n);
+    }
+    return;
+  }
   tile::Tile& t = s.t[0];
   tile::load(x, t);
-  tile::load(w, s.t[1]);
-  const float inv_d = x.cols > 0 ? 1.0f / static_cast<float>(x.cols) : 0.0f;
   for (Eigen::Index r = 0; r < t.rows(); ++r) {
-    const float inv_rms = 1.0f / std::sqrt(t.row(r).squaredNorm() * inv_d + eps);
-    t.row(r) = (t.row(r) * inv_rms).cwiseProduct(s.t[1].row(0));
+    float* row = t.row(r).data();
+    const float inv_rms = 1.0f / std::sqrt(vk.sum_squares(row, n) * inv_d + eps);
+    vk.scale_mul(row, inv_rms, wp, row, n);
   }
   tile::store(t, o);
 }
@@ -42,14 +60,21 @@ extern "C" void taskring_builtin_softmax(int64_t* raw) {
   if (!k.view(0, "x", &x) || !k.view(1, "out", &o)) return;
   if (!detail::check_float(k, x, "x") || !detail::check_float(k, o, "out")) return;
   if (!detail::check_same_shape(k, x, "x", o, "out")) return;
+  // Per row: m = max, y = exp(x − m), y /= Σy (as y · (1/Σy)).
+  const vec::Kernels& vk = vec::active();
+  const size_t n = static_cast<size_t>(x.cols);
+  auto row = [&](const float* in, float* out) {
+    const float sum = vk.exp_shift_sum(in, vk.max(in, n), out, n);
+    vk.scale(out, 1.0f / sum, out, n);
+  };
+  if (detail::flat_f32(x) && detail::flat_f32(o)) {
+    for (int64_t r = 0; r < x.rows; ++r) row(static_cast<const float*>(x.at(r, 0)), static_cast<float*>(o.at(r, 0)));
+    return;
+  }
   auto& s = detail::scratch();
   tile::Tile& t = s.t[0];
   tile::load(x, t);
-  tile::row_max(t, s.v[0]);
-  tile::broadcast_rows(tile::BinaryOp::kSub, t, s.v[0], t);
-  tile::unary(tile::UnaryOp::kExp, t, t);
-  tile::row_sum(t, s.v[1]);
-  tile::broadcast_rows(tile::BinaryOp::kDiv, t, s.v[1], t);
+  for (Eigen::Index r = 0; r < t.rows(); ++r) row(t.row(r).data(), t.row(r).data());
   tile::store(t, o);
 }
 
@@ -121,6 +146,23 @@ extern "C" void taskring_builtin_rope(int64_t* raw) {
     if (p < 0 || p >= cs.rows)
       return (void)k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "positions[%lld] = %d outside table rows 0..%lld",
                           static_cast<long long>(i), p, static_cast<long long>(cs.rows - 1));
+  }
+  // FP32 rotate-half with contiguous head dims and tables: the pairs are two
+  // contiguous half-rows, rotated by vec_math.
+  if (mode == 0 && x.dtype == DataType::FP32 && o.dtype == DataType::FP32 && x.sd == 1 && o.sd == 1 &&
+      cs.dtype == DataType::FP32 && sn.dtype == DataType::FP32 && cs.unit_col_stride() && sn.unit_col_stride()) {
+    const vec::Kernels& vk = vec::active();
+    for (int64_t i = 0; i < x.t; ++i) {
+      const int32_t p = position(i);
+      const float* c = static_cast<const float*>(cs.at(p, 0));
+      const float* sp = static_cast<const float*>(sn.at(p, 0));
+      for (int64_t j = 0; j < x.h; ++j) {
+        const float* x1 = reinterpret_cast<const float*>(x.at(i, j, 0));
+        float* y1 = reinterpret_cast<float*>(o.at(i, j, 0));
+        vk.rotate(x1, x1 + half, c, sp, y1, y1 + half, static_cast<size_t>(half));
+      }
+    }
+    return;
   }
   for (int64_t i = 0; i < x.t; ++i) {
     const int32_t p = position(i);

@@ -31,6 +31,10 @@ inline bool check_dtype(const KernelArgs& k, const tile::View2D& v, const char* 
                 std::string(data_type_name(v.dtype)).c_str(), std::string(data_type_name(want)).c_str());
 }
 
+// An FP32 view whose rows are contiguous arrays (kernels then compute on the
+// tensor memory through vec_math, without a tile copy).
+inline bool flat_f32(const tile::View2D& v) { return v.dtype == DataType::FP32 && v.unit_col_stride(); }
+
 // Per-thread scratch tiles for kernels that load/compute/store; thread_local
 // because kernels run concurrently on core threads and must not allocate
 // per call.

@@ -1,6 +1,7 @@
 // Unit tests of the tmr building blocks: compute_overlap, TensorMap, BumpRing.
 #include <gtest/gtest.h>
 
+#include <bitset>
 #include <memory>
 #include <random>
 #include <set>
@@ -256,6 +257,60 @@ TEST(TensorMap, ManyBuffersGrowTheTable) {
     ChipTensor b = t;
     b.buffer.addr = kAddr + 1024ull * static_cast<uint64_t>(i);
     ASSERT_EQ(deps(m, b, false), std::vector<taskring::tmr::TaskSlot*>{w[static_cast<size_t>(i)]}) << i;
+  }
+}
+
+// Random windows of one buffer against a byte-set model, long enough that the
+// bucket's writers move into the ordered index (> 32 live writers) and stay
+// there: every probe must report exactly the live overlapping entries
+// (writers for a reader; writers and readers for a writer), and a writer
+// removes the entries it covers.
+TEST(TensorMap, ManyLiveViewsOfOneBufferMatchAByteModel) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    std::mt19937 rng(seed);
+    taskring::tmr::TensorMap m(16);
+    Slots s;
+    ChipTensor t = base(64, 64);
+    using Elems = std::bitset<64 * 64>;  // elements of the 64x64 lattice (one dtype: bytes follow)
+    auto elems_of = [](const ChipTensor& v) {
+      Elems e;
+      taskring::testing::for_each_offset(v, [&](uint64_t, uint64_t off) { e.set(off); });
+      return e;
+    };
+    struct Model {
+      Elems elems;
+      taskring::tmr::TaskSlot* slot;
+      bool writer;
+    };
+    std::vector<Model> model;
+    size_t max_live_writers = 0;
+    for (int op = 0; op < 3000; ++op) {
+      const uint32_t h = 1 + rng() % 3, w = 1 + rng() % 8;
+      const ChipTensor v = win(t, h, w, rng() % (64 - h + 1), rng() % (64 - w + 1));
+      const bool writer = rng() % 4 != 0;
+      const Elems ve = elems_of(v);
+      std::set<taskring::tmr::TaskSlot*> want;
+      std::vector<Model> kept;
+      for (Model& e : model) {
+        if (e.slot->completed_flag.load()) continue;  // the map may drop it any time
+        const bool overlaps = (e.elems & ve).any();
+        const bool covered = (e.elems & ~ve).none();
+        if (overlaps && (e.writer || writer)) want.insert(e.slot);
+        if (!(writer && covered)) kept.push_back(e);
+      }
+      model.swap(kept);
+      auto got_v = deps(m, v, writer);
+      std::set<taskring::tmr::TaskSlot*> got(got_v.begin(), got_v.end());
+      ASSERT_EQ(got, want) << "seed " << seed << " op " << op;
+      auto* slot = s.add(static_cast<uint64_t>(op) + 1);
+      m.insert(v, slot, writer);
+      model.push_back(Model{ve, slot, writer});
+      if (rng() % 16 == 0 && !s.v.empty()) s.v[rng() % s.v.size()]->completed_flag.store(true);
+      size_t live_writers = 0;
+      for (const Model& e : model) live_writers += e.writer && !e.slot->completed_flag.load();
+      max_live_writers = std::max(max_live_writers, live_writers);
+    }
+    EXPECT_GT(max_live_writers, 64u) << "the index path was not exercised";
   }
 }
 

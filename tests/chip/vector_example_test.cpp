@@ -73,6 +73,36 @@ TEST(VectorExample, EveryElementIs47) {
   }
 }
 
+// Staging buffers are reused run to run (same sizes): after the first run no
+// device allocation happens, and the previous round's contents never leak
+// into a result (the inputs change every round).
+TEST(VectorExample, StagingBuffersAreReusedAcrossRuns) {
+  auto w = taskring::ChipWorker::create({});
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  auto id = (*w)->register_callable(vector_callable());
+  ASSERT_TRUE(id.ok());
+  std::vector<float> a(kRows * kCols), b(kRows * kCols), f(kRows * kCols);
+  uint64_t allocs_after_first = 0;
+  for (int round = 0; round < 4; ++round) {
+    std::fill(a.begin(), a.end(), 2.0f + round);
+    std::fill(b.begin(), b.end(), 3.0f);
+    std::fill(f.begin(), f.end(), -1.0f);
+    const ChipTensor ta = make_tensor_external(a.data(), {kRows, kCols});
+    const ChipTensor tb = make_tensor_external(b.data(), {kRows, kCols});
+    const ChipTensor tf = make_tensor_external(f.data(), {kRows, kCols});
+    ChipTaskArgs args;
+    args.add_input(ta).add_input(tb).add_output(tf);
+    auto report = (*w)->run(*id, args);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    // c = a + b; f = (c+1)(c+2) + c.
+    const float c = 5.0f + round;
+    for (size_t i = 0; i < f.size(); ++i) ASSERT_EQ(f[i], (c + 1) * (c + 2) + c) << "round " << round;
+    const uint64_t allocs = (*w)->device().counters().alloc_calls;
+    if (round == 0) allocs_after_first = allocs;
+    else EXPECT_EQ(allocs, allocs_after_first) << "round " << round << " allocated staging again";
+  }
+}
+
 TEST(VectorExample, TooFewArgumentsIsAnError) {
   auto w = taskring::ChipWorker::create({});
   ASSERT_TRUE(w.ok());

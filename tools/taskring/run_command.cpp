@@ -12,11 +12,15 @@
 // Under TASKRING_SKIP_DEVICE_RUN nothing executes, so the golden is reported
 // as skipped rather than failed (a timing harness, not a test).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,6 +117,116 @@ Summary summarise(const std::vector<Row>& rows) {
   return s;
 }
 
+// Bytes per second of one memcpy between two 64 MiB host buffers (both
+// touched first), median of 5: the bandwidth the staging bound charges.
+double memcpy_bytes_per_s() {
+  constexpr size_t kBytes = size_t{64} << 20;
+  std::vector<char> a(kBytes, 1), b(kBytes, 2);
+  std::vector<double> s;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), kBytes);
+    asm volatile("" : : "g"(b.data()) : "memory");
+    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(s.begin(), s.end());
+  return kBytes / s[s.size() / 2];
+}
+
+std::string loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// What a round would cost if the host added nothing: the device window
+// (first dispatch .. last completion) plus every staged byte copied once at
+// memcpy speed. host_run_ns / bound is the host's overhead factor.
+double staging_bound_ns(const Row& row, double memcpy_bps) {
+  const RunReport& rep = row.r.report;
+  return static_cast<double>(window(rep.stats.sched_start_ns, rep.stats.sched_end_ns)) +
+         static_cast<double>(rep.h2d_bytes + rep.d2h_bytes) / memcpy_bps * 1e9;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Same-run comparisons printed after the rounds: the staging bound and, when
+// the workload has one, its library yardstick.
+struct Comparison {
+  std::string load_before, load_after;
+  double memcpy_gbs = 0;
+  double host_ms = 0, device_ms = 0, bound_ms = 0, host_over_bound = 0;  // medians over measured rounds
+  std::optional<workloads::Yardstick> yard;
+  double ours_gflops = 0, ours_host_gflops = 0, yard_gflops = 0;  // ours: over the device window / host run time
+};
+
+Comparison compare(Workload& w, const std::vector<Row>& rows, const std::string& load_before) {
+  Comparison c;
+  c.load_before = load_before;
+  const double bps = memcpy_bytes_per_s();
+  c.memcpy_gbs = bps / 1e9;
+  std::vector<double> host, dev, bound, ratio;
+  for (const Row& row : rows) {
+    if (row.warmup) continue;
+    const double b = staging_bound_ns(row, bps);
+    host.push_back(static_cast<double>(row.r.host_run_ns));
+    dev.push_back(static_cast<double>(window(row.r.report.stats.sched_start_ns, row.r.report.stats.sched_end_ns)));
+    bound.push_back(b);
+    ratio.push_back(b > 0 ? static_cast<double>(row.r.host_run_ns) / b : 0);
+  }
+  c.host_ms = median(host) / 1e6;
+  c.device_ms = median(dev) / 1e6;
+  c.bound_ms = median(bound) / 1e6;
+  c.host_over_bound = median(ratio);
+  c.yard = w.yardstick(7);
+  if (c.yard && c.yard->median_ns > 0 && c.device_ms > 0) {
+    c.yard_gflops = c.yard->flops / c.yard->median_ns;
+    c.ours_gflops = c.yard->flops / (c.device_ms * 1e6);
+    c.ours_host_gflops = c.yard->flops / (c.host_ms * 1e6);
+  }
+  c.load_after = loadavg();
+  return c;
+}
+
+void print_comparison(const Comparison& c) {
+  std::printf("\nsame-run comparison (loadavg before %s, after %s):\n", c.load_before.c_str(), c.load_after.c_str());
+  std::printf("  memcpy %.2f GB/s; medians: host %.3f ms, device %.3f ms, device + staged bytes / memcpy %.3f ms, "
+              "host / that %.2fx\n",
+              c.memcpy_gbs, c.host_ms, c.device_ms, c.bound_ms, c.host_over_bound);
+  if (c.yard)
+    std::printf("  %s: %.3f ms = %.2f GFLOP/s; ours: device window %.2f GFLOP/s = %.2fx of it, host run %.2f GFLOP/s = "
+                "%.2fx\n",
+                c.yard->name.c_str(), c.yard->median_ns / 1e6, c.yard_gflops, c.ours_gflops,
+                c.yard_gflops > 0 ? c.ours_gflops / c.yard_gflops : 0, c.ours_host_gflops,
+                c.yard_gflops > 0 ? c.ours_host_gflops / c.yard_gflops : 0);
+}
+
+nlohmann::json comparison_json(const Comparison& c) {
+  nlohmann::json j = {{"loadavg_before", c.load_before},
+                      {"loadavg_after", c.load_after},
+                      {"memcpy_gbytes_per_s", c.memcpy_gbs},
+                      {"median_host_ms", c.host_ms},
+                      {"median_device_ms", c.device_ms},
+                      {"median_staging_bound_ms", c.bound_ms},
+                      {"median_host_over_staging_bound", c.host_over_bound}};
+  if (c.yard)
+    j["yardstick"] = {{"name", c.yard->name},
+                      {"flops", c.yard->flops},
+                      {"median_ms", c.yard->median_ns / 1e6},
+                      {"reps", c.yard->reps},
+                      {"gflops", c.yard_gflops},
+                      {"ours_gflops", c.ours_gflops},
+                      {"ours_over_yardstick", c.yard_gflops > 0 ? c.ours_gflops / c.yard_gflops : 0},
+                      {"ours_host_gflops", c.ours_host_gflops},
+                      {"ours_host_over_yardstick", c.yard_gflops > 0 ? c.ours_host_gflops / c.yard_gflops : 0}};
+  return j;
+}
+
 nlohmann::json row_json(const Row& row) {
   const RunReport& rep = row.r.report;
   const workloads::GoldenStats& g = row.r.stats;
@@ -188,6 +302,7 @@ int run_workload(Workload& w) {
     std::fprintf(stderr, "%s: registering the callable: %s\n", who.c_str(), id.status().to_string().c_str());
     return 1;
   }
+  const std::string load_before = loadavg();
   const Topology topo = (*worker)->topology();
   if (!g_opt.json) print_header(w, topo);
   std::vector<Row> rows;
@@ -207,12 +322,16 @@ int run_workload(Workload& w) {
     rows.push_back(std::move(row));
   }
   const bool all_pass = error.ok() && std::all_of(rows.begin(), rows.end(), [](const Row& r) { return passed(r); });
+  const bool measured = error.ok() && !rows.empty() && !rows.back().golden_skipped;
   if (g_opt.json) {
-    std::cout << report_json(w, topo, rows, error).dump(2) << "\n";
+    nlohmann::json j = report_json(w, topo, rows, error);
+    if (measured) j["comparison"] = comparison_json(compare(w, rows, load_before));
+    std::cout << j.dump(2) << "\n";
   } else {
     const Summary s = summarise(rows);
     std::printf("\n%d of %d measured rounds passed; host_ms median %.3f min %.3f max %.3f\n", s.passed, s.measured,
                 s.median_ms, s.min_ms, s.max_ms);
+    if (measured) print_comparison(compare(w, rows, load_before));
   }
   if (!error.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), error.to_string().c_str());
   if (!all_pass && error.ok()) std::fprintf(stderr, "%s: golden check FAILED\n", who.c_str());

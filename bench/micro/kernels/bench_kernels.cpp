@@ -1,7 +1,10 @@
 // Kernel microbenchmarks, measured side by side in one run:
 //   * matmul tiles (64, 128, 256; FP32 and BF16 inputs): our matmul kernel,
 //     Eigen's product and OpenBLAS cblas_sgemm (1 thread), GFLOP/s + ratios;
-//   * elementwise kernels (add, mul, add_scalar, exp) vs memcpy, GB/s.
+//   * elementwise kernels (add, mul, add_scalar), the vec_math unary
+//     functions (exp, sigmoid, silu, gelu) and the kernels built on them
+//     (softmax, rmsnorm, swiglu) vs memcpy, GB/s. The vec_math level in use
+//     and the load average before/after are part of the output.
 // Each sample times a batch of calls; the cases of one group alternate
 // within every sample so that drift hits them alike. Medians are reported.
 #include <cblas.h>
@@ -23,6 +26,7 @@
 #include "taskring/kernels/builtin.hpp"
 #include "taskring/kernels/invoke.hpp"
 #include "taskring/kernels/tile.hpp"
+#include "taskring/kernels/vec_math.hpp"
 
 namespace {
 
@@ -96,6 +100,13 @@ std::string cpu_model() {
   return "unknown";
 }
 
+std::string loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
 void do_not_optimize(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 
 }  // namespace
@@ -111,6 +122,7 @@ int main(int argc, char** argv) {
   app.add_flag("--wall", g_wall, "time with the wall clock instead of thread CPU time");
   CLI11_PARSE(app, argc, argv);
 
+  const std::string load_before = loadavg();
   tile::ensure_single_threaded_math();
   Eigen::setNbThreads(1);
   kernels::KernelRegistry reg;
@@ -132,14 +144,16 @@ int main(int argc, char** argv) {
                     {"compiler", __VERSION__},
                     {"openblas_threads", openblas_get_num_threads()},
                     {"openblas_config", openblas_get_config()},
-                    {"eigen_simd", Eigen::SimdInstructionSetsInUse()}};
+                    {"eigen_simd", Eigen::SimdInstructionSetsInUse()},
+                    {"vec_math_level", std::string(vec::level_name(vec::active().level))}};
   out["samples"] = samples;
   out["sample_ms"] = target_ms;
   out["clock"] = g_wall ? "wall (CLOCK_MONOTONIC)" : "thread CPU time (CLOCK_THREAD_CPUTIME_ID)";
 
-  std::printf("machine: %s, %u hw threads, OpenBLAS %s (threads %d), Eigen SIMD: %s\n\n", cpu_model().c_str(),
-              std::thread::hardware_concurrency(), openblas_get_config(), openblas_get_num_threads(),
-              Eigen::SimdInstructionSetsInUse());
+  std::printf("machine: %s, %u hw threads, OpenBLAS %s (threads %d), Eigen SIMD: %s, vec_math: %s\nloadavg: %s\n\n",
+              cpu_model().c_str(), std::thread::hardware_concurrency(), openblas_get_config(), openblas_get_num_threads(),
+              Eigen::SimdInstructionSetsInUse(), std::string(vec::level_name(vec::active().level)).c_str(),
+              load_before.c_str());
   std::printf("%-6s %-5s %12s %12s %12s %12s %10s %10s\n", "matmul", "in", "ours GF/s", "eigen GF/s", "sgemm GF/s",
               "", "ours/blas", "eigen/blas");
   for (uint32_t n : {64u, 128u, 256u}) {
@@ -189,13 +203,28 @@ int main(int argc, char** argv) {
       tile::unary(tile::UnaryOp::kExp, tile::cmap_f32(va), tile::map_f32(vo));
       do_not_optimize(o.f32());
     };
+    auto unary_fn = [&](tile::UnaryOp op) {
+      return [&, op] {
+        tile::unary(op, tile::cmap_f32(va), tile::map_f32(vo));
+        do_not_optimize(o.f32());
+      };
+    };
+    Buffer w({n}, DataType::FP32, 7);
     auto add = call(kernels::builtin_id::kAdd, {a.t, b.t, o.t}, {});
     auto mul = call(kernels::builtin_id::kMul, {a.t, b.t, o.t}, {});
     auto adds = call(kernels::builtin_id::kAddScalar, {a.t, o.t}, {kernels::scalar_from_float(1.0f)});
-    std::vector<double> t = measure({add, mul, adds, exp_fn, cpy}, samples, target_ms);
+    auto softmax = call(kernels::builtin_id::kSoftmax, {a.t, o.t}, {});
+    auto rmsnorm = call(kernels::builtin_id::kRmsNorm, {a.t, w.t, o.t}, {kernels::scalar_from_float(1e-6f)});
+    auto swiglu = call(kernels::builtin_id::kSwiGlu, {a.t, b.t, o.t}, {});
+    std::vector<double> t = measure({add, mul, adds, exp_fn, cpy, unary_fn(tile::UnaryOp::kSigmoid),
+                                     unary_fn(tile::UnaryOp::kSilu), unary_fn(tile::UnaryOp::kGelu), softmax, rmsnorm,
+                                     swiglu},
+                                    samples, target_ms);
     const double memcpy_gbs = 2.0 * bytes / t[4] / 1e9;  // read + write
     struct Row { const char* name; double streams; double sec; };
-    const Row rows[] = {{"add", 3, t[0]}, {"mul", 3, t[1]}, {"add_scalar", 2, t[2]}, {"exp", 2, t[3]}};
+    const Row rows[] = {{"add", 3, t[0]},     {"mul", 3, t[1]},     {"add_scalar", 2, t[2]}, {"exp", 2, t[3]},
+                        {"sigmoid", 2, t[5]}, {"silu", 2, t[6]},    {"gelu", 2, t[7]},       {"softmax", 2, t[8]},
+                        {"rmsnorm", 2, t[9]}, {"swiglu", 3, t[10]}};
     for (const Row& r : rows) {
       const double gbs = r.streams * bytes / r.sec / 1e9;
       std::printf("%-12s %4ux%-4u %12.2f %12.2f %10.3f\n", r.name, n, n, gbs, memcpy_gbs, gbs / memcpy_gbs);
@@ -206,6 +235,9 @@ int main(int argc, char** argv) {
                                     {"ratio_vs_memcpy", gbs / memcpy_gbs}});
     }
   }
+  out["loadavg_before"] = load_before;
+  out["loadavg_after"] = loadavg();
+  std::printf("\nloadavg before: %s, after: %s\n", load_before.c_str(), loadavg().c_str());
   std::ofstream(json_path) << out.dump(2) << "\n";
   std::printf("\nJSON: %s\n", json_path.c_str());
   return 0;

@@ -14,13 +14,20 @@
 //   * sigmoid(+Inf) = 1, sigmoid(-Inf) = 0; silu and gelu return their
 //     limits at ±Inf (silu(-Inf) = gelu(-Inf) = 0, silu(+Inf) = +Inf).
 //   * gelu is the exact erf form 0.5·x·(1 + erf(x/√2)).
+//
+// exp, sigmoid, silu, gelu and rsqrt on operands whose rows are contiguous
+// FP32 arrays (tiles, unit-column-stride maps, their rows) run on vec_math
+// (AVX-512 / AVX2 / SSE2 chosen at run time); other expressions use Eigen.
+// Both meet the bounds of docs/kernels.md §5.
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include <Eigen/Core>
 
 #include "taskring/kernels/tile_view.hpp"
+#include "taskring/kernels/vec_math.hpp"
 
 namespace taskring::tile {
 
@@ -38,6 +45,54 @@ using MaxNaN = Eigen::internal::scalar_max_op<float, float, Eigen::PropagateNaN>
 using MinNaN = Eigen::internal::scalar_min_op<float, float, Eigen::PropagateNaN>;
 inline constexpr float kExpLow = -87.0f;              // exp(x) still a normal float
 inline constexpr float kExpMinus64 = 1.60381089e-28f;  // e^-64
+
+// True when every row of a D is one contiguous FP32 array that data() and
+// outerStride() address: row-major with unit inner stride, or a vector with
+// unit stride (then the whole vector is the one row).
+template <typename D>
+constexpr bool kFlatRows = std::is_same_v<typename D::Scalar, float> &&
+                           (int(Eigen::internal::traits<D>::Flags) & Eigen::DirectAccessBit) != 0 &&
+                           D::InnerStrideAtCompileTime == 1 && (D::IsRowMajor || D::IsVectorAtCompileTime);
+
+// The vec_math kernel for `op`, or nullptr where Eigen's is kept.
+inline void (*vec_unary(UnaryOp op))(const float*, float*, size_t) {
+  const vec::Kernels& k = vec::active();
+  switch (op) {
+    case UnaryOp::kExp: return k.exp;
+    case UnaryOp::kSigmoid: return k.sigmoid;
+    case UnaryOp::kSilu: return k.silu;
+    case UnaryOp::kGelu: return k.gelu;
+    case UnaryOp::kRsqrt: return k.rsqrt;
+    default: return nullptr;
+  }
+}
+
+// Applies f row by row; false (nothing done) unless both sides are flat.
+template <typename A, typename O>
+bool unary_flat(void (*f)(const float*, float*, size_t), const Eigen::MatrixBase<A>& a, O& o) {
+  if constexpr (kFlatRows<A> && kFlatRows<O>) {
+    if (f == nullptr) return false;
+    const float* src = a.derived().data();
+    float* dst = o.data();
+    if constexpr (A::IsVectorAtCompileTime && O::IsVectorAtCompileTime) {
+      f(src, dst, static_cast<size_t>(a.size()));
+      return true;
+    } else if constexpr (A::IsVectorAtCompileTime || O::IsVectorAtCompileTime) {
+      return false;  // a vector against a matrix: leave the layout questions to Eigen
+    } else {
+      const Eigen::Index ls = a.derived().outerStride(), os = o.outerStride();
+      if (ls == a.cols() && os == a.cols()) {  // both dense: one call for the whole tile
+        f(src, dst, static_cast<size_t>(a.size()));
+        return true;
+      }
+      for (Eigen::Index r = 0; r < a.rows(); ++r) f(src + r * ls, dst + r * os, static_cast<size_t>(a.cols()));
+      return true;
+    }
+  } else {
+    (void)f, (void)a, (void)o;
+    return false;
+  }
+}
 
 inline float gelu_scalar(float x) {
   if (x == -INFINITY) return 0.0f;
@@ -79,6 +134,7 @@ void binary(BinaryOp op, const Eigen::MatrixBase<A>& a, float s, const Eigen::Ma
 template <typename A, typename O>
 void unary(UnaryOp op, const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<O>& out) {
   auto& o = detail::out_ref(out);
+  if (detail::unary_flat(detail::vec_unary(op), a, o)) return;
   switch (op) {
     case UnaryOp::kExp:
       // Eigen's vector exp clamps its input at about -88.4, so exp(-Inf)

@@ -84,6 +84,36 @@ uint32_t TensorMap::purge(uint32_t* head) {
   return survivors;
 }
 
+uint32_t TensorMap::purge(WriterIndex& index) {
+  for (auto it = index.by_start.begin(); it != index.by_start.end();) {
+    if (!live(pool_[it->second])) {
+      free_entry(it->second);
+      it = index.by_start.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return static_cast<uint32_t>(index.by_start.size());
+}
+
+void TensorMap::build_index(Bucket& b) {
+  auto x = std::make_unique<WriterIndex>();
+  for (uint32_t i = b.writers; i != kNil;) {
+    const uint32_t next = pool_[i].next;
+    const Entry& e = pool_[i];
+    if (live(e)) {
+      x->by_start.emplace(first_byte(e.view), i);
+      x->max_span = std::max(x->max_span, e.view.extent_bytes());
+    } else {
+      free_entry(i);
+    }
+    i = next;
+  }
+  b.writers = kNil;
+  b.writer_count = static_cast<uint32_t>(x->by_start.size());
+  b.index = std::move(x);
+}
+
 void TensorMap::grow() {
   // Drop buckets with no live entries, then rehash into a table at least
   // four times the surviving count.
@@ -92,22 +122,23 @@ void TensorMap::grow() {
   uint64_t survivors = 0;
   for (Bucket& b : old) {
     if (!b.used) continue;
-    purge(&b.writers);
+    b.writer_count = b.index ? purge(*b.index) : purge(&b.writers);
     b.reader_count = purge(&b.readers);
-    if (b.writers != kNil || b.readers != kNil) ++survivors;
+    if (b.writer_count > 0 || b.readers != kNil) ++survivors;
   }
   uint64_t cap = 16;
   while (cap < survivors * 4 + 16) cap <<= 1;
   if (cap < old.size() && survivors * 8 > old.size()) cap = old.size();
-  buckets_.assign(cap, Bucket());
+  buckets_.clear();
+  buckets_.resize(cap);
   touched_.clear();
   used_ = 0;
   uint64_t mask = cap - 1;
   for (Bucket& b : old) {
-    if (!b.used || (b.writers == kNil && b.readers == kNil)) continue;
+    if (!b.used || (b.writer_count == 0 && b.readers == kNil)) continue;
     for (uint64_t i = hash_addr(b.base) & mask;; i = (i + 1) & mask) {
       if (!buckets_[i].used) {
-        buckets_[i] = b;
+        buckets_[i] = std::move(b);
         touched_.push_back(static_cast<uint32_t>(i));
         ++used_;
         break;
@@ -127,10 +158,24 @@ void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
   e.view = t;
   e.task = task;
   e.seq = task->seq;
+  if (is_writer && b.index) {
+    e.next = kNil;
+    b.index->add(first_byte(t), i);
+    b.index->max_span = std::max(b.index->max_span, t.extent_bytes());
+    ++b.writer_count;
+    return;
+  }
   uint32_t* head = is_writer ? &b.writers : &b.readers;
   e.next = *head;
   *head = i;
-  if (!is_writer) ++b.reader_count;
+  if (!is_writer) {
+    ++b.reader_count;
+  } else if (++b.writer_count > kIndexWriters) {
+    // Drop dead writers first: a chain that is long only with completed
+    // tasks' entries does not need an index.
+    b.writer_count = purge(&b.writers);
+    if (b.writer_count > kIndexWriters) build_index(b);
+  }
 }
 
 }  // namespace taskring::tmr

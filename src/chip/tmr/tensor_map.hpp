@@ -9,9 +9,19 @@
 // dependency is never dropped. A writer whose region covers an entry removes
 // it (the writer now stands for it). Entries of completed tasks are dropped
 // lazily. Single-threaded: only the orchestrator touches it.
+//
+// Many live views of one buffer: once a bucket holds more than
+// kIndexWriters writer entries, its writers move from the chain into an
+// index ordered by first byte (with the largest extent seen), so a probe
+// visits only the writers whose byte range can reach it instead of all of
+// them: submit cost stops growing with the number of live disjoint writer
+// views (issue 12, goal 2). Readers stay chained (a reader probe never scans
+// them; a writer probe scans them for WAR).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "engine/overlap.hpp"
@@ -49,13 +59,43 @@ class TensorMap {
     uint64_t seq;
     uint32_t next;
   };
+  // Writers of a large bucket: first byte -> entry, and the largest byte
+  // extent among them (every entry that can overlap [lo, hi) starts in
+  // [lo - max_span, hi)).
+  struct WriterIndex {
+    using Map = std::multimap<uint64_t, uint32_t>;
+    Map by_start;
+    uint64_t max_span = 0;
+    // One node kept from the last removal: a writer that replaces the entry
+    // it covers (the common case) then inserts without touching the heap.
+    Map::node_type spare;
+    void add(uint64_t first, uint32_t entry) {
+      if (spare.empty()) {
+        by_start.emplace(first, entry);
+        return;
+      }
+      spare.key() = first;
+      spare.mapped() = entry;
+      by_start.insert(std::move(spare));
+      spare = Map::node_type();
+    }
+    Map::iterator remove(Map::iterator it) {
+      auto next = std::next(it);
+      if (spare.empty()) spare = by_start.extract(it);
+      else by_start.erase(it);
+      return next;
+    }
+  };
+  static constexpr uint32_t kIndexWriters = 32;
   struct Bucket {
     uint64_t base = 0;
     bool used = false;
-    uint32_t writers = kNil;
+    uint32_t writers = kNil;  // chain, while `index` is null
     uint32_t readers = kNil;
+    uint32_t writer_count = 0;
     uint32_t reader_count = 0;
     uint32_t reader_purge_at = 16;
+    std::unique_ptr<WriterIndex> index;
   };
 
   Bucket* find(uint64_t base);
@@ -66,6 +106,11 @@ class TensorMap {
   void free_entry(uint32_t i);
   // Drops dead entries of one chain; returns the survivors.
   uint32_t purge(uint32_t* head);
+  // Drops dead entries of an index; returns the survivors.
+  uint32_t purge(WriterIndex& index);
+  // Moves a bucket's writer chain into a new index.
+  void build_index(Bucket& b);
+  static uint64_t first_byte(const ChipTensor& t) { return t.start_offset * t.elem_size(); }
 
   std::vector<Bucket> buckets_;
   std::vector<Entry> pool_;

@@ -13,31 +13,42 @@ template <typename Fn>
 void TensorMap::for_each_dependency(const ChipTensor& probe, bool probe_is_writer, Fn&& fn) {
   Bucket* b = find(probe.buffer.addr);
   if (b == nullptr) return;
+  auto visit = [&](Entry& e) {  // true: drop the entry
+    if (!live(e)) return true;
+    engine::Overlap o = engine::compute_overlap(probe, e.view);
+    if (o == engine::Overlap::kNone) return false;
+    fn(e.task);
+    return probe_is_writer && o == engine::Overlap::kCovered;
+  };
+  if (b->index) {
+    WriterIndex& x = *b->index;
+    const uint64_t lo = first_byte(probe), hi = lo + probe.extent_bytes();
+    for (auto it = x.by_start.lower_bound(lo > x.max_span ? lo - x.max_span : 0);
+         it != x.by_start.end() && it->first < hi;) {
+      if (visit(pool_[it->second])) {
+        free_entry(it->second);
+        it = x.remove(it);
+        --b->writer_count;
+      } else {
+        ++it;
+      }
+    }
+  }
   auto scan = [&](uint32_t* head, bool readers) {
     uint32_t* link = head;
     while (*link != kNil) {
       uint32_t i = *link;
       Entry& e = pool_[i];
-      bool drop = false;
-      if (!live(e)) {
-        drop = true;
-      } else {
-        engine::Overlap o = engine::compute_overlap(probe, e.view);
-        if (o != engine::Overlap::kNone) {
-          fn(e.task);
-          drop = probe_is_writer && o == engine::Overlap::kCovered;
-        }
-      }
-      if (drop) {
+      if (visit(e)) {
         *link = e.next;
         free_entry(i);
-        if (readers) --b->reader_count;
+        --(readers ? b->reader_count : b->writer_count);
       } else {
         link = &e.next;
       }
     }
   };
-  scan(&b->writers, false);
+  if (!b->index) scan(&b->writers, false);
   if (probe_is_writer) scan(&b->readers, true);
 }
 

@@ -29,7 +29,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "taskring/base/status.hpp"
@@ -38,6 +40,15 @@
 #include "taskring/workloads/params.hpp"
 
 namespace taskring::workloads {
+
+// A library computing what one run computes, timed in the same process
+// (e.g. two-thread OpenBLAS for bgemm): the yardstick a run is compared to.
+struct Yardstick {
+  std::string name;      // "openblas-2t sgemm"
+  double flops = 0;      // floating-point operations of one run's work
+  double median_ns = 0;  // median wall time of the library doing that work
+  int reps = 0;
+};
 
 class Workload {
  public:
@@ -74,6 +85,15 @@ class Workload {
 
   // Kernel tasks one run submits with the current parameters (after setup()).
   virtual uint64_t expected_tasks() const = 0;
+
+  // Times the yardstick `reps` times on this workload's inputs (results go
+  // to scratch, not to output()); nullopt for a workload without one.
+  // Precondition: setup(), and no run of this workload in flight (the
+  // yardstick may use every core). Called by `taskring run` after the rounds.
+  virtual std::optional<Yardstick> yardstick(int reps) {
+    (void)reps;
+    return std::nullopt;
+  }
 
  protected:
   ParamSet params_;
