@@ -13,7 +13,8 @@
 namespace taskring::workloads::dsv4 {
 
 // Entry tensors. Per-layer weights are stacked over layers; the entry loop
-// passes each layer its views.
+// passes each layer its views. A tensor in device memory (weights resident
+// on the chip) is passed NO_DEP: the chip reads it in place.
 enum EntryTensor : int {
   kX,          // [B, H] INOUT: the hidden state
   kAttnNorm,   // [L, H]
@@ -29,9 +30,9 @@ enum EntryTensor : int {
   kWu,         // [L·H, F]
   kWd,         // [L·F, H]
   kRouter,     // [Lm·H, E]
-  kEg,         // [Lm·E·H, Fe] all experts; the chip uses its E/ep
-  kEu,         // [Lm·E·H, Fe]
-  kEd,         // [Lm·E·Fe, H]
+  kEg,         // [Lm·El·H, Fe]: this chip's El = E/ep experts of every MoE layer
+  kEu,         // [Lm·El·H, Fe]
+  kEd,         // [Lm·El·Fe, H]
   kKc,         // [L·kv_heads·pool·bs, D] INOUT
   kVc,         // same
   kCos,        // [context+1, D/2]

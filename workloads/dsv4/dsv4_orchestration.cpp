@@ -189,7 +189,7 @@ void dsv4_entry(const ChipTaskArgs& args) {
   const bool graph = run[kGraph] != 0;
   const int64_t mode = static_cast<int64_t>(run[kMoeMode]);
   const uint32_t H = u32(body[kH]), Rq = u32(body[kRq]), Rkv = u32(body[kRkv]), F = u32(body[kF]);
-  const uint32_t E = u32(body[kE]), El = u32(body[kLocalExperts]), Ebase = u32(body[kExpertBase]);
+  const uint32_t El = u32(body[kLocalExperts]);
   const uint32_t Fe = u32(body[kFe]), Qw = u32(body[kHeads]) * u32(body[kD]);
   const ChipTensor& kc = *args.tensor(kKc);
   const ChipTensor& vc = *args.tensor(kVc);
@@ -219,7 +219,7 @@ void dsv4_entry(const ChipTaskArgs& args) {
     v[bRouted] = *args.tensor(kRouted);
     const bool moe = l >= Ld;
     if (moe) {
-      const uint32_t lm = l - Ld, first = lm * E + Ebase;  // this chip's experts of MoE layer lm
+      const uint32_t lm = l - Ld, first = lm * El;  // the entry holds this chip's experts only
       v[bRouter] = row_block(*args.tensor(kRouter), H, lm * H);
       v[bEg] = row_block(*args.tensor(kEg), El * H, first * H);
       v[bEu] = row_block(*args.tensor(kEu), El * H, first * H);

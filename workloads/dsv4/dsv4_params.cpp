@@ -78,7 +78,8 @@ Expected<Shape> shape_from(const ParamSet& params, int64_t ep) {
 void add_entry_args(ChipTaskArgs& args, const EntryTensors& t, const Problem& p, const RunPart& part) {
   const Shape& s = p.s;
   for (int i = 0; i < kEntryTensors; ++i) {
-    if (i == kX || i == kKc || i == kVc || i == kRouted) args.add_inout(t[i]);
+    if (t[i].address_space == AddressSpace::DEVICE) args.add_no_dep(t[i]);
+    else if (i == kX || i == kKc || i == kVc || i == kRouted) args.add_inout(t[i]);
     else if (i == kLogits) args.add_output(t[i]);
     else args.add_input(t[i]);
   }

@@ -34,9 +34,10 @@ struct RunPart {
   int64_t chip = 0;                        // EP rank: experts [chip·E/ep, ...)
 };
 
-// Fills `args` (empty on entry): the tensors with their tags (x, caches and
-// the routed partial INOUT, logits OUTPUT_EXISTING, the rest INPUT), then the
-// run scalars and the body scalars.
+// Fills `args` (empty on entry): the tensors with their tags (device
+// tensors NO_DEP; host x, caches and the routed partial INOUT, logits
+// OUTPUT_EXISTING, the rest INPUT), then the run scalars and the body
+// scalars.
 void add_entry_args(ChipTaskArgs& args, const EntryTensors& t, const Problem& p, const RunPart& part);
 
 // Kernel tasks one run of `part` submits (Graph nodes included).

@@ -90,6 +90,16 @@ Problem make_problem(const Shape& s, uint64_t seed) {
   return p;
 }
 
+std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all, int64_t rows_per_expert,
+                                int64_t cols, int64_t chip) {
+  const int64_t Lm = std::max<int64_t>(p.s.moe_layers(), 1), E = p.s.experts, El = p.s.local_experts();
+  const int64_t block = El * rows_per_expert * cols;  // one layer's experts of this chip
+  std::vector<float> out(static_cast<size_t>(Lm * block));
+  for (int64_t lm = 0; lm < Lm; ++lm)
+    std::copy_n(all.begin() + (lm * E + chip * El) * rows_per_expert * cols, block, out.begin() + lm * block);
+  return out;
+}
+
 std::vector<float> lm_head_slice(const Problem& p, int64_t chip) {
   const int64_t H = p.s.hidden, V = p.s.vocab, Vl = p.s.local_vocab();
   std::vector<float> out(static_cast<size_t>(H * Vl));

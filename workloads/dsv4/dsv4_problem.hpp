@@ -99,6 +99,12 @@ Problem make_problem(const Shape& s, uint64_t seed);
 // topk_gating (ties to the lower expert id) on the double logits.
 std::vector<double> reference_step(const Problem& p, std::vector<double>* x_out = nullptr);
 
+// Chip c's experts of every MoE layer, compacted: rows
+// [(lm·El + e)·rows_per_expert, ...) for e < El = E/ep, from `all`
+// ([Lm·E·rows_per_expert, cols]).
+std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all, int64_t rows_per_expert,
+                                int64_t cols, int64_t chip);
+
 // The LM head slice of chip c: columns [c·V/ep, (c+1)·V/ep) of lm_head,
 // row-major [H, V/ep].
 std::vector<float> lm_head_slice(const Problem& p, int64_t chip);

@@ -1,0 +1,278 @@
+// dsv4 on the L3 node: EP = chips for the routed experts, TP = chips for the
+// LM head.
+//
+// Until comm domains land, the chips exchange through the host, one
+// decoder layer per node step: every chip runs the layer (attention and the
+// shared expert replicated, its own E/chips routed experts into a routed
+// partial), then one SUB task combines: x ← x_0 + Σ_c routed_c on every
+// chip's copy (the EP combine; the dispatch is implicit because every chip
+// holds every token). After the last layer every chip computes its V/chips
+// LM-head columns and a SUB task gathers them into [B, V]. Weights, caches
+// and tables are uploaded into each chip's memory once (setup) and passed
+// as device tensors; per run the chip stages only x, its routed partial
+// and its logits.
+#include <algorithm>
+#include <cstring>
+
+#include "dsv4_orchestration.hpp"
+#include "dsv4_params.hpp"
+#include "taskring/workloads/dsv4_node.hpp"
+
+namespace taskring::workloads {
+namespace {
+
+using namespace dsv4;
+using node::NodeWorker;
+using node::Orchestrator;
+
+// SUB: X [chips·B, H] and R [chips·B, H] INOUT; scalar 0 = chips. Every
+// chip's x becomes x_0 + Σ_c R_c (chip order) and R is cleared for the
+// next layer.
+Status combine_routed(const ChipTaskArgs& a) {
+  if (a.tensor_count() != 2 || a.scalar_count() != 1) return invalid_argument("dsv4 combine: expects (X, R, chips)");
+  const ChipTensor& X = *a.tensor(0);
+  const ChipTensor& R = *a.tensor(1);
+  const uint64_t chips = a.scalar(0);
+  if (chips == 0 || !X.is_contiguous || !R.is_contiguous || X.numel() != R.numel() || X.numel() % chips != 0)
+    return invalid_argument("dsv4 combine: X and R must be contiguous, equal, and split into chips rows blocks");
+  const uint64_t n = X.numel() / chips;
+  float* x = X.data<float>();
+  float* r = R.data<float>();
+  for (uint64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    for (uint64_t c = 0; c < chips; ++c) v += r[c * n + i];
+    for (uint64_t c = 0; c < chips; ++c) x[c * n + i] = v;
+  }
+  std::memset(r, 0, R.numel() * sizeof(float));
+  return Status::Ok();
+}
+
+// SUB: P [chips·B, Vl] (chip c's columns, rows b) → logits [B, chips·Vl].
+Status gather_logits(const ChipTaskArgs& a) {
+  if (a.tensor_count() != 2 || a.scalar_count() != 1) return invalid_argument("dsv4 gather: expects (P, logits, chips)");
+  const ChipTensor& P = *a.tensor(0);
+  const ChipTensor& out = *a.tensor(1);
+  const uint64_t chips = a.scalar(0);
+  if (chips == 0 || !P.is_contiguous || !out.is_contiguous || P.numel() != out.numel() || out.ndims != 2 ||
+      out.shapes[1] % chips != 0)
+    return invalid_argument("dsv4 gather: P and logits must be contiguous, equal in size, logits [B, chips·Vl]");
+  const uint64_t B = out.shapes[0], Vl = out.shapes[1] / chips;
+  const float* p = P.data<float>();
+  float* o = out.data<float>();
+  for (uint64_t c = 0; c < chips; ++c)
+    for (uint64_t b = 0; b < B; ++b) std::memcpy(o + b * chips * Vl + c * Vl, p + (c * B + b) * Vl, Vl * sizeof(float));
+  return Status::Ok();
+}
+
+class Dsv4Node final : public NodeWorkload {
+ public:
+  Dsv4Node() {
+    params_.add("chips", 2, 1, 8, "chips: EP for the routed experts, TP for the LM head");
+    declare_params(params_);
+  }
+  std::string_view name() const override { return "dsv4"; }
+  std::string_view summary() const override {
+    return "L3: DeepSeek-V4-style decode step, experts split over the chips (EP), LM head split (TP), one Graph "
+           "per layer";
+  }
+
+  Status validate() const override { return shape_from(params_, params_.get("chips")).status(); }
+
+  node::NodeConfig node_config() const override {
+    node::NodeConfig c;
+    c.chips = static_cast<int>(params_.get("chips"));
+    c.sub_workers = 1;
+    c.heap_ring_bytes = 1 << 20;
+    auto s = shape_from(params_, params_.get("chips"));
+    const uint64_t largest = s.ok() ? largest_upload_bytes(*s) : 0;
+    const uint64_t per_round = s.ok() ? 4 * uint64_t(c.chips) * s->batch * (2 * s->hidden + s->vocab) : 0;
+    c.shared_bytes = largest + 2 * per_round + (4 << 20);
+    return c;
+  }
+
+  Status register_callables(NodeWorker& node) override {
+    TASKRING_ASSIGN_OR_RETURN(chip_callable_, node.register_chip(dsv4_callable()));
+    TASKRING_ASSIGN_OR_RETURN(combine_, node.register_sub("dsv4_combine_routed", combine_routed));
+    TASKRING_ASSIGN_OR_RETURN(gather_, node.register_sub("dsv4_gather_logits", gather_logits));
+    return Status::Ok();
+  }
+
+  Status setup(NodeWorker& node) override {
+    chips_ = params_.get("chips");
+    TASKRING_ASSIGN_OR_RETURN(Shape s, shape_from(params_, chips_));
+    p_ = make_problem(s, static_cast<uint64_t>(params_.get("seed")));
+    want_ = reference_step(p_);
+    const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    const uint32_t C = u(chips_), B = u(s.batch), H = u(s.hidden), Vl = u(s.local_vocab());
+    auto shared = [&](uint64_t floats) -> Expected<float*> {
+      TASKRING_ASSIGN_OR_RETURN(void* v, node.alloc_shared(floats * 4));
+      return static_cast<float*>(v);
+    };
+    TASKRING_ASSIGN_OR_RETURN(x_, shared(uint64_t{C} * B * H));
+    TASKRING_ASSIGN_OR_RETURN(routed_, shared(uint64_t{C} * B * H));
+    TASKRING_ASSIGN_OR_RETURN(parts_, shared(uint64_t{C} * B * Vl));
+    TASKRING_ASSIGN_OR_RETURN(logits_, shared(uint64_t{B} * s.vocab));
+    TASKRING_ASSIGN_OR_RETURN(staging_, shared(largest_upload_bytes(s) / 4 + 1));
+    X_ = make_tensor_external(x_, {C * B, H});
+    R_ = make_tensor_external(routed_, {C * B, H});
+    P_ = make_tensor_external(parts_, {C * B, Vl});
+    L_ = make_tensor_external(logits_, {B, u(s.vocab)});
+    t_.assign(static_cast<size_t>(chips_), EntryTensors{});
+    // One setup run uploads every chip's resident tensors.
+    Status up = node.run([&](Orchestrator& o) -> Status {
+      for (int64_t c = 0; c < chips_; ++c) TASKRING_RETURN_IF_ERROR(upload_chip(o, c));
+      return Status::Ok();
+    });
+    if (!up.ok()) return up.with_context("dsv4: uploading the weights");
+    for (int64_t c = 0; c < chips_; ++c) {
+      EntryTensors& t = t_[static_cast<size_t>(c)];
+      t[kX] = X_.view({B, H}, {u(c) * B, 0});
+      t[kRouted] = R_.view({B, H}, {u(c) * B, 0});
+      t[kLogits] = P_.view({B, Vl}, {u(c) * B, 0});
+    }
+    for (int64_t c = 0; c < chips_; ++c) (void)node.take_chip_run_totals(static_cast<int>(c));  // not a round's
+    return Status::Ok();
+  }
+
+  void reset_output() override {
+    const size_t n = p_.x.size();
+    for (int64_t c = 0; c < chips_; ++c) std::copy(p_.x.begin(), p_.x.end(), x_ + c * n);
+    std::fill(routed_, routed_ + chips_ * n, 0.0f);
+    std::fill(logits_, logits_ + want_.size(), 0.0f);
+  }
+
+  node::OrchFunction orchestration() override {
+    return [this](Orchestrator& o) -> Status {
+      const Shape& s = p_.s;
+      for (int64_t l = 0; l <= s.layers; ++l) {
+        const bool head = l == s.layers;
+        for (int64_t c = 0; c < chips_; ++c) {
+          RunPart part;
+          part.layer_begin = head ? s.layers : l;
+          part.layer_end = head ? s.layers : l + 1;
+          part.head = head;
+          part.mode = kPartial;
+          part.graph = params_.get("graph") != 0;
+          part.chip = c;
+          ChipTaskArgs a;  // the engine copies the arguments at submit
+          add_entry_args(a, t_[static_cast<size_t>(c)], p_, part);
+          TASKRING_RETURN_IF_ERROR(o.submit_next_level(chip_callable_, a, static_cast<int>(c)));
+        }
+        ChipTaskArgs sub;
+        if (head) sub.add_input(P_).add_output(L_).add_scalar(uint64_t(chips_));
+        else sub.add_inout(X_).add_inout(R_).add_scalar(uint64_t(chips_));
+        TASKRING_RETURN_IF_ERROR(o.submit_sub(head ? gather_ : combine_, sub));
+      }
+      return Status::Ok();
+    };
+  }
+
+  Status check(GoldenStats* stats) const override {
+    return compare_to_reference("dsv4 logits", std::span<const float>(logits_, want_.size()), want_,
+                                Tolerance{5e-4, 5e-3}, stats);
+  }
+
+  uint64_t expected_tasks() const override {
+    return static_cast<uint64_t>((params_.get("chips") + 1) * (layers() + 1));
+  }
+  uint64_t chip_runs_per_round() const override { return static_cast<uint64_t>(layers() + 1); }
+
+ private:
+  int64_t layers() const {
+    auto s = shape_from(params_, params_.get("chips"));
+    return s.ok() ? s->layers : 0;
+  }
+
+  // The host vectors chip c keeps in its memory, with their shapes.
+  struct Resident {
+    int slot;
+    std::vector<float> owned;        // a per-chip slice (experts, LM head)
+    const std::vector<float>* data;  // or a shared vector
+    std::vector<uint32_t> shape;
+    DataType dtype = DataType::FP32;
+  };
+  std::vector<Resident> residents(int64_t c) const {
+    const Shape& s = p_.s;
+    const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    const int64_t L = s.layers, H = s.hidden, Lm = std::max<int64_t>(s.moe_layers(), 1), El = s.local_experts();
+    const uint32_t rows = u(L * s.cache_rows_per_layer()), D = u(s.head_dim);
+    std::vector<Resident> r;
+    auto shared = [&](int slot, const std::vector<float>& v, std::vector<uint32_t> shape) {
+      r.push_back(Resident{slot, {}, &v, std::move(shape)});
+    };
+    auto owned = [&](int slot, std::vector<float> v, std::vector<uint32_t> shape) {
+      r.push_back(Resident{slot, std::move(v), nullptr, std::move(shape)});
+    };
+    shared(kAttnNorm, p_.attn_norm, {u(L), u(H)});
+    shared(kQNorm, p_.q_norm, {u(L), u(s.q_rank)});
+    shared(kKvNorm, p_.kv_norm, {u(L), u(s.kv_rank)});
+    shared(kFfnNorm, p_.ffn_norm, {u(L), u(H)});
+    shared(kWdq, p_.wdq, {u(L * H), u(s.q_rank)});
+    shared(kWuq, p_.wuq, {u(L * s.q_rank), u(s.q_width())});
+    shared(kWdkv, p_.wdkv, {u(L * H), u(s.kv_rank)});
+    shared(kWukv, p_.wukv, {u(L * s.kv_rank), u(s.kv_width())});
+    shared(kWo, p_.wo, {u(L * s.q_width()), u(H)});
+    shared(kWg, p_.wg, {u(L * H), u(s.ffn)});
+    shared(kWu, p_.wu, {u(L * H), u(s.ffn)});
+    shared(kWd, p_.wd, {u(L * s.ffn), u(H)});
+    shared(kRouter, p_.router, {u(Lm * H), u(s.experts)});
+    owned(kEg, expert_slice(p_, p_.eg, H, s.expert_ffn, c), {u(Lm * El * H), u(s.expert_ffn)});
+    owned(kEu, expert_slice(p_, p_.eu, H, s.expert_ffn, c), {u(Lm * El * H), u(s.expert_ffn)});
+    owned(kEd, expert_slice(p_, p_.ed, s.expert_ffn, H, c), {u(Lm * El * s.expert_ffn), u(H)});
+    shared(kKc, p_.k_cache, {rows, D});
+    shared(kVc, p_.v_cache, {rows, D});
+    shared(kCos, p_.cos, {u(s.context + 1), u(s.head_dim / 2)});
+    shared(kSin, p_.sin, {u(s.context + 1), u(s.head_dim / 2)});
+    shared(kFinalNorm, p_.final_norm, {u(H)});
+    owned(kLmHead, lm_head_slice(p_, c), {u(H), u(s.local_vocab())});
+    return r;
+  }
+
+  uint64_t largest_upload_bytes(const Shape& s) const {
+    const int64_t L = s.layers, H = s.hidden, Lm = std::max<int64_t>(s.moe_layers(), 1);
+    const int64_t sizes[] = {L * H * std::max({s.q_rank, s.kv_rank, s.ffn}), L * s.q_rank * s.q_width(),
+                             L * s.kv_rank * s.kv_width(), L * s.q_width() * H, L * s.ffn * H,
+                             Lm * H * s.experts, Lm * s.local_experts() * H * s.expert_ffn,
+                             L * s.cache_rows_per_layer() * s.head_dim, H * s.local_vocab(),
+                             s.batch * s.max_blocks(), (s.context + 1) * s.head_dim};
+    return 4 * static_cast<uint64_t>(*std::max_element(std::begin(sizes), std::end(sizes)));
+  }
+
+  // Copies through the shared staging buffer (control copies read the shared heap).
+  Expected<ChipTensor> upload(Orchestrator& o, int64_t c, const void* data, uint64_t bytes,
+                              std::span<const uint32_t> shape, DataType dtype) {
+    TASKRING_ASSIGN_OR_RETURN(uint64_t dev, o.malloc(static_cast<int>(c), std::max<uint64_t>(bytes, 4)));
+    std::memcpy(staging_, data, bytes);
+    TASKRING_RETURN_IF_ERROR(o.copy_to(static_cast<int>(c), dev, staging_, bytes));
+    return try_make_tensor(dev, bytes, shape, dtype, false, 0, AddressSpace::DEVICE);
+  }
+
+  Status upload_chip(Orchestrator& o, int64_t c) {
+    EntryTensors& t = t_[static_cast<size_t>(c)];
+    for (const Resident& r : residents(c)) {
+      const std::vector<float>& v = r.data ? *r.data : r.owned;
+      TASKRING_ASSIGN_OR_RETURN(t[r.slot], upload(o, c, v.data(), v.size() * 4, r.shape, r.dtype));
+    }
+    const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+    const uint32_t pos_shape[] = {u(p_.s.batch)}, table_shape[] = {u(p_.s.batch), u(p_.s.max_blocks())};
+    TASKRING_ASSIGN_OR_RETURN(t[kPos], upload(o, c, p_.positions.data(), p_.positions.size() * 4, pos_shape,
+                                              DataType::INT32));
+    TASKRING_ASSIGN_OR_RETURN(t[kTable], upload(o, c, p_.block_table.data(), p_.block_table.size() * 4, table_shape,
+                                                DataType::INT32));
+    return Status::Ok();
+  }
+
+  int64_t chips_ = 0;
+  int chip_callable_ = -1, combine_ = -1, gather_ = -1;
+  Problem p_;
+  std::vector<double> want_;
+  float *x_ = nullptr, *routed_ = nullptr, *parts_ = nullptr, *logits_ = nullptr, *staging_ = nullptr;
+  ChipTensor X_, R_, P_, L_;
+  std::vector<EntryTensors> t_;
+};
+
+}  // namespace
+
+std::unique_ptr<NodeWorkload> make_dsv4_node_workload() { return std::make_unique<Dsv4Node>(); }
+
+}  // namespace taskring::workloads
