@@ -1,5 +1,7 @@
 #include "taskring/node/chip_run_totals.hpp"
 
+#include <algorithm>
+
 namespace taskring::node {
 
 namespace {
@@ -13,6 +15,9 @@ void ChipRunTotals::add(const RunReport& r) {
   tasks_submitted += r.stats.tasks_submitted;
   tasks_completed += r.stats.tasks_completed;
   kernel_tasks += r.stats.kernel_tasks;
+  // A GRAPH task is executed as its Definition's nodes.
+  const uint64_t done = r.stats.tasks_completed + g.graph_nodes_run;
+  tasks_executed += r.skipped_device_run ? 0 : done - std::min(done, g.graph_tasks);
   host_tasks += g.host_tasks;
   graph_tasks += g.graph_tasks;
   graph_nodes_run += g.graph_nodes_run;
@@ -26,7 +31,7 @@ void ChipRunTotals::add(const RunReport& r) {
   d2h_bytes += r.d2h_bytes;
   bind_ns += r.bind_ns;
   orch_ns += window(r.stats.orch_start_ns, r.stats.orch_end_ns);
-  device_ns += window(r.stats.sched_start_ns, r.stats.sched_end_ns);
+  if (r.stats.sched_start_ns != 0) device_ns += window(r.stats.sched_start_ns, r.stats.sched_end_ns);
   run_ns += r.run_ns;
 }
 
@@ -36,6 +41,7 @@ void ChipRunTotals::add(const ChipRunTotals& o) {
   tasks_submitted += o.tasks_submitted;
   tasks_completed += o.tasks_completed;
   kernel_tasks += o.kernel_tasks;
+  tasks_executed += o.tasks_executed;
   host_tasks += o.host_tasks;
   graph_tasks += o.graph_tasks;
   graph_nodes_run += o.graph_nodes_run;

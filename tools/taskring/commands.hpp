@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -22,7 +23,15 @@ void add_run_command(CLI::App& app);
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
 // workload, reading its --rounds/--warmup/--runtime through the pointers.
-void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime);
+void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime,
+                              const bool* json, const bool* skip_device_run);
+
+// A 0/1 workload parameter is a switch: also accept on/off, true/false, yes/no.
+inline CLI::Transformer on_off_switch() {
+  return CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
+                                                             {"false", "0"}, {"yes", "1"}, {"no", "0"}},
+                          CLI::ignore_case);
+}
 bool node_run_parsed();
 bool is_node_workload(std::string_view name);
 struct NodeBenchOptions {

@@ -13,6 +13,7 @@
 // as skipped rather than failed (a timing harness, not a test).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -40,6 +41,7 @@ struct RunOptions {
   bool list = false;
   bool profile = false;  // TASKRING_PROFILE=1 for this run
   std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
+  bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
 };
 
 // CLI11 binds flags to storage that outlives parsing: the options and one
@@ -173,6 +175,7 @@ int run_workload(Workload& w) {
     return setup.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   ChipWorkerConfig wc{.runtime = g_opt.runtime};
+  if (g_opt.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);  // read by ChipWorker::create
   if (g_opt.profile) {
     wc.env = [base = process_env()](std::string_view name) -> std::optional<std::string> {
       return name == "TASKRING_PROFILE" ? std::optional<std::string>("1") : base(name);
@@ -242,17 +245,14 @@ void add_run_command(CLI::App& app) {
     sub->fallthrough();  // --rounds / --warmup / --json may follow the workload name
     for (workloads::Param& p : w->params().entries()) {
       CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help)->capture_default_str();
-      // A 0/1 parameter is a switch: also accept on/off, true/false, yes/no.
-      if (p.min == 0 && p.max == 1) {
-        opt->transform(CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
-                                                                           {"false", "0"}, {"yes", "1"}, {"no", "0"}},
-                                        CLI::ignore_case));
-      }
+      if (p.min == 0 && p.max == 1) opt->transform(on_off_switch());  // --graph on|off
       opt->check(CLI::Range(p.min, p.max));
     }
     g_workloads.emplace_back(sub, std::move(w));
   }
-  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime);
+  cmd->add_flag("--skip-device-run", g_opt.skip_device_run,
+                "measure the host side alone: TASKRING_SKIP_DEVICE_RUN=1 (nothing executes; golden reported skipped)");
+  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime, &g_opt.json, &g_opt.skip_device_run);
   cmd->callback([cmd] {
     if (!cmd->remaining().empty()) {
       const std::string first = cmd->remaining().front();

@@ -17,7 +17,8 @@ struct ChipRunTotals {
   uint64_t skipped_device_runs = 0;   // of which ran under TASKRING_SKIP_DEVICE_RUN
   uint64_t tasks_submitted = 0;       // RunStats::tasks_submitted (hbg: the task image, a GRAPH task once)
   uint64_t tasks_completed = 0;
-  uint64_t kernel_tasks = 0;          // kernel tasks executed, Graph nodes included
+  uint64_t kernel_tasks = 0;          // RunStats::kernel_tasks (hbg: outside Graphs)
+  uint64_t tasks_executed = 0;        // tasks the device ran, a GRAPH task counted as its nodes (0 when skipped)
   uint64_t host_tasks = 0;            // hbg: entries in the task image
   uint64_t graph_tasks = 0;           // hbg: outer GRAPH tasks
   uint64_t graph_nodes_run = 0;
