@@ -53,6 +53,8 @@ struct BenchOptions {
   bool profile = false;  // TASKRING_PROFILE=1 in every rank
   std::string log_path;
   uint64_t timeout_ms = 600000;
+  std::string runtime = "tmr";      // node workloads: the chips' L2 runtime
+  std::vector<std::string> params;  // node workloads: name=value parameters
 };
 
 // The lines of a failed rank's stderr that are kept and shown.
@@ -339,10 +341,14 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
   cmd->add_flag("--profile", opts->profile, "record every rank's per-task device profile (core lanes in --chrome)");
   cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
+  cmd->add_option("--runtime", opts->runtime, "node workloads: the chips' L2 runtime (tmr or hbg)")
+      ->check(CLI::IsMember({"tmr", "hbg"}));
+  cmd->add_option("--set", opts->params, "node workloads: a parameter, name=value (repeatable), e.g. --set graph=0");
   cmd->callback([opts] {
     if (is_node_workload(opts->workload)) {
       set_exit_code(run_node_bench(NodeBenchOptions{opts->workload, opts->chips, opts->rounds, opts->warmup,
-                                                    opts->json, opts->log_path, opts->timeout_ms}));
+                                                    opts->json, opts->log_path, opts->timeout_ms, opts->runtime,
+                                                    opts->params}));
       return;
     }
     run_bench(*opts);

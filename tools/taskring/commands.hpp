@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace taskring::cli {
@@ -42,6 +43,8 @@ struct NodeBenchOptions {
   bool json = false;
   std::string log_path;
   uint64_t timeout_ms = 600000;
+  std::string runtime = "tmr";             // tmr or hbg
+  std::vector<std::string> params;         // "name=value" workload parameters
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);

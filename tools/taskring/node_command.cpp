@@ -235,6 +235,21 @@ int run_node_bench(const NodeBenchOptions& o) {
     std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
     return 2;
   }
+  for (const std::string& kv : o.params) {
+    const size_t eq = kv.find('=');
+    Status set = eq == std::string::npos
+                     ? invalid_argument("'" + kv + "' is not name=value")
+                     : w.params().set_from_string(kv.substr(0, eq), kv.substr(eq + 1));
+    if (!set.ok()) {
+      std::fprintf(stderr, "taskring bench: --set: %s\n", set.to_string().c_str());
+      return 2;
+    }
+  }
+  Status valid = w.validate();
+  if (!valid.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", valid.to_string().c_str());
+    return 2;
+  }
   if (!log::strace::enabled()) {
     std::fprintf(stderr, "taskring bench: spans are disabled (TASKRING_LOG_LEVEL above timing)\n");
     return 2;
@@ -254,7 +269,7 @@ int run_node_bench(const NodeBenchOptions& o) {
     close(fds[0]);
     dup2(fds[1], 2);  // the runner, its chip children and SUB workers share this "stderr"
     close(fds[1]);
-    const int rc = run_node_rounds(w, "tmr", o.warmup, o.rounds, false);
+    const int rc = run_node_rounds(w, o.runtime, o.warmup, o.rounds, false);
     log::strace::flush_strace();
     _exit(rc);
   }
@@ -289,7 +304,7 @@ int run_node_bench(const NodeBenchOptions& o) {
   mo.ranks = o.chips;
   mo.rounds = o.rounds;
   mo.warmup = o.warmup;
-  mo.dispatches_per_round = 1;
+  mo.dispatches_per_round = static_cast<int>(w.chip_runs_per_round());
   mo.rank_by = trace::RankBy::kAttr;
   auto m = trace::build_matrix(t, invs, names, mo);
   if (!m.ok()) {
