@@ -64,7 +64,7 @@ Status gather_logits(const ChipTaskArgs& a) {
   return Status::Ok();
 }
 
-class Dsv4Node final : public NodeWorkload {
+class Dsv4Node final : public Dsv4NodeWorkload {
  public:
   Dsv4Node() {
     params_.add("chips", 2, 1, 8, "chips: EP for the routed experts, TP for the LM head");
@@ -175,6 +175,7 @@ class Dsv4Node final : public NodeWorkload {
   uint64_t expected_tasks() const override {
     return static_cast<uint64_t>((params_.get("chips") + 1) * (layers() + 1));
   }
+  std::span<const float> logits() const override { return {logits_, logits_ ? want_.size() : 0}; }
   uint64_t chip_runs_per_round() const override { return static_cast<uint64_t>(layers() + 1); }
 
  private:
@@ -273,6 +274,7 @@ class Dsv4Node final : public NodeWorkload {
 
 }  // namespace
 
-std::unique_ptr<NodeWorkload> make_dsv4_node_workload() { return std::make_unique<Dsv4Node>(); }
+std::unique_ptr<Dsv4NodeWorkload> make_dsv4_node() { return std::make_unique<Dsv4Node>(); }
+std::unique_ptr<NodeWorkload> make_dsv4_node_workload() { return make_dsv4_node(); }
 
 }  // namespace taskring::workloads

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "taskring/base/knobs.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/workloads/dsv4.hpp"
 #include "test_scale.hpp"
@@ -93,6 +94,43 @@ TEST(Dsv4Chip, GoldenCanFail) {
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
   EXPECT_EQ(g.mismatches, 1u);
   EXPECT_EQ(g.worst_index, 3u);
+}
+
+// TASKRING_SKIP_DEVICE_RUN on hbg: the entry runs (host tasks, Definitions
+// recorded, uploads) but no task executes, so the logits stay as bound.
+TEST(Dsv4Chip, SkipDeviceRunRunsTheHostHalfOnly) {
+  auto w = make_dsv4_chip_workload();
+  ASSERT_TRUE(w->setup().ok());
+  ChipWorkerConfig cfg;
+  cfg.runtime = "hbg";
+  cfg.env = map_env({{"TASKRING_SKIP_DEVICE_RUN", "1"}});
+  auto worker = ChipWorker::create(cfg);
+  ASSERT_TRUE(worker.ok()) << worker.status().to_string();
+  auto id = (*worker)->register_callable(w->callable());
+  ASSERT_TRUE(id.ok());
+  ChipTaskArgs args;
+  ASSERT_TRUE(w->bind_args(args).ok());
+  auto rep = (*worker)->run(*id, args);
+  ASSERT_TRUE(rep.ok()) << rep.status().to_string();
+  EXPECT_TRUE(rep->skipped_device_run);
+  EXPECT_EQ(rep->graph.host_tasks, 4u + 2u);
+  EXPECT_EQ(rep->graph.definitions_recorded, 2u);
+  EXPECT_EQ(rep->graph.arena_h2d_calls, 1u);
+  EXPECT_EQ(rep->stats.tasks_completed, 0u);
+  EXPECT_EQ(rep->graph.graph_nodes_run, 0u);
+  for (float v : w->output()) ASSERT_EQ(v, 0.0f);
+  // tmr orchestrates on the device: nothing runs at all.
+  cfg.runtime = "tmr";
+  auto tmr = ChipWorker::create(cfg);
+  ASSERT_TRUE(tmr.ok());
+  auto tid = (*tmr)->register_callable(w->callable());
+  ASSERT_TRUE(tid.ok());
+  ChipTaskArgs targs;
+  ASSERT_TRUE(w->bind_args(targs).ok());
+  auto trep = (*tmr)->run(*tid, targs);
+  ASSERT_TRUE(trep.ok());
+  EXPECT_TRUE(trep->skipped_device_run);
+  EXPECT_EQ(trep->stats.tasks_submitted, 0u);
 }
 
 TEST(Dsv4Chip, BadParametersAreNamed) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "taskring/workloads/node_workload.hpp"
 
@@ -10,6 +11,15 @@ namespace taskring::workloads {
 
 // The routed experts split over the chips (EP = chips), the LM head split by
 // columns (TP = chips) and gathered; one Graph per decoder layer per chip.
+class Dsv4NodeWorkload : public NodeWorkload {
+ public:
+  // The gathered logits [batch, vocab] of the last round (empty before
+  // setup()): what check() compares with the reference.
+  virtual std::span<const float> logits() const = 0;
+};
+
+std::unique_ptr<Dsv4NodeWorkload> make_dsv4_node();
+// The same, as the node catalog's entry.
 std::unique_ptr<NodeWorkload> make_dsv4_node_workload();
 
 }  // namespace taskring::workloads
