@@ -27,6 +27,8 @@ void ChipRunTotals::add(const RunReport& r) {
   h2d_bytes += r.h2d_bytes;
   runtime_h2d_calls += g.graph_upload_calls + g.arena_h2d_calls + g.image_h2d_calls;
   runtime_h2d_bytes += g.graph_upload_bytes + g.arena_h2d_bytes + g.image_h2d_bytes;
+  submission_h2d_calls += g.arena_h2d_calls;
+  upload_ns += g.graph_upload_ns + g.arena_h2d_ns + g.image_h2d_ns;
   d2h_calls += r.d2h_calls;
   d2h_bytes += r.d2h_bytes;
   bind_ns += r.bind_ns;
@@ -51,6 +53,8 @@ void ChipRunTotals::add(const ChipRunTotals& o) {
   h2d_bytes += o.h2d_bytes;
   runtime_h2d_calls += o.runtime_h2d_calls;
   runtime_h2d_bytes += o.runtime_h2d_bytes;
+  submission_h2d_calls += o.submission_h2d_calls;
+  upload_ns += o.upload_ns;
   d2h_calls += o.d2h_calls;
   d2h_bytes += o.d2h_bytes;
   bind_ns += o.bind_ns;

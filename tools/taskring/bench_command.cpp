@@ -89,6 +89,11 @@ int run_rank(const BenchOptions& o, int rank) {
     std::fprintf(stderr, "rank %d: registering the callable: %s\n", rank, id.status().to_string().c_str());
     return 1;
   }
+  Status placed = (*w)->place_on_device(**worker);
+  if (!placed.ok()) {
+    std::fprintf(stderr, "rank %d: placing inputs on the device: %s\n", rank, placed.to_string().c_str());
+    return 1;
+  }
   for (int r = 0; r < o.warmup + o.rounds; ++r) {
     auto res = workloads::run_round(**worker, *id, **w);
     if (!res.ok() || !res->golden.ok()) {

@@ -83,6 +83,8 @@ nlohmann::json totals_json(const node::ChipRunTotals& t) {
           {"h2d_bytes", t.h2d_bytes},
           {"runtime_h2d_calls", t.runtime_h2d_calls},
           {"runtime_h2d_bytes", t.runtime_h2d_bytes},
+          {"submission_h2d_calls", t.submission_h2d_calls},
+          {"upload_ns", t.upload_ns},
           {"d2h_calls", t.d2h_calls},
           {"d2h_bytes", t.d2h_bytes},
           {"orch_ns", t.orch_ns},

@@ -136,6 +136,25 @@ nlohmann::json row_json(const Row& row) {
           {"d2h_calls", rep.d2h_calls},
           {"d2h_bytes", rep.d2h_bytes},
           {"skipped_device_run", rep.skipped_device_run},
+          {"graph",
+           {{"host_tasks", rep.graph.host_tasks},
+            {"graph_tasks", rep.graph.graph_tasks},
+            {"graph_nodes_run", rep.graph.graph_nodes_run},
+            {"definitions_used", rep.graph.definitions_used},
+            {"definitions_recorded", rep.graph.definitions_recorded},
+            {"nodes_recorded", rep.graph.nodes_recorded},
+            {"host_orch_ns", rep.graph.host_orch_ns},
+            {"record_ns", rep.graph.record_ns},
+            {"graph_upload_calls", rep.graph.graph_upload_calls},
+            {"graph_upload_bytes", rep.graph.graph_upload_bytes},
+            {"graph_upload_ns", rep.graph.graph_upload_ns},
+            {"arena_h2d_calls", rep.graph.arena_h2d_calls},
+            {"arena_h2d_bytes", rep.graph.arena_h2d_bytes},
+            {"arena_h2d_ns", rep.graph.arena_h2d_ns},
+            {"arena_fallback_submissions", rep.graph.arena_fallback_submissions},
+            {"image_h2d_calls", rep.graph.image_h2d_calls},
+            {"image_h2d_bytes", rep.graph.image_h2d_bytes},
+            {"image_h2d_ns", rep.graph.image_h2d_ns}}},
           {"golden",
            {{"status", row.golden_skipped ? "skipped" : row.r.golden.ok() ? "pass" : "fail"},
             {"checked", g.checked},
@@ -189,6 +208,11 @@ int run_workload(Workload& w) {
   Expected<int> id = (*worker)->register_callable(w.callable());
   if (!id.ok()) {
     std::fprintf(stderr, "%s: registering the callable: %s\n", who.c_str(), id.status().to_string().c_str());
+    return 1;
+  }
+  Status placed = w.place_on_device(**worker);
+  if (!placed.ok()) {
+    std::fprintf(stderr, "%s: placing inputs on the device: %s\n", who.c_str(), placed.to_string().c_str());
     return 1;
   }
   const Topology topo = (*worker)->topology();

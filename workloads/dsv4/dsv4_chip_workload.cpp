@@ -64,6 +64,26 @@ class Dsv4ChipWorkload final : public Workload {
 
   ChipCallable callable() const override { return dsv4_callable(); }
 
+  // Weights, caches and tables into device memory once; x, the routed
+  // partial and the logits stay host tensors staged per run.
+  Status place_on_device(ChipWorker& worker) override {
+    Device& dev = worker.device();
+    for (int i = 0; i < kEntryTensors; ++i) {
+      if (i == kX || i == kRouted || i == kLogits) continue;
+      ChipTensor& t = t_[i];
+      if (t.address_space == AddressSpace::DEVICE) continue;
+      const uint64_t bytes = t.buffer.size;
+      TASKRING_ASSIGN_OR_RETURN(uint64_t addr, dev.malloc(std::max<uint64_t>(bytes, 4), 1024, "dsv4 resident input"));
+      // The caches are refreshed from the problem (bind_args resets the host copies).
+      const void* src = i == kKc ? p_.k_cache.data() : i == kVc ? p_.v_cache.data()
+                                                                : reinterpret_cast<const void*>(t.buffer.addr);
+      TASKRING_RETURN_IF_ERROR(dev.copy_to_device(addr, src, bytes));
+      t.buffer.addr = addr;
+      t.address_space = AddressSpace::DEVICE;
+    }
+    return Status::Ok();
+  }
+
   Status bind_args(ChipTaskArgs& args) override {
     std::copy(p_.x.begin(), p_.x.end(), x_.begin());
     std::copy(p_.k_cache.begin(), p_.k_cache.end(), kc_.begin());

@@ -26,6 +26,8 @@ struct ChipRunTotals {
   uint64_t nodes_recorded = 0;
   uint64_t h2d_calls = 0, h2d_bytes = 0;                  // every copy to the device (staging + runtime)
   uint64_t runtime_h2d_calls = 0, runtime_h2d_bytes = 0;  // of which the runtime's: Definitions, submission images, task image
+  uint64_t submission_h2d_calls = 0;  // of which Graph submission images (bulk arena: 1 per run; per layer without it)
+  uint64_t upload_ns = 0;             // hbg: Definition + submission image + task image uploads
   uint64_t d2h_calls = 0, d2h_bytes = 0;
   uint64_t bind_ns = 0;      // ChipWorker prepare (staging)
   uint64_t orch_ns = 0;      // orchestration window (hbg: the host phase)

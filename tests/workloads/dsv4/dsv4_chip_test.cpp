@@ -76,6 +76,33 @@ TEST(Dsv4Chip, TASKRING_TSAN_DISABLED(GoldenAndBitIdenticalGraphOnOffOnBothRunti
   EXPECT_EQ(tmr_on.report.stats.kernel_tasks, tmr_on.expected_tasks);
 }
 
+// Weights resident in device memory: the same logits, bit for bit, with only
+// x, the routed partial and the logits staged per run.
+TEST(Dsv4Chip, PlaceOnDeviceKeepsTheOutputAndStagesLess) {
+  Result host = run_dsv4("hbg", 1, 1);
+  auto w = make_dsv4_chip_workload();
+  ASSERT_TRUE(w->setup().ok());
+  ChipWorkerConfig cfg;
+  cfg.runtime = "hbg";
+  auto worker = ChipWorker::create(cfg);
+  ASSERT_TRUE(worker.ok());
+  auto id = (*worker)->register_callable(w->callable());
+  ASSERT_TRUE(id.ok());
+  Status placed = w->place_on_device(**worker);
+  ASSERT_TRUE(placed.ok()) << placed.to_string();
+  for (int round = 0; round < 2; ++round) {
+    ChipTaskArgs args;
+    ASSERT_TRUE(w->bind_args(args).ok());
+    auto rep = (*worker)->run(*id, args);
+    ASSERT_TRUE(rep.ok()) << rep.status().to_string();
+    Status g = w->check();
+    EXPECT_TRUE(g.ok()) << g.to_string();
+    EXPECT_LT(rep->h2d_bytes, host.report.h2d_bytes / 10);
+  }
+  auto out = w->output();
+  EXPECT_TRUE(same_bits(std::vector<float>(out.begin(), out.end()), host.logits));
+}
+
 TEST(Dsv4Chip, GoldenCanFail) {
   auto w = make_dsv4_chip_workload();
   ASSERT_TRUE(w->params().set("layers", 2).ok());
