@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
+#include <utility>
+
+#include "taskring/workloads/params.hpp"
 
 namespace taskring::cli {
 
@@ -27,13 +30,21 @@ void add_run_command(CLI::App& app);
 void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime,
                               const bool* json, const bool* skip_device_run);
 
-// A 0/1 workload parameter is a switch: also accept on/off, true/false, yes/no.
-inline CLI::Transformer on_off_switch() {
-  return CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
-                                                             {"false", "0"}, {"yes", "1"}, {"no", "0"}},
-                          CLI::ignore_case);
-}
-bool node_run_parsed();
+// A workload parameter as `--<name> <value>` bound to its storage, range
+// checked. A 0/1 parameter is a switch: `--graph on|off` (also 1/0,
+// true/false, yes/no) or alone (`--balanced-routing`) for 1.
+inline void add_param_option(CLI::App* sub, workloads::Param& p) {
+  CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help);
+  if (p.min == 0 && p.max == 1) {
+    opt->expected(0, 1)->default_str("1");
+    opt->transform(CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
+                                                                       {"false", "0"}, {"yes", "1"}, {"no", "0"}},
+                                    CLI::ignore_case));
+  } else {
+    opt->capture_default_str();
+  }
+  opt->check(CLI::Range(p.min, p.max));
+}bool node_run_parsed();
 bool is_node_workload(std::string_view name);
 struct NodeBenchOptions {
   std::string workload;
@@ -43,8 +54,9 @@ struct NodeBenchOptions {
   bool json = false;
   std::string log_path;
   uint64_t timeout_ms = 600000;
-  std::string runtime = "tmr";             // tmr or hbg
-  std::vector<std::string> params;         // "name=value" workload parameters
+  // Workload parameters set from flags (--balanced-routing, --param k=v).
+  std::vector<std::pair<std::string, int64_t>> params;
+  std::string runtime = "tmr";  // the chips' L2 runtime: tmr or hbg
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);

@@ -195,9 +195,7 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     auto* sub = run->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();
     for (workloads::Param& p : w->params().entries()) {
-      CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help)->capture_default_str();
-      if (p.min == 0 && p.max == 1) opt->transform(on_off_switch());  // --graph on|off
-      opt->check(CLI::Range(p.min, p.max));
+      add_param_option(sub, p);
     }
     NodeWorkload* raw = w.get();
     sub->callback([raw] {
@@ -237,19 +235,16 @@ int run_node_bench(const NodeBenchOptions& o) {
     std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
     return 2;
   }
-  for (const std::string& kv : o.params) {
-    const size_t eq = kv.find('=');
-    Status set = eq == std::string::npos
-                     ? invalid_argument("'" + kv + "' is not name=value")
-                     : w.params().set_from_string(kv.substr(0, eq), kv.substr(eq + 1));
-    if (!set.ok()) {
-      std::fprintf(stderr, "taskring bench: --set: %s\n", set.to_string().c_str());
+  for (const auto& [name, value] : o.params) {
+    ps = w.params().set(name, value);
+    if (!ps.ok()) {
+      std::fprintf(stderr, "taskring bench: --%s: %s\n", name.c_str(), ps.to_string().c_str());
       return 2;
     }
   }
-  Status valid = w.validate();
-  if (!valid.ok()) {
-    std::fprintf(stderr, "taskring bench: %s\n", valid.to_string().c_str());
+  ps = w.validate();
+  if (!ps.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", ps.to_string().c_str());
     return 2;
   }
   if (!log::strace::enabled()) {

@@ -267,11 +267,7 @@ void add_run_command(CLI::App& app) {
     std::unique_ptr<Workload> w = e.make();
     auto* sub = cmd->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();  // --rounds / --warmup / --json may follow the workload name
-    for (workloads::Param& p : w->params().entries()) {
-      CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help)->capture_default_str();
-      if (p.min == 0 && p.max == 1) opt->transform(on_off_switch());  // --graph on|off
-      opt->check(CLI::Range(p.min, p.max));
-    }
+    for (workloads::Param& p : w->params().entries()) add_param_option(sub, p);
     g_workloads.emplace_back(sub, std::move(w));
   }
   cmd->add_flag("--skip-device-run", g_opt.skip_device_run,

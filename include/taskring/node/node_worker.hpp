@@ -125,6 +125,9 @@ class NodeWorker {
   Expected<ChipRunTotals> take_chip_run_totals(int chip);
 
   const NodeConfig& config() const;
+  // Comm domains allocated and not yet swept (each run's fence sweeps its
+  // own). For tests and tools.
+  int live_domains() const;
   // The pid of chip `i` / SUB `i`; -1 when not running. For tests and tools.
   int chip_pid(int i) const;
   int sub_pid(int i) const;
