@@ -52,7 +52,7 @@ enum RunScalar : int {
   kDenseLayers,  // Ld
   kLayerBegin,   // first layer this run computes
   kLayerEnd,     // one past the last
-  kHead,         // 1: final RMSNorm + LM head after the layers
+  kHead,         // 1: final RMSNorm + LM head after the layers (kEp: after an allgather of x)
   kMoeMode,      // MoeMode
   kGraph,        // 1: one rt_submit_graph per layer; 0: the same bodies as ordinary tasks
   kRunScalars
@@ -63,6 +63,12 @@ enum BodyScalar : int {
   kB, kH, kHeads, kKvHeads, kD, kRq, kRkv, kF, kE, kLocalExperts, kExpertBase, kTopk, kFe,
   kEps,         // float bits
   kContext, kBlockSize, kPool, kBalanced,
+  // MoeMode::kEp only (0 otherwise): the comm domain of the run.
+  kCommCtx,      // this chip's CommContext (device address), for the comm kernels
+  kCountsOff, kRecvXOff, kRecvWOff, kRecvMetaOff, kRetOff,  // MoE window buffers (byte offsets)
+  kGatherOff,    // allgather scratch (the LM head's hidden-state gather)
+  kTokenBase,    // global index of this chip's first token (balanced routing)
+  kCapacity,     // rows a chip can receive in one dispatch (chips·B·topk: never overflows)
   kFirstPhys,   // B values: the new token's physical block per sequence
 };
 
@@ -79,6 +85,8 @@ enum BodyTensor : int {
 enum MoeMode : int64_t {
   kLocal = 0,    // into x (every routed expert is on this chip)
   kPartial = 1,  // into kRouted; x gets attention + shared expert only (a host combine adds the chips' partials)
+  kEp = 2,       // expert parallel over the node's comm domain: moe_dispatch → moe_expert_ffn (this chip's
+                 // experts) → moe_combine, added into x; the LM head all-gathers x first
 };
 
 }  // namespace taskring::workloads::dsv4

@@ -1,8 +1,15 @@
 // dsv4 on the L3 node: EP = chips for the routed experts, TP = chips for the
 // LM head.
 //
-// Until comm domains land, the chips exchange through the host, one
-// decoder layer per node step: every chip runs the layer (attention and the
+// comm = 1 (default): one chip run per chip and step, as one group task over
+// a comm domain: chip c decodes sequences [c·B/N, (c+1)·B/N) (attention is
+// data parallel), its MoE layers dispatch every token to the chips owning
+// its experts and combine the results (moe_dispatch / moe_expert_ffn /
+// moe_combine, docs/comm.md), and before the LM head an allgather gives
+// every chip every token's hidden state; a SUB task gathers the columns.
+//
+// comm = 0: the chips exchange through the host, one decoder layer per node
+// step: every chip runs the layer (attention and the
 // shared expert replicated, its own E/chips routed experts into a routed
 // partial), then one SUB task combines: x ← x_0 + Σ_c routed_c on every
 // chip's copy (the EP combine; the dispatch is implicit because every chip
@@ -16,6 +23,8 @@
 
 #include "dsv4_orchestration.hpp"
 #include "dsv4_params.hpp"
+#include "taskring/kernels/comm_kernels.hpp"
+#include "taskring/node/collectives.hpp"
 #include "taskring/workloads/dsv4_node.hpp"
 
 namespace taskring::workloads {
@@ -68,6 +77,9 @@ class Dsv4Node final : public Dsv4NodeWorkload {
  public:
   Dsv4Node() {
     params_.add("chips", 2, 1, 8, "chips: EP for the routed experts, TP for the LM head");
+    params_.add("comm", 1, 0, 1,
+                "1: MoE dispatch/combine and the LM-head gather over a comm domain, one chip run per chip and step; "
+                "0: through the host, one node step per layer");
     declare_params(params_);
   }
   std::string_view name() const override { return "dsv4"; }
@@ -76,7 +88,13 @@ class Dsv4Node final : public Dsv4NodeWorkload {
            "per layer";
   }
 
-  Status validate() const override { return shape_from(params_, params_.get("chips")).status(); }
+  Status validate() const override {
+    TASKRING_ASSIGN_OR_RETURN(Shape s, shape_from(params_, params_.get("chips")));
+    if (params_.get("comm") != 0 && s.batch % s.ep != 0)
+      return invalid_argument("dsv4: batch " + std::to_string(s.batch) + " is not a multiple of chips " +
+                              std::to_string(s.ep) + " (with --comm 1 every chip decodes batch/chips sequences)");
+    return Status::Ok();
+  }
 
   node::NodeConfig node_config() const override {
     node::NodeConfig c;
@@ -108,6 +126,9 @@ class Dsv4Node final : public Dsv4NodeWorkload {
       TASKRING_ASSIGN_OR_RETURN(void* v, node.alloc_shared(floats * 4));
       return static_cast<float*>(v);
     };
+    comm_ = params_.get("comm") != 0;
+    seqs_ = comm_ ? s.batch / chips_ : s.batch;  // sequences per chip
+    const uint32_t Bc = u(seqs_);
     TASKRING_ASSIGN_OR_RETURN(x_, shared(uint64_t{C} * B * H));
     TASKRING_ASSIGN_OR_RETURN(routed_, shared(uint64_t{C} * B * H));
     TASKRING_ASSIGN_OR_RETURN(parts_, shared(uint64_t{C} * B * Vl));
@@ -126,9 +147,15 @@ class Dsv4Node final : public Dsv4NodeWorkload {
     if (!up.ok()) return up.with_context("dsv4: uploading the weights");
     for (int64_t c = 0; c < chips_; ++c) {
       EntryTensors& t = t_[static_cast<size_t>(c)];
-      t[kX] = X_.view({B, H}, {u(c) * B, 0});
-      t[kRouted] = R_.view({B, H}, {u(c) * B, 0});
+      // Host mode: every chip a copy of every token; comm mode: chip c's
+      // sequences [c·Bc, (c+1)·Bc) of one x.
+      t[kX] = X_.view({Bc, H}, {u(c) * Bc, 0});
+      t[kRouted] = R_.view({Bc, H}, {u(c) * Bc, 0});
       t[kLogits] = P_.view({B, Vl}, {u(c) * B, 0});
+      if (comm_) {
+        t[kPos] = t[kPos].view({Bc}, {u(c) * Bc});
+        t[kTable] = t[kTable].view({Bc, t[kTable].shapes[1]}, {u(c) * Bc, 0});
+      }
     }
     for (int64_t c = 0; c < chips_; ++c) (void)node.take_chip_run_totals(static_cast<int>(c));  // not a round's
     return Status::Ok();
@@ -136,12 +163,13 @@ class Dsv4Node final : public Dsv4NodeWorkload {
 
   void reset_output() override {
     const size_t n = p_.x.size();
-    for (int64_t c = 0; c < chips_; ++c) std::copy(p_.x.begin(), p_.x.end(), x_ + c * n);
+    for (int64_t c = 0; c < (comm_ ? 1 : chips_); ++c) std::copy(p_.x.begin(), p_.x.end(), x_ + c * n);
     std::fill(routed_, routed_ + chips_ * n, 0.0f);
     std::fill(logits_, logits_ + want_.size(), 0.0f);
   }
 
   node::OrchFunction orchestration() override {
+    if (comm_) return [this](Orchestrator& o) { return orchestrate_over_comm(o); };
     return [this](Orchestrator& o) -> Status {
       const Shape& s = p_.s;
       for (int64_t l = 0; l <= s.layers; ++l) {
@@ -173,10 +201,13 @@ class Dsv4Node final : public Dsv4NodeWorkload {
   }
 
   uint64_t expected_tasks() const override {
+    if (params_.get("comm") != 0) return 2;  // one group task (every chip), one SUB gather
     return static_cast<uint64_t>((params_.get("chips") + 1) * (layers() + 1));
   }
   std::span<const float> logits() const override { return {logits_, logits_ ? want_.size() : 0}; }
-  uint64_t chip_runs_per_round() const override { return static_cast<uint64_t>(layers() + 1); }
+  uint64_t chip_runs_per_round() const override {
+    return params_.get("comm") != 0 ? 1 : static_cast<uint64_t>(layers() + 1);
+  }
 
  private:
   int64_t layers() const {
@@ -263,6 +294,60 @@ class Dsv4Node final : public Dsv4NodeWorkload {
     return Status::Ok();
   }
 
+  // One step with the chips exchanging over a comm domain: one group task
+  // (the whole step on every chip, its sequences, its experts, its LM-head
+  // columns), then the SUB gather of the logits.
+  Status orchestrate_over_comm(Orchestrator& o) {
+    const Shape& s = p_.s;
+    node::MoeShape ms;
+    ms.tokens = static_cast<uint32_t>(seqs_);
+    ms.hidden = static_cast<uint32_t>(s.hidden);
+    ms.experts = static_cast<uint32_t>(s.experts);
+    ms.topk = static_cast<uint32_t>(s.topk);
+    ms.ffn = static_cast<uint32_t>(s.expert_ffn);
+    const int n = static_cast<int>(chips_);
+    std::vector<node::DomainBufferSpec> bufs = node::moe_window_buffers(ms, n);
+    for (node::DomainBufferSpec& b : bufs)
+      if (b.name == "moe_recv_x") b.bytes = uint64_t{ms.cap(n)} * ms.hidden * 4;  // the rows travel in FP32
+    bufs.push_back({"dsv4_gather", kernels::collective_scratch_bytes(kernels::CollectiveOp::kAllgather,
+                                                                      uint64_t(seqs_ * s.hidden), 4, n)});
+    uint64_t window = 0;
+    for (const node::DomainBufferSpec& b : bufs) window += (b.bytes + 63) / 64 * 64;
+    std::vector<int> chips(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c) chips[static_cast<size_t>(c)] = c;
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("dsv4", chips, window, bufs));
+    RunPart::Comm comm;
+    TASKRING_ASSIGN_OR_RETURN(comm.counts, d->buffer_offset("moe_counts"));
+    TASKRING_ASSIGN_OR_RETURN(comm.recv_x, d->buffer_offset("moe_recv_x"));
+    TASKRING_ASSIGN_OR_RETURN(comm.recv_w, d->buffer_offset("moe_recv_w"));
+    TASKRING_ASSIGN_OR_RETURN(comm.recv_meta, d->buffer_offset("moe_recv_meta"));
+    TASKRING_ASSIGN_OR_RETURN(comm.ret, d->buffer_offset("moe_ret"));
+    TASKRING_ASSIGN_OR_RETURN(comm.gather, d->buffer_offset("dsv4_gather"));
+    comm.capacity = ms.cap(n);
+    std::vector<ChipTaskArgs> args(static_cast<size_t>(n));
+    std::vector<const ChipTaskArgs*> ptrs;
+    for (int c = 0; c < n; ++c) {
+      TASKRING_ASSIGN_OR_RETURN(const node::DomainMember m, d->member(c));
+      RunPart part;
+      part.layer_end = s.layers;
+      part.mode = kEp;
+      part.graph = params_.get("graph") != 0;
+      part.chip = c;
+      part.seq_begin = c * seqs_;
+      part.seq_count = seqs_;
+      part.comm = comm;
+      part.comm.ctx = m.device_ctx;
+      add_entry_args(args[static_cast<size_t>(c)], t_[static_cast<size_t>(c)], p_, part);
+      ptrs.push_back(&args[static_cast<size_t>(c)]);
+    }
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(chip_callable_, ptrs, chips));
+    ChipTaskArgs sub;
+    sub.add_input(P_).add_output(L_).add_scalar(uint64_t(chips_));
+    return o.submit_sub(gather_, sub);
+  }
+
+  bool comm_ = false;
+  int64_t seqs_ = 0;
   int64_t chips_ = 0;
   int chip_callable_ = -1, combine_ = -1, gather_ = -1;
   Problem p_;

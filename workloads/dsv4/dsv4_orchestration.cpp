@@ -8,6 +8,7 @@
 #include "dsv4_args.hpp"
 #include "pto_orchestration_api.h"
 #include "taskring/kernels/builtin_ids.hpp"
+#include "taskring/kernels/comm_kernels.hpp"
 #include "taskring/workloads/orch_views.hpp"
 
 namespace taskring::workloads::dsv4 {
@@ -129,6 +130,36 @@ void dense_layer(const GraphTaskArgs& a) {
   add_into(x, swiglu_ffn(xn, *a.tensor(bWg), *a.tensor(bWu), *a.tensor(bWd), B, H, F, y_r));
 }
 
+// The routed experts across the chips (MoeMode::kEp): this chip's tokens
+// go to the chips owning their experts (moe_dispatch), each chip runs its
+// experts on what it received (moe_expert_ffn), the results come back and
+// are summed with the gates (moe_combine); x += that. Kernels and window
+// protocol: docs/comm.md.
+void moe_ep(const GraphTaskArgs& a, const ChipTensor& xn, const ChipTensor& ids, const ChipTensor& wts) {
+  namespace cid = kernels::comm_id;
+  const uint32_t B = u32(a.scalar(kB)), H = u32(a.scalar(kH)), El = u32(a.scalar(kLocalExperts));
+  const uint32_t cap = u32(a.scalar(kCapacity));
+  const ChipTensor& x = *a.tensor(bX);
+  const TensorCreateInfo rx_info({cap, H}), rw_info({cap}), rm_info({cap, 3}, DataType::INT32),
+      rc_info({El}, DataType::INT32);
+  CoreTaskArgs d;
+  d.add_input(xn).add_input(ids).add_input(wts);
+  d.add_output(rx_info).add_output(rw_info).add_output(rm_info).add_output(rc_info);
+  for (int s : {kCommCtx, kE, kCountsOff, kRecvXOff, kRecvWOff, kRecvMetaOff}) d.add_scalar(a.scalar(s));
+  TaskOutputTensors recv = rt_submit_aiv_task(cid::kMoeDispatch, d);
+  const TensorCreateInfo ry_info({cap, H});
+  CoreTaskArgs f;
+  f.add_input(recv.get_ref(0)).add_input(recv.get_ref(3));
+  f.add_input(*a.tensor(bEg)).add_input(*a.tensor(bEu)).add_input(*a.tensor(bEd)).add_output(ry_info);
+  TaskOutputTensors y = rt_submit_aic_task(cid::kMoeExpertFfn, f);
+  const TensorCreateInfo out_info({B, H});
+  CoreTaskArgs c;
+  c.add_input(out0(y)).add_input(recv.get_ref(2)).add_input(recv.get_ref(3)).add_input(wts).add_output(out_info);
+  c.add_scalar(a.scalar(kCommCtx)).add_scalar(a.scalar(kRetOff));
+  TaskOutputTensors routed = rt_submit_aiv_task(cid::kMoeCombine, c);
+  add_into(x, out0(routed));
+}
+
 // A MoE decoder layer: attention, then x += shared expert + Σ gates · routed
 // experts. The routed experts of this chip are computed on fixed-capacity
 // token lists (moe_route: capacity = B, padding slots have gate 0) and
@@ -146,8 +177,13 @@ void moe_layer(const GraphTaskArgs& a, int64_t mode) {
   const TensorCreateInfo ids_info({B, K}, DataType::INT32), wts_info({B, K});
   CoreTaskArgs gt;
   gt.add_input(logits).add_output(ids_info).add_output(wts_info);
-  gt.add_scalar(a.scalar(kBalanced)).add_scalar(uint64_t{0});
+  gt.add_scalar(a.scalar(kBalanced)).add_scalar(a.scalar(kTokenBase));
   TaskOutputTensors gate_r = rt_submit_aiv_task(id::kTopkGating, gt);
+  add_into(x, swiglu_ffn(xn, *a.tensor(bWg), *a.tensor(bWu), *a.tensor(bWd), B, H, F, shared_r));
+  if (mode == kEp) {
+    moe_ep(a, xn, gate_r.get_ref(0), gate_r.get_ref(1));
+    return;
+  }
   CoreTaskArgs rt;
   rt.add_input(gate_r.get_ref(0)).add_input(gate_r.get_ref(1));
   const TensorCreateInfo rows_info({El, B}, DataType::INT32), gates_info({El, B});
@@ -156,7 +192,6 @@ void moe_layer(const GraphTaskArgs& a, int64_t mode) {
   TaskOutputTensors route_r = rt_submit_aiv_task(id::kMoeRoute, rt);
   const ChipTensor& rows = route_r.get_ref(0);
   const ChipTensor& gates = route_r.get_ref(1);
-  add_into(x, swiglu_ffn(xn, *a.tensor(bWg), *a.tensor(bWu), *a.tensor(bWd), B, H, F, shared_r));
   const ChipTensor& dst = mode == kPartial ? *a.tensor(bRouted) : x;
   for (uint32_t e = 0; e < El; ++e) {
     const ChipTensor r = rows.view({1, B}, {e, 0}).reshape({B});
@@ -241,10 +276,22 @@ void dsv4_entry(const ChipTaskArgs& args) {
     }
   }
   if (run[kHead] != 0) {
-    const uint32_t B = u32(body[kB]);
     const ChipTensor& logits = *args.tensor(kLogits);
+    const uint32_t B = logits.shapes[0];  // every token of the step (kEp: all chips')
+    ChipTensor x = *args.tensor(kX);
+    TaskOutputTensors all_r;
+    if (mode == kEp) {
+      // TP LM head: every chip needs every token's hidden state.
+      namespace cid = kernels::comm_id;
+      const ChipTensor mine = x.reshape({u32(body[kB]) * H});
+      const TensorCreateInfo all_info({B * H});
+      CoreTaskArgs g;
+      g.add_input(mine).add_output(all_info).add_scalar(body[kCommCtx]).add_scalar(body[kGatherOff]);
+      all_r = rt_submit_aiv_task(cid::kAllgather, g);
+      x = out0(all_r).reshape({B, H});
+    }
     TaskOutputTensors xn_r;
-    const ChipTensor& xn = rmsnorm(*args.tensor(kX), *args.tensor(kFinalNorm), B, H, body[kEps], xn_r);
+    const ChipTensor& xn = rmsnorm(x, *args.tensor(kFinalNorm), B, H, body[kEps], xn_r);
     CoreTaskArgs t;
     t.add_input(xn).add_input(*args.tensor(kLmHead)).add_output(logits);
     rt_submit_aic_task(id::kMatmul, t);
@@ -265,6 +312,8 @@ ChipCallable dsv4_callable() {
   c.name = "dsv4";
   c.entry = dsv4_entry;
   c.config = dsv4_config;
+  // The comm kernels (MoeMode::kEp); unused by the other modes.
+  for (const kernels::CommKernel& k : kernels::comm_kernels()) c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
   return c;
 }
 

@@ -85,22 +85,31 @@ void add_entry_args(ChipTaskArgs& args, const EntryTensors& t, const Problem& p,
   }
   args.add_scalar(s.layers).add_scalar(s.dense_layers).add_scalar(part.layer_begin).add_scalar(part.layer_end);
   args.add_scalar(int64_t{part.head}).add_scalar(static_cast<int64_t>(part.mode)).add_scalar(int64_t{part.graph});
+  const int64_t seqs = part.seq_count < 0 ? s.batch : part.seq_count;
   uint32_t eps_bits;
   std::memcpy(&eps_bits, &s.eps, 4);
-  args.add_scalar(s.batch).add_scalar(s.hidden).add_scalar(s.heads).add_scalar(s.kv_heads).add_scalar(s.head_dim);
+  args.add_scalar(seqs).add_scalar(s.hidden).add_scalar(s.heads).add_scalar(s.kv_heads).add_scalar(s.head_dim);
   args.add_scalar(s.q_rank).add_scalar(s.kv_rank).add_scalar(s.ffn).add_scalar(s.experts);
   args.add_scalar(s.local_experts()).add_scalar(part.chip * s.local_experts()).add_scalar(s.topk);
   args.add_scalar(s.expert_ffn).add_scalar(uint64_t{eps_bits}).add_scalar(s.context).add_scalar(s.block_size);
   args.add_scalar(s.pool()).add_scalar(s.balanced);
-  for (int64_t b = 0; b < s.batch; ++b) args.add_scalar(static_cast<int64_t>(p.new_token_block(b)));
+  const RunPart::Comm& c = part.comm;
+  args.add_scalar(c.ctx).add_scalar(c.counts).add_scalar(c.recv_x).add_scalar(c.recv_w).add_scalar(c.recv_meta);
+  args.add_scalar(c.ret).add_scalar(c.gather).add_scalar(part.seq_begin).add_scalar(c.capacity);
+  for (int64_t b = part.seq_begin; b < part.seq_begin + seqs; ++b)
+    args.add_scalar(static_cast<int64_t>(p.new_token_block(b)));
 }
 
 uint64_t tasks_of(const Shape& s, const RunPart& part) {
-  const int64_t attention = 11 + 3 * s.batch * s.kv_heads;  // alloc_tensors counted apart
+  const int64_t seqs = part.seq_count < 0 ? s.batch : part.seq_count;
+  const int64_t attention = 11 + 3 * seqs * s.kv_heads;  // alloc_tensors counted apart
+  // MoE: norm, router, top-k, shared expert (4) + add; then moe_route and
+  // 6 per local expert, or dispatch, expert FFN, combine, add (kEp).
+  const int64_t moe = 8 + (part.mode == kEp ? 4 : 1 + 6 * s.local_experts());
   uint64_t n = 0;
   for (int64_t l = part.layer_begin; l < part.layer_end; ++l)
-    n += static_cast<uint64_t>(attention + (l < s.dense_layers ? 6 : 9 + 6 * s.local_experts()));
-  return n + (part.head ? 2 : 0);
+    n += static_cast<uint64_t>(attention + (l < s.dense_layers ? 6 : moe));
+  return n + (part.head ? (part.mode == kEp ? 3 : 2) : 0);
 }
 
 }  // namespace taskring::workloads::dsv4
