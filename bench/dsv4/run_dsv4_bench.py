@@ -2,8 +2,8 @@
 """dsv4 host-side benchmark: the pull request's table on taskring.
 
 Runs `taskring run dsv4_chip` (one chip, every layer in one run, weights
-resident in device memory) and
-`taskring run dsv4 --chips 2` (the node form) with the full-shape preset on
+resident in device memory) and `taskring run dsv4 --chips 2` (the node form:
+over a comm domain, and one row through the host) with the full-shape preset on
 hbg, Graph off vs on, per-layer submission upload (TASKRING_GRAPH_ARENA_BYTES=0)
 vs one bulk upload, the link model off and on (TASKRING_SIM_LINK=17,25), and
 prints host-submitted tasks, orchestration µs, bind µs, upload µs and H2D
@@ -80,11 +80,12 @@ def chip_form(args, graph, arena, link):
     }
 
 
-def node_form(args, graph, arena, link):
+def node_form(args, graph, arena, link, comm=True):
     env = {"TASKRING_SIM_LINK": "17,25" if link else "off"}
     if not arena:
         env["TASKRING_GRAPH_ARENA_BYTES"] = "0"
-    argv = ["dsv4", "--chips", "2", "--runtime", "hbg", "--full-shape", "on", "--graph", "on" if graph else "off",
+    argv = ["dsv4", "--chips", "2", "--comm", "on" if comm else "off", "--runtime", "hbg", "--full-shape", "on",
+            "--graph", "on" if graph else "off",
             "--rounds", str(args.rounds), "--warmup", str(args.warmup)] + args.extra
     if not args.device_run:
         argv.append("--skip-device-run")
@@ -93,7 +94,7 @@ def node_form(args, graph, arena, link):
     c0 = [r["chips"][0] for r in rows]  # per rank; counts are the same on every rank
     last = c0[-1]
     return {
-        "form": "node (2 chips, one run per layer per chip)",
+        "form": "node, 2 chips, " + ("comm domain (1 run per chip)" if comm else "host exchange (1 run per layer)"),
         "graph": graph, "bulk_upload": arena, "link_model": link,
         "host_tasks": last["host_submitted_tasks"],
         "definition_nodes": d["rounds"][0]["chips"][0]["nodes_recorded"],  # recorded in the first round
@@ -145,7 +146,9 @@ def main():
         results.append(chip_form(args, True, False, link))
         results.append(chip_form(args, True, True, link))
         results.append(node_form(args, False, True, link))
+        results.append(node_form(args, True, False, link))
         results.append(node_form(args, True, True, link))
+        results.append(node_form(args, True, True, link, comm=False))
     out = {"machine": {"node": platform.node(), "cpus": os.cpu_count(), "load": os.getloadavg()},
            "rounds": args.rounds, "trim": args.trim, "warmup": args.warmup, "device_run": args.device_run,
            "pull_request": PR, "results": results}

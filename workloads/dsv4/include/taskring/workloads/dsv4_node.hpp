@@ -11,6 +11,9 @@ namespace taskring::workloads {
 
 // The routed experts split over the chips (EP = chips), the LM head split by
 // columns (TP = chips) and gathered; one Graph per decoder layer per chip.
+// comm 1 (default): one group task per step over a comm domain (dispatch /
+// combine / allgather kernels); comm 0: one node step per layer, the host
+// combining the chips' routed partials.
 class Dsv4NodeWorkload : public NodeWorkload {
  public:
   // The gathered logits [batch, vocab] of the last round (empty before
