@@ -170,10 +170,11 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
 // w_up [El·D, F], w_down [El·F, D] (float), recv_y [cap, D] FP32.
 // For each local expert le, rows [off_le, off_le + count_le):
 // y = (silu(x·Wg) ∘ (x·Wu))·Wd, FP32 throughout; rows past the received
-// ones are zero. No communication.
+// ones are zero. No communication (a CommContext scalar, as
+// submit_comm_group passes one, is accepted and ignored).
 extern "C" void taskring_comm_moe_expert_ffn(int64_t* raw) {
   KernelArgs k(raw, "moe_expert_ffn");
-  if (!k.usable() || !k.expect_counts(6, 6, 0, 0)) return;
+  if (!k.usable() || !k.expect_counts(6, 6, 0, 1)) return;
   View2D x, rc, wg, wu, wd, y;
   if (!k.view(0, "recv_x", &x) || !k.view(1, "recv_count", &rc, false) || !k.view(2, "w_gate", &wg) ||
       !k.view(3, "w_up", &wu) || !k.view(4, "w_down", &wd) || !k.view(5, "recv_y", &y))

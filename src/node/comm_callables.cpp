@@ -12,10 +12,14 @@ namespace {
 using kernels::CollectiveOp;
 namespace cid = kernels::comm_id;
 
-std::vector<KernelBinding> comm_bindings() {
-  std::vector<KernelBinding> b;
-  for (const kernels::CommKernel& k : kernels::comm_kernels()) b.push_back(KernelBinding{k.id, k.fn, "", k.name});
-  return b;
+// A chip callable with every comm kernel bound under its id.
+ChipCallable with_comm_kernels(const char* name, OrchestrationEntry entry, OrchestrationConfigFn config) {
+  ChipCallable c;
+  c.name = name;
+  c.entry = entry;
+  c.config = config;
+  for (const kernels::CommKernel& k : kernels::comm_kernels()) c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
+  return c;
 }
 
 // Scalar 0: the comm kernel; the rest and every tensor pass through.
@@ -95,23 +99,9 @@ Status two_tensor(Orchestrator& o, int comm, const CommDomain& d, int32_t kernel
 
 }  // namespace
 
-ChipCallable comm_call_callable() {
-  ChipCallable c;
-  c.name = "comm_call";
-  c.entry = comm_call_entry;
-  c.config = comm_call_config;
-  c.kernels = comm_bindings();
-  return c;
-}
+ChipCallable comm_call_callable() { return with_comm_kernels("comm_call", comm_call_entry, comm_call_config); }
 
-ChipCallable moe_step_callable() {
-  ChipCallable c;
-  c.name = "moe_step";
-  c.entry = moe_step_entry;
-  c.config = moe_step_config;
-  c.kernels = comm_bindings();
-  return c;
-}
+ChipCallable moe_step_callable() { return with_comm_kernels("moe_step", moe_step_entry, moe_step_config); }
 
 Status submit_comm_group(Orchestrator& o, int comm_call, const CommDomain& d, int32_t kernel_id,
                          std::span<const ChipTaskArgs> rank_args) {

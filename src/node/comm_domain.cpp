@@ -162,7 +162,12 @@ class DomainRegistry {
     run->on_abort.push_back(abort_domain);
     run->at_fence.push_back([eng, obj, members, id, name]() -> Status {
       Status first;
+      // A closing worker stops its children next; a member may still be
+      // inside a kernel and could not serve the request before its
+      // deadline. Their mappings end with them; the parent's goes here.
+      const bool closing = eng->closing_;
       for (int c : members) {
+        if (closing) break;
         Status s = release_member(*eng, c, id);
         if (first.ok() && !s.ok()) first = s.with_context("comm domain '" + name + "'");
       }

@@ -1,14 +1,13 @@
 #include "domain_member.hpp"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "taskring/base/clock.hpp"
 #include "taskring/base/shared_futex.hpp"
+#include "fd_passing.hpp"
 #include "taskring/base/waiter.hpp"
 
 namespace taskring::node {
@@ -34,22 +33,8 @@ DomainMembership::~DomainMembership() {
 
 Expected<int> DomainMembership::receive_fd() {
   if (socket_ < 0) return failed_precondition("this child has no socket for the domain's descriptor");
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = buf;
-  msg.msg_controllen = sizeof(buf);
   // The parent sends the descriptor before it publishes the request.
-  if (recvmsg(socket_, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-    return unavailable(std::string("receiving the domain's descriptor failed: ") + std::strerror(errno));
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return unavailable("the attach request carried no descriptor");
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-  return fd;
+  return node::receive_fd(socket_);
 }
 
 Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {

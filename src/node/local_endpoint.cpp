@@ -1,10 +1,10 @@
 #include "local_endpoint.hpp"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
+
+#include "fd_passing.hpp"
 
 namespace taskring::node {
 
@@ -104,21 +104,8 @@ Status LocalEndpoint::post_locked(const ControlRequest& req) {
     if (comm_socket_ < 0) return failed_precondition(name() + " has no socket for file descriptors");
     // The descriptor travels before the request is published, so the child
     // finds it queued when it serves the request.
-    char byte = 'F';
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf;
-    msg.msg_controllen = sizeof(buf);
-    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &req.fd, sizeof(int));
-    if (sendmsg(comm_socket_, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
-      return unavailable(name() + ": passing a file descriptor failed: " + std::strerror(errno));
+    Status f = send_fd(comm_socket_, req.fd);
+    if (!f.ok()) return f.with_context(name());
   }
   Mailbox& m = *m_;
   m.op = req.op;

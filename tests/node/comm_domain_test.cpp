@@ -266,5 +266,59 @@ TEST(CommDomain, AllocationBarrierDeadlineNamesTheMissingRanks) {
   for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
 }
 
+// close() while kernels of a domain wait (for 60 s): the abort ends them,
+// the run resolves with an error, close() completes.
+TEST(CommDomain, CloseDuringAWaitingCollectiveResolvesTheRun) {
+  auto w = make_comm_worker(2, 60000);
+  ASSERT_TRUE(w->init().ok());
+  RunHandle h = w->submit([&](Orchestrator& o) -> Status {
+    const DomainBufferSpec bufs[] = {{"never", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("closing", iota(2), 4096, bufs));
+    return probe(o, *d, ProbeOp::kWaitForever, *d->buffer_offset("never"));
+  });
+  EXPECT_TRUE(w->close().ok());
+  Status s = h.wait(Deadline::after_ms(20000));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+}
+
+TEST(CommDomain, SubmitHelpersValidateTheirArguments) {
+  auto w = make_comm_worker(2);
+  ASSERT_TRUE(w->init().ok());
+  float* mem = static_cast<float*>(*w->alloc_shared(4 * (64 + 2 * 1100)));
+  const ChipTensor a = make_tensor_external(mem, {16}), b = make_tensor_external(mem + 16, {16});
+  const ChipTensor c = make_tensor_external(mem + 32, {8});
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    const DomainBufferSpec bufs[] = {{"small", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("helpers", iota(2), 4096, bufs));
+    const ChipTensor one[] = {a}, two_in[] = {a, c}, two_out[] = {b, b};
+    struct Case {
+      Status s;
+      const char* want;
+    } cases[] = {
+        {submit_allreduce(o, 0, *d, one, one, kernels::AllreduceAlgo::kRing, "small"), "1 per-rank entries for the 2 ranks"},
+        {submit_allreduce(o, 0, *d, two_in, two_out, kernels::AllreduceAlgo::kRing, "nope"), "no buffer named 'nope'"},
+        {submit_allgather(o, 0, *d, two_in, two_out, "small"), "rank 1's input has 8 elements, rank 0's 16"},
+        {submit_broadcast(o, 0, *d, two_out, 2, "small"), "root 2 is not a rank"},
+        {submit_moe_step(o, 0, *d, {}, MoeShape{}, false), "0 per-rank entries"},
+    };
+    for (auto& x : cases) {
+      EXPECT_FALSE(x.s.ok()) << x.want;
+      EXPECT_NE(x.s.message().find(x.want), std::string::npos) << x.s.message();
+    }
+    // A scratch buffer too small for the collective: named, with the need.
+    const DomainBufferSpec tiny[] = {{"tiny", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto t, o.allocate_domain("tiny", iota(2), 64, tiny));
+    const ChipTensor x = make_tensor_external(mem + 64, {1100}), y = make_tensor_external(mem + 64 + 1100, {1100});
+    const ChipTensor ins[] = {x, y}, outs[] = {y, x};
+    Status e = submit_allreduce(o, 0, *t, ins, outs, kernels::AllreduceAlgo::kRing, "tiny");
+    EXPECT_NE(e.message().find("scratch buffer 'tiny'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("needs 17664"), std::string::npos) << e.message();
+    return Status::Ok();
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 }  // namespace
 }  // namespace taskring::node::testing

@@ -52,6 +52,11 @@ TEST(NodeWorkloads, MoeTopkOnFourRanksOddShapes) {
 }
 TEST(NodeWorkloads, MoeBalancedOnEightRanks) { run_rounds("moe", 8, 2, {{"balanced-routing", 1}}); }
 TEST(NodeWorkloads, MoeTopkOnEightRanks) { run_rounds("moe", 8, 1, {{"topk", 4}, {"tokens", 9}}); }
+// The same layer from the building blocks (gating, dispatch, FFN, combine as
+// four group tasks), as a workload's orchestration would combine them.
+TEST(NodeWorkloads, MoeFromBuildingBlocksOnFourRanks) {
+  run_rounds("moe", 4, 2, {{"fused", 0}, {"topk", 3}, {"tokens", 5}});
+}
 TEST(NodeWorkloads, MoeRejectsExpertsNotSplittingEvenly) {
   auto w = make_node_workload("moe");
   ASSERT_TRUE(w.ok());

@@ -24,6 +24,7 @@ void add_selfcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_orch_command(CLI::App& app);
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
 // workload, reading its --rounds/--warmup/--runtime through the pointers.

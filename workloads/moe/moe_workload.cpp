@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "taskring/kernels/builtin_ids.hpp"
 #include "taskring/kernels/tile_cast.hpp"
 #include "taskring/node/collectives.hpp"
 #include "taskring/workloads/host_data.hpp"
@@ -36,6 +37,7 @@ class Moe final : public NodeWorkload {
         .add("topk", 2, 1, 64, "experts per token")
         .add("ffn", 64, 1, 8192, "expert FFN size F")
         .add("balanced-routing", 0, 0, 1, "round-robin routing (equal load per rank) instead of top-k logits")
+        .add("fused", 1, 0, 1, "1: one group task per step (moe_step); 0: gating, dispatch, FFN, combine as four")
         .add("seed", 1, 0, INT32_MAX, "seed of the random inputs");
   }
   std::string_view name() const override { return "moe"; }
@@ -65,6 +67,9 @@ class Moe final : public NodeWorkload {
     auto id = node.register_chip(node::moe_step_callable());
     if (!id.ok()) return id.status();
     moe_ = *id;
+    auto comm = node.register_chip(node::comm_call_callable());
+    if (!comm.ok()) return comm.status();
+    comm_ = *comm;
     return Status::Ok();
   }
 
@@ -147,14 +152,50 @@ class Moe final : public NodeWorkload {
       for (int r = 0; r < n_; ++r) chips[r] = r;
       const auto bufs = node::moe_window_buffers(s_, n_);
       TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("moe", chips, node::moe_window_bytes(s_, n_), bufs));
-      TASKRING_RETURN_IF_ERROR(node::submit_moe_step(o, moe_, *d, ranks_, s_, balanced_));
+      if (p("fused") != 0) {
+        TASKRING_RETURN_IF_ERROR(node::submit_moe_step(o, moe_, *d, ranks_, s_, balanced_));
+      } else {
+        TASKRING_RETURN_IF_ERROR(building_blocks(o, *d, chips));
+      }
       d->release();
       return Status::Ok();
     };
   }
 
   Status check(GoldenStats* stats) const override;
-  uint64_t expected_tasks() const override { return 1; }
+  uint64_t expected_tasks() const override { return p("fused") != 0 ? 1 : 4; }
+
+  // The same step from the building blocks a workload's orchestration can
+  // combine itself: four group tasks on the comm_call callable, ordered by
+  // the tensors they share (ids/w, recv_*, recv_y).
+  Status building_blocks(Orchestrator& o, const node::CommDomain& d, const std::vector<int>& chips) {
+    namespace cid = kernels::comm_id;
+    std::vector<ChipTaskArgs> gate(n_), disp(n_), ffn(n_), comb(n_);
+    std::vector<const ChipTaskArgs*> gp;
+    uint64_t off[5];
+    const char* names[5] = {"moe_counts", "moe_recv_x", "moe_recv_w", "moe_recv_meta", "moe_ret"};
+    for (int i = 0; i < 5; ++i) {
+      TASKRING_ASSIGN_OR_RETURN(off[i], d.buffer_offset(names[i]));
+    }
+    for (int r = 0; r < n_; ++r) {
+      const MoeRankTensors& t = ranks_[r];
+      gate[r].add_input(t.logits).add_output(t.topk_ids).add_output(t.topk_w);
+      gate[r].add_scalar(uint64_t(kernels::builtin_id::kTopkGating)).add_scalar(balanced_ ? 1 : 0);
+      gate[r].add_scalar(uint64_t{s_.tokens} * r);
+      gp.push_back(&gate[r]);
+      disp[r].add_input(t.x).add_input(t.topk_ids).add_input(t.topk_w).add_output(t.recv_x).add_output(t.recv_w);
+      disp[r].add_output(t.recv_meta).add_output(t.recv_count).add_scalar(uint64_t{s_.experts});
+      for (int i = 0; i < 4; ++i) disp[r].add_scalar(off[i]);
+      ffn[r].add_input(t.recv_x).add_input(t.recv_count).add_input(t.w_gate).add_input(t.w_up).add_input(t.w_down);
+      ffn[r].add_output(t.recv_y);
+      comb[r].add_input(t.recv_y).add_input(t.recv_meta).add_input(t.recv_count).add_input(t.topk_w);
+      comb[r].add_output(t.out).add_scalar(off[4]);
+    }
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(comm_, gp, chips));
+    TASKRING_RETURN_IF_ERROR(node::submit_comm_group(o, comm_, d, cid::kMoeDispatch, disp));
+    TASKRING_RETURN_IF_ERROR(node::submit_comm_group(o, comm_, d, cid::kMoeExpertFfn, ffn));
+    return node::submit_comm_group(o, comm_, d, cid::kMoeCombine, comb);
+  }
 
  private:
   struct Host {
@@ -169,7 +210,7 @@ class Moe final : public NodeWorkload {
     return n * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El + 2 * T * D +
                 14 * 64);
   }
-  int moe_ = -1, n_ = 0;
+  int moe_ = -1, comm_ = -1, n_ = 0;
   bool balanced_ = false;
   MoeShape s_;
   std::vector<MoeRankTensors> ranks_;
