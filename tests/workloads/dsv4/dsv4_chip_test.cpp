@@ -54,8 +54,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && !a.empty() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// Under TSan only, DISABLED_ like GraphDecode (hbg's run hand-over race).
-TEST(Dsv4Chip, TASKRING_TSAN_DISABLED(GoldenAndBitIdenticalGraphOnOffOnBothRuntimes)) {
+TEST(Dsv4Chip, GoldenAndBitIdenticalGraphOnOffOnBothRuntimes) {
   Result on = run_dsv4("hbg", 1);
   Result off = run_dsv4("hbg", 0);
   Result tmr_on = run_dsv4("tmr", 1);
