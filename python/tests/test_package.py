@@ -81,7 +81,7 @@ def test_bf16_helpers_round_trip_and_round_to_nearest_even():
 
 def test_builtin_kernels_and_workloads_are_listed():
     k = taskring.builtin_kernels()
-    assert k["add"] == 896 and k["copy"] == 899 and len(k) == 14
+    assert k["add"] == 896 and k["copy"] == 899 and k["moe_route"] == 910 and len(k) == 15
     assert "vector" in taskring.workloads()
 
 

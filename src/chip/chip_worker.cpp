@@ -336,12 +336,17 @@ Status ChipWorker::launch() {
   if (m.phase != Impl::Phase::kPrepared) return failed_precondition("launch: no prepared run");
   if (m.profile) m.profile->clear();
   m.t_launch = mono_ns();
-  if (m.skip_device_run) {
+  // TASKRING_SKIP_DEVICE_RUN: a runtime with a separate host half (hbg)
+  // still orchestrates and uploads, so the host side can be timed; on the
+  // others nothing runs.
+  const bool host_half = m.skip_device_run && m.runtime->host_phase_only_supported();
+  if (m.skip_device_run && !host_half) {
     m.report.skipped_device_run = true;
     m.t_done = m.t_launch;
     m.phase = Impl::Phase::kDone;
     return Status::Ok();
   }
+  m.report.skipped_device_run = m.skip_device_run;
   const Registered& c = m.callables[m.active_callable];
   RunRequest request;
   request.entry = c.entry;
@@ -349,6 +354,7 @@ Status ChipWorker::launch() {
   request.args = &m.device_args;
   request.kernels = c.kernels.data();
   request.invocation_id = m.report.invocation_id;
+  request.host_phase_only = host_half;
   TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));
   m.phase = Impl::Phase::kLaunched;
   return Status::Ok();

@@ -39,6 +39,10 @@ struct RunRequest {
   const ChipTaskArgs* args = nullptr;
   const taskring_kernel_fn* kernels = nullptr;
   uint64_t invocation_id = 0;
+  // TASKRING_SKIP_DEVICE_RUN on a runtime whose orchestration runs on the
+  // host (hbg): run the orchestration and the uploads, then finish without
+  // executing anything. Only sent when host_phase_only_supported().
+  bool host_phase_only = false;
 };
 
 struct L2RuntimeConfig {
@@ -70,6 +74,9 @@ class L2Runtime {
   virtual void report_fatal(int32_t code, const std::string& message) = 0;
   virtual RunStats stats() const = 0;
   virtual GraphRunStats graph_stats() const { return GraphRunStats{}; }
+  // Whether start_run honours RunRequest::host_phase_only (hbg: the host
+  // half is separate from execution; tmr orchestrates on the device).
+  virtual bool host_phase_only_supported() const { return false; }
 };
 
 // "tmr" / "tensormap_and_ringbuffer" or "hbg" / "host_build_graph".

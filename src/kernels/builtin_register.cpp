@@ -27,6 +27,7 @@ Status register_builtin_kernels(KernelRegistry& registry) {
       {id::kGatherRows, taskring_builtin_gather_rows, "gather_rows"},
       {id::kScatterAddRows, taskring_builtin_scatter_add_rows, "scatter_add_rows"},
       {id::kPagedAttentionDecode, taskring_builtin_paged_attention_decode, "paged_attention_decode"},
+      {id::kMoeRoute, taskring_builtin_moe_route, "moe_route"},
   };
   static_assert(sizeof(kEntries) / sizeof(kEntries[0]) == id::kBuiltinCount);
   for (const Entry& e : kEntries) TASKRING_RETURN_IF_ERROR(registry.register_kernel(e.id, e.fn, e.name));

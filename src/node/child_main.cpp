@@ -98,6 +98,7 @@ class ChildServer {
     if (m_.callable < 0 || m_.callable >= static_cast<int>(ids_.size()))
       return not_found("chip callable id " + std::to_string(m_.callable) + " is not registered");
     auto r = chip_->run(ids_[static_cast<size_t>(m_.callable)], args);
+    if (r.ok()) m_.run_totals.add(*r);  // published by the TASK_DONE store that follows
     return r.status();
   }
 

@@ -23,6 +23,7 @@
 
 #include "shm_bell.hpp"
 #include "taskring/base/status.hpp"
+#include "taskring/node/chip_run_totals.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::node {
@@ -84,6 +85,9 @@ struct alignas(64) Mailbox {
   ChipTensor tensors[kMaxTaskTensors];
   uint64_t scalars[kMaxTaskScalars] = {};
   WireResult task_result;
+  // Written by a chip child after each chip run it finishes, read and
+  // cleared by the parent between runs (NodeWorker::take_chip_run_totals).
+  ChipRunTotals run_totals;
 };
 
 static_assert(offsetof(Mailbox, control_length) + sizeof(uint32_t) - offsetof(Mailbox, control_state) <= 64,

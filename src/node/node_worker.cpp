@@ -460,6 +460,25 @@ Status NodeWorker::ping_chip(int chip, uint64_t hold_ns, std::atomic<uint32_t>* 
   return v.status();
 }
 
+Expected<ChipRunTotals> NodeWorker::take_chip_run_totals(int chip) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state != Impl::State::kReady)
+      return failed_precondition("NodeWorker::take_chip_run_totals: the worker is not running");
+  }
+  if (chip < 0 || chip >= m.cfg.chips)
+    return out_of_range("NodeWorker::take_chip_run_totals: chip " + std::to_string(chip) + " outside 0.." +
+                        std::to_string(m.cfg.chips - 1));
+  Mailbox* box = m.mailbox(static_cast<size_t>(m.cfg.sub_workers + chip));
+  // Acquire pairs with the child's TASK_DONE release: the totals it wrote
+  // before finishing its last task are visible.
+  (void)load_task_state(*box);
+  ChipRunTotals t = box->run_totals;
+  box->run_totals = ChipRunTotals{};
+  return t;
+}
+
 int NodeWorker::live_domains() const {
   const Impl& m = *impl_;
   return m.engine ? m.engine->live_domains() : 0;

@@ -53,6 +53,8 @@ struct BenchOptions {
   bool profile = false;  // TASKRING_PROFILE=1 in every rank
   std::string log_path;
   uint64_t timeout_ms = 600000;
+  std::string runtime = "tmr";      // node workloads: the chips' L2 runtime
+  std::vector<std::string> params;  // node workloads: name=value parameters
 };
 
 // The lines of a failed rank's stderr that are kept and shown.
@@ -85,6 +87,11 @@ int run_rank(const BenchOptions& o, int rank) {
   auto id = (*worker)->register_callable((*w)->callable());
   if (!id.ok()) {
     std::fprintf(stderr, "rank %d: registering the callable: %s\n", rank, id.status().to_string().c_str());
+    return 1;
+  }
+  Status placed = (*w)->place_on_device(**worker);
+  if (!placed.ok()) {
+    std::fprintf(stderr, "rank %d: placing inputs on the device: %s\n", rank, placed.to_string().c_str());
     return 1;
   }
   for (int r = 0; r < o.warmup + o.rounds; ++r) {
@@ -339,6 +346,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
   cmd->add_flag("--profile", opts->profile, "record every rank's per-task device profile (core lanes in --chrome)");
   cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
+  cmd->add_option("--runtime", opts->runtime, "node workloads: the chips' L2 runtime (tmr or hbg)")
+      ->check(CLI::IsMember({"tmr", "hbg"}));
   auto balanced = std::make_shared<bool>(false);
   auto params = std::make_shared<std::vector<std::string>>();
   cmd->add_flag("--balanced-routing", *balanced, "node workload moe: round-robin routing (equal load per rank)");
@@ -346,7 +355,7 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([opts, balanced, params] {
     if (is_node_workload(opts->workload)) {
       NodeBenchOptions no{opts->workload, opts->chips, opts->rounds, opts->warmup,
-                          opts->json, opts->log_path, opts->timeout_ms, {}};
+                          opts->json, opts->log_path, opts->timeout_ms, {}, opts->runtime};
       if (*balanced) no.params.emplace_back("balanced-routing", 1);
       for (const std::string& kv : *params) {
         const size_t eq = kv.find('=');

@@ -6,10 +6,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
+#include <utility>
+
+#include "taskring/workloads/params.hpp"
 
 namespace taskring::cli {
 
@@ -25,8 +28,24 @@ void add_orch_command(CLI::App& app);
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
 // workload, reading its --rounds/--warmup/--runtime through the pointers.
-void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime);
-bool node_run_parsed();
+void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime,
+                              const bool* json, const bool* skip_device_run);
+
+// A workload parameter as `--<name> <value>` bound to its storage, range
+// checked. A 0/1 parameter is a switch: `--graph on|off` (also 1/0,
+// true/false, yes/no) or alone (`--balanced-routing`) for 1.
+inline void add_param_option(CLI::App* sub, workloads::Param& p) {
+  CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help);
+  if (p.min == 0 && p.max == 1) {
+    opt->expected(0, 1)->default_str("1");
+    opt->transform(CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
+                                                                       {"false", "0"}, {"yes", "1"}, {"no", "0"}},
+                                    CLI::ignore_case));
+  } else {
+    opt->capture_default_str();
+  }
+  opt->check(CLI::Range(p.min, p.max));
+}bool node_run_parsed();
 bool is_node_workload(std::string_view name);
 struct NodeBenchOptions {
   std::string workload;
@@ -38,6 +57,7 @@ struct NodeBenchOptions {
   uint64_t timeout_ms = 600000;
   // Workload parameters set from flags (--balanced-routing, --param k=v).
   std::vector<std::pair<std::string, int64_t>> params;
+  std::string runtime = "tmr";  // the chips' L2 runtime: tmr or hbg
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);

@@ -13,11 +13,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "taskring/base/clock.hpp"
@@ -37,14 +41,64 @@ struct NodeRunBinding {
   const int* rounds;
   const int* warmup;
   const std::string* runtime;
+  const bool* json;
+  const bool* skip_device_run;
 };
 NodeRunBinding g_bind;
 std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> g_node_workloads;
 bool g_node_parsed = false;
 
-// Builds the node, runs warmup + rounds; `print` reports each round.
-// Returns the exit status (0 all passed, 1 failure, 2 bad parameters).
-int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int rounds, bool print) {
+double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// One row per chip and round: what that chip's runs added up to.
+void print_totals_header() {
+  std::printf("%-8s %4s %9s %5s %8s %8s %7s %5s %6s %5s %9s %5s %8s %9s %9s %9s  %s\n", "round", "chip", "host_ms",
+              "runs", "host_tsk", "executed", "graphs", "defs", "nodes", "h2d", "h2d_MiB", "rt", "rt_MiB",
+              "orch_ms", "bind_ms", "device_ms", "golden");
+}
+void print_totals(const std::string& label, int chip, double host_ms, const node::ChipRunTotals& t,
+                  const std::string& golden) {
+  std::printf("%-8s %4d %9.3f %5llu %8llu %8llu %7llu %5llu %6llu %5llu %9.3f %5llu %8.3f %9.3f %9.3f %9.3f  %s\n",
+              label.c_str(), chip, host_ms, static_cast<unsigned long long>(t.runs),
+              static_cast<unsigned long long>(t.tasks_submitted), static_cast<unsigned long long>(t.tasks_executed),
+              static_cast<unsigned long long>(t.graph_tasks), static_cast<unsigned long long>(t.definitions_recorded),
+              static_cast<unsigned long long>(t.nodes_recorded), static_cast<unsigned long long>(t.h2d_calls),
+              mib(t.h2d_bytes), static_cast<unsigned long long>(t.runtime_h2d_calls), mib(t.runtime_h2d_bytes),
+              ms(t.orch_ns), ms(t.bind_ns), ms(t.device_ns), golden.c_str());
+}
+nlohmann::json totals_json(const node::ChipRunTotals& t) {
+  return {{"runs", t.runs},
+          {"skipped_device_runs", t.skipped_device_runs},
+          {"host_submitted_tasks", t.tasks_submitted},
+          {"tasks_completed", t.tasks_completed},
+          {"tasks_executed", t.tasks_executed},
+          {"kernel_tasks", t.kernel_tasks},
+          {"host_tasks", t.host_tasks},
+          {"graph_tasks", t.graph_tasks},
+          {"graph_nodes_run", t.graph_nodes_run},
+          {"definitions_recorded", t.definitions_recorded},
+          {"nodes_recorded", t.nodes_recorded},
+          {"h2d_calls", t.h2d_calls},
+          {"h2d_bytes", t.h2d_bytes},
+          {"runtime_h2d_calls", t.runtime_h2d_calls},
+          {"runtime_h2d_bytes", t.runtime_h2d_bytes},
+          {"submission_h2d_calls", t.submission_h2d_calls},
+          {"upload_ns", t.upload_ns},
+          {"d2h_calls", t.d2h_calls},
+          {"d2h_bytes", t.d2h_bytes},
+          {"orch_ns", t.orch_ns},
+          {"bind_ns", t.bind_ns},
+          {"device_ns", t.device_ns},
+          {"run_ns", t.run_ns}};
+}
+
+// Builds the node, runs warmup + rounds; `print` reports each round (as a
+// table, or as JSON on stdout when `json`). Returns the exit status (0 all
+// passed, 1 failure, 2 bad parameters). Under TASKRING_SKIP_DEVICE_RUN the
+// chips execute nothing, so the golden is reported as skipped.
+int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int rounds, bool print,
+                    bool json = false) {
   const std::string who = "taskring run " + std::string(w.name());
   Status v = w.validate();
   if (!v.ok()) {
@@ -61,48 +115,87 @@ int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int
     std::fprintf(stderr, "%s: %s\n", who.c_str(), s.to_string().c_str());
     return 1;
   }
-  if (print)
-    std::printf("%s: %d chips, %d SUB workers, %llu tasks per round (%s)\n", who.c_str(), cfg.chips, cfg.sub_workers,
-                static_cast<unsigned long long>(w.expected_tasks()), w.params().describe().c_str());
+  const bool table = print && !json;
+  if (table) {
+    std::printf("%s: %d chips, %d SUB workers, runtime %s, %llu node tasks per round (%s)\n", who.c_str(), cfg.chips,
+                cfg.sub_workers, runtime.c_str(), static_cast<unsigned long long>(w.expected_tasks()),
+                w.params().describe().c_str());
+    std::printf("  per chip and round: runs = chip runs, host_tsk = host-submitted tasks, executed = kernel tasks "
+                "run (Graph nodes included), graphs = GRAPH tasks, defs/nodes = Definitions and nodes recorded, "
+                "h2d = all copies to the device, rt = of which the runtime's (Definitions, submission images, task "
+                "image)\n\n");
+    print_totals_header();
+  }
+  // Totals of chip runs before the first round (setup) are not a round's.
+  for (int c = 0; c < cfg.chips; ++c) (void)node.take_chip_run_totals(c);
+  nlohmann::json jrounds = nlohmann::json::array();
   int passed = 0;
   for (int i = 0; i < warmup + rounds; ++i) {
     w.reset_output();
     const uint64_t t0 = mono_ns();
     s = node.run(w.orchestration(), Deadline::after_ms(600000));
-    const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
+    const double host_ms = static_cast<double>(mono_ns() - t0) / 1e6;
     if (!s.ok()) {
       std::fprintf(stderr, "%s: round %d: %s\n", who.c_str(), i, s.to_string().c_str());
       (void)node.close();
       return 1;
     }
+    std::vector<node::ChipRunTotals> per_chip;
+    bool skipped = false;
+    for (int c = 0; c < cfg.chips; ++c) {
+      auto t = node.take_chip_run_totals(c);
+      per_chip.push_back(t.ok() ? *t : node::ChipRunTotals{});
+      skipped |= per_chip.back().skipped_device_runs > 0;
+    }
     workloads::GoldenStats g;
-    Status golden = w.check(&g);
-    if (print)
-      std::printf("%-8s %3d  host_ms %9.3f  golden %s  max_abs_err %.3g\n", i < warmup ? "warmup" : "round",
-                  i < warmup ? i : i - warmup + 1, ms, golden.ok() ? "PASS" : "FAIL", g.max_abs_err);
+    Status golden = skipped ? Status::Ok() : w.check(&g);
+    const std::string verdict = skipped ? "skipped" : golden.ok() ? "PASS" : "FAIL";
+    const std::string label = i < warmup ? "warm" + std::to_string(i) : std::to_string(i - warmup + 1);
+    if (table)
+      for (int c = 0; c < cfg.chips; ++c) print_totals(label, c, host_ms, per_chip[static_cast<size_t>(c)], verdict);
+    if (json) {
+      nlohmann::json chips = nlohmann::json::array();
+      for (const auto& t : per_chip) chips.push_back(totals_json(t));
+      jrounds.push_back({{"round", label},
+                         {"warmup", i < warmup},
+                         {"host_run_ns", static_cast<uint64_t>(host_ms * 1e6)},
+                         {"golden", {{"status", verdict}, {"max_abs_err", g.max_abs_err},
+                                     {"message", golden.ok() ? "" : golden.message()}}},
+                         {"chips", chips}});
+    }
     if (!golden.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), golden.to_string().c_str());
     if (i >= warmup && golden.ok()) ++passed;
   }
   Status c = node.close();
   if (!c.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), c.to_string().c_str());
-  if (print) std::printf("\n%d of %d measured rounds passed\n", passed, rounds);
+  if (table) std::printf("\n%d of %d measured rounds passed\n", passed, rounds);
+  if (json) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const workloads::Param& p : w.params().entries()) params[p.name] = p.value;
+    std::cout << nlohmann::json{{"workload", std::string(w.name())},
+                                {"runtime", runtime},
+                                {"chips", cfg.chips},
+                                {"params", params},
+                                {"node_tasks_per_round", w.expected_tasks()},
+                                {"rounds", jrounds},
+                                {"passed", passed == rounds && c.ok()}}
+                     .dump(2)
+              << "\n";
+  }
   return passed == rounds && c.ok() ? 0 : 1;
 }
 
 }  // namespace
 
-void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime) {
-  g_bind = NodeRunBinding{rounds, warmup, runtime};
+void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime,
+                              const bool* json, const bool* skip_device_run) {
+  g_bind = NodeRunBinding{rounds, warmup, runtime, json, skip_device_run};
   for (const workloads::NodeCatalogEntry& e : workloads::node_catalog()) {
     std::unique_ptr<NodeWorkload> w = e.make();
     auto* sub = run->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();
     for (workloads::Param& p : w->params().entries()) {
-      if (p.min == 0 && p.max == 1) {  // a switch: --balanced-routing
-        sub->add_flag("--" + p.name, p.value, p.help);
-        continue;
-      }
-      sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+      add_param_option(sub, p);
     }
     NodeWorkload* raw = w.get();
     sub->callback([raw] {
@@ -110,7 +203,9 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
       std::string rt = *g_bind.runtime == "tensormap_and_ringbuffer" ? "tmr"
                        : *g_bind.runtime == "host_build_graph"       ? "hbg"
                                                                      : *g_bind.runtime;
-      set_exit_code(run_node_rounds(*raw, rt, *g_bind.warmup, *g_bind.rounds, true));
+      // The chip children read their knobs from the environment at init.
+      if (*g_bind.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
+      set_exit_code(run_node_rounds(*raw, rt, *g_bind.warmup, *g_bind.rounds, true, *g_bind.json));
     });
     g_node_workloads.emplace_back(sub, std::move(w));
   }
@@ -171,7 +266,7 @@ int run_node_bench(const NodeBenchOptions& o) {
     close(fds[0]);
     dup2(fds[1], 2);  // the runner, its chip children and SUB workers share this "stderr"
     close(fds[1]);
-    const int rc = run_node_rounds(w, "tmr", o.warmup, o.rounds, false);
+    const int rc = run_node_rounds(w, o.runtime, o.warmup, o.rounds, false);
     log::strace::flush_strace();
     _exit(rc);
   }
@@ -206,7 +301,7 @@ int run_node_bench(const NodeBenchOptions& o) {
   mo.ranks = o.chips;
   mo.rounds = o.rounds;
   mo.warmup = o.warmup;
-  mo.dispatches_per_round = 1;
+  mo.dispatches_per_round = static_cast<int>(w.chip_runs_per_round());
   mo.rank_by = trace::RankBy::kAttr;
   auto m = trace::build_matrix(t, invs, names, mo);
   if (!m.ok()) {

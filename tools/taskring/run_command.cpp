@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -44,6 +45,7 @@ struct RunOptions {
   bool list = false;
   bool profile = false;  // TASKRING_PROFILE=1 for this run
   std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
+  bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
 };
 
 // CLI11 binds flags to storage that outlives parsing: the options and one
@@ -248,6 +250,25 @@ nlohmann::json row_json(const Row& row) {
           {"d2h_calls", rep.d2h_calls},
           {"d2h_bytes", rep.d2h_bytes},
           {"skipped_device_run", rep.skipped_device_run},
+          {"graph",
+           {{"host_tasks", rep.graph.host_tasks},
+            {"graph_tasks", rep.graph.graph_tasks},
+            {"graph_nodes_run", rep.graph.graph_nodes_run},
+            {"definitions_used", rep.graph.definitions_used},
+            {"definitions_recorded", rep.graph.definitions_recorded},
+            {"nodes_recorded", rep.graph.nodes_recorded},
+            {"host_orch_ns", rep.graph.host_orch_ns},
+            {"record_ns", rep.graph.record_ns},
+            {"graph_upload_calls", rep.graph.graph_upload_calls},
+            {"graph_upload_bytes", rep.graph.graph_upload_bytes},
+            {"graph_upload_ns", rep.graph.graph_upload_ns},
+            {"arena_h2d_calls", rep.graph.arena_h2d_calls},
+            {"arena_h2d_bytes", rep.graph.arena_h2d_bytes},
+            {"arena_h2d_ns", rep.graph.arena_h2d_ns},
+            {"arena_fallback_submissions", rep.graph.arena_fallback_submissions},
+            {"image_h2d_calls", rep.graph.image_h2d_calls},
+            {"image_h2d_bytes", rep.graph.image_h2d_bytes},
+            {"image_h2d_ns", rep.graph.image_h2d_ns}}},
           {"golden",
            {{"status", row.golden_skipped ? "skipped" : row.r.golden.ok() ? "pass" : "fail"},
             {"checked", g.checked},
@@ -287,6 +308,7 @@ int run_workload(Workload& w) {
     return setup.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   ChipWorkerConfig wc{.runtime = g_opt.runtime};
+  if (g_opt.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);  // read by ChipWorker::create
   if (g_opt.profile) {
     wc.env = [base = process_env()](std::string_view name) -> std::optional<std::string> {
       return name == "TASKRING_PROFILE" ? std::optional<std::string>("1") : base(name);
@@ -300,6 +322,11 @@ int run_workload(Workload& w) {
   Expected<int> id = (*worker)->register_callable(w.callable());
   if (!id.ok()) {
     std::fprintf(stderr, "%s: registering the callable: %s\n", who.c_str(), id.status().to_string().c_str());
+    return 1;
+  }
+  Status placed = w.place_on_device(**worker);
+  if (!placed.ok()) {
+    std::fprintf(stderr, "%s: placing inputs on the device: %s\n", who.c_str(), placed.to_string().c_str());
     return 1;
   }
   const std::string load_before = loadavg();
@@ -359,19 +386,12 @@ void add_run_command(CLI::App& app) {
     std::unique_ptr<Workload> w = e.make();
     auto* sub = cmd->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();  // --rounds / --warmup / --json may follow the workload name
-    for (workloads::Param& p : w->params().entries()) {
-      CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help)->capture_default_str();
-      // A 0/1 parameter is a switch: also accept on/off, true/false, yes/no.
-      if (p.min == 0 && p.max == 1) {
-        opt->transform(CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
-                                                                           {"false", "0"}, {"yes", "1"}, {"no", "0"}},
-                                        CLI::ignore_case));
-      }
-      opt->check(CLI::Range(p.min, p.max));
-    }
+    for (workloads::Param& p : w->params().entries()) add_param_option(sub, p);
     g_workloads.emplace_back(sub, std::move(w));
   }
-  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime);
+  cmd->add_flag("--skip-device-run", g_opt.skip_device_run,
+                "measure the host side alone: TASKRING_SKIP_DEVICE_RUN=1 (nothing executes; golden reported skipped)");
+  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime, &g_opt.json, &g_opt.skip_device_run);
   cmd->callback([cmd] {
     if (!cmd->remaining().empty()) {
       const std::string first = cmd->remaining().front();

@@ -4,6 +4,7 @@
 
 #include "taskring/workloads/bgemm.hpp"
 #include "taskring/workloads/decode.hpp"
+#include "taskring/workloads/dsv4.hpp"
 #include "taskring/workloads/paged_attention.hpp"
 #include "taskring/workloads/vector.hpp"
 
@@ -15,6 +16,7 @@ std::span<const CatalogEntry> catalog() {
       {"bgemm", make_bgemm_workload},
       {"paged_attention", make_paged_attention_workload},
       {"decode", make_decode_workload},
+      {"dsv4_chip", make_dsv4_chip_workload},
   };
   return kEntries;
 }

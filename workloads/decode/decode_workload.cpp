@@ -9,6 +9,7 @@
 #include "taskring/kernels/builtin_ids.hpp"
 #include "taskring/workloads/decode.hpp"
 #include "taskring/workloads/host_data.hpp"
+#include "taskring/workloads/orch_views.hpp"
 
 namespace taskring::workloads {
 namespace {
@@ -21,22 +22,6 @@ enum Scalar { kB, kH, kHeads, kKv, kD, kF, kLayers, kContext, kBs, kPool, kGraph
 enum Tensor { kX, kAttnNorm, kMlpNorm, kWqkv, kWo, kWg, kWu, kWd, kKc, kVc, kCos, kSin, kPos, kTable, kTensors };
 
 uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
-
-// A strided view of `base`'s buffer that keeps its creator.
-ChipTensor strided(const ChipTensor& base, std::initializer_list<uint32_t> shapes,
-                   std::initializer_list<uint32_t> strides, uint64_t start) {
-  auto t = try_make_tensor_strided(base.buffer.addr, base.buffer.size,
-                                   std::span<const uint32_t>(shapes.begin(), shapes.size()),
-                                   std::span<const uint32_t>(strides.begin(), strides.size()), start, base.dtype,
-                                   base.manual_dep, base.version, base.address_space);
-  if (!t.ok()) {
-    ChipTensor bad;
-    bad.poison = ViewError::kOutOfRange;
-    return bad;
-  }
-  t->owner_task_id = base.owner_task_id;
-  return *t;
-}
 
 const ChipTensor& out0(const TaskOutputTensors& r) { return r.get_ref(0); }
 
@@ -63,8 +48,8 @@ void decode_layer(const GraphTaskArgs& a) {
   TaskOutputTensors qkv_r = rt_submit_aic_task(id::kMatmul, t2);
   const ChipTensor& qkv = out0(qkv_r);
   // RoPE in place on q [B, heads, D] and k [B, kv, D].
-  const ChipTensor q3 = strided(qkv, {B, heads, D}, {Q, D, 1}, 0);
-  const ChipTensor k3 = strided(qkv, {B, kv, D}, {Q, D, 1}, heads * D);
+  const ChipTensor q3 = strided_view(qkv, {B, heads, D}, {Q, D, 1}, 0);
+  const ChipTensor k3 = strided_view(qkv, {B, kv, D}, {Q, D, 1}, heads * D);
   for (const ChipTensor* r : {&q3, &k3}) {
     CoreTaskArgs t;
     t.add_input(*r).add_input(*a.tensor(kCos)).add_input(*a.tensor(kSin)).add_input(*a.tensor(kPos)).add_output(*r);
@@ -91,10 +76,10 @@ void decode_layer(const GraphTaskArgs& a) {
   for (uint32_t b = 0; b < B; ++b) {
     const ChipTensor tbl = table.view({1, max_blocks}, {b, 0});
     for (uint32_t h = 0; h < kv; ++h) {
-      const ChipTensor qv = strided(qkv, {group, D}, {D, 1}, uint64_t{b} * Q + h * group * D);
-      const ChipTensor kv3 = strided(kc, {pool, bs, D}, {bs * D, D, 1}, kc.start_offset + uint64_t{h} * pool * bs * D);
-      const ChipTensor vv3 = strided(vc, {pool, bs, D}, {bs * D, D, 1}, vc.start_offset + uint64_t{h} * pool * bs * D);
-      const ChipTensor ov = strided(attn, {group, D}, {D, 1}, uint64_t{b} * H + h * group * D);
+      const ChipTensor qv = strided_view(qkv, {group, D}, {D, 1}, uint64_t{b} * Q + h * group * D);
+      const ChipTensor kv3 = strided_view(kc, {pool, bs, D}, {bs * D, D, 1}, kc.start_offset + uint64_t{h} * pool * bs * D);
+      const ChipTensor vv3 = strided_view(vc, {pool, bs, D}, {bs * D, D, 1}, vc.start_offset + uint64_t{h} * pool * bs * D);
+      const ChipTensor ov = strided_view(attn, {group, D}, {D, 1}, uint64_t{b} * H + h * group * D);
       CoreTaskArgs t;
       t.add_input(qv).add_input(kv3).add_input(vv3).add_input(tbl).add_output(ov);
       t.add_scalar(int64_t{ctx + 1}).add_scalar(uint64_t{0}).add_scalar(int64_t{0});

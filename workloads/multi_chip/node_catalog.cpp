@@ -1,5 +1,6 @@
 #include <string>
 
+#include "taskring/workloads/dsv4_node.hpp"
 #include "taskring/workloads/node_workload.hpp"
 
 namespace taskring::workloads {
@@ -9,6 +10,7 @@ constexpr NodeCatalogEntry kEntries[] = {
     {"multi_chip", make_multi_chip_workload},
     {"pipeline", make_pipeline_workload},
     {"moe", make_moe_workload},
+    {"dsv4", make_dsv4_node_workload},
 };
 }  // namespace
 

@@ -31,6 +31,7 @@ void taskring_builtin_topk_gating(int64_t* args);
 void taskring_builtin_gather_rows(int64_t* args);
 void taskring_builtin_scatter_add_rows(int64_t* args);
 void taskring_builtin_paged_attention_decode(int64_t* args);
+void taskring_builtin_moe_route(int64_t* args);
 }
 
 // Registers all built-in kernels under their builtin_id values, names as in

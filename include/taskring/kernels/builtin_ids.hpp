@@ -28,7 +28,8 @@ inline constexpr int32_t kTopkGating = kBuiltinBase + 10;
 inline constexpr int32_t kGatherRows = kBuiltinBase + 11;
 inline constexpr int32_t kScatterAddRows = kBuiltinBase + 12;
 inline constexpr int32_t kPagedAttentionDecode = kBuiltinBase + 13;
+inline constexpr int32_t kMoeRoute = kBuiltinBase + 14;
 
-inline constexpr int32_t kBuiltinCount = 14;
+inline constexpr int32_t kBuiltinCount = 15;
 
 }  // namespace taskring::kernels::builtin_id

@@ -37,6 +37,7 @@
 #include "taskring/base/clock.hpp"
 #include "taskring/base/expected.hpp"
 #include "taskring/chip/chip_worker.hpp"
+#include "taskring/node/chip_run_totals.hpp"
 #include "taskring/node/node_config.hpp"
 #include "taskring/node/orchestrator.hpp"
 
@@ -116,6 +117,12 @@ class NodeWorker {
   // shared heap) the child stores 1 there once it holds the frame. For
   // health probes, the mailbox benchmark and the dies-mid-control test.
   Status ping_chip(int chip, uint64_t hold_ns = 0, std::atomic<uint32_t>* started = nullptr);
+
+  // The totals of chip `chip`'s runs since the last call (or init), and
+  // clears them. Call between runs (no run in flight): a chip writes them
+  // when it finishes a task. OUT_OF_RANGE for a bad chip index,
+  // FAILED_PRECONDITION when the worker is not running.
+  Expected<ChipRunTotals> take_chip_run_totals(int chip);
 
   const NodeConfig& config() const;
   // Comm domains allocated and not yet swept (each run's fence sweeps its

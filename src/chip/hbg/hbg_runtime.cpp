@@ -50,6 +50,7 @@ Status HbgRuntime::start_run(const RunRequest& request) {
   // table, which boot() may re-size.
   TASKRING_RETURN_IF_ERROR(begin_run(request, "HbgRuntime"));
   inv_ = request.invocation_id;
+  host_phase_only_ = request.host_phase_only;
   callable_key_ = reinterpret_cast<uintptr_t>(request.entry);
   build_.clear();
   map_.reset();
@@ -95,8 +96,9 @@ void HbgRuntime::finish_host_phase() {
     if (s.ok()) s = upload_image(addrs);
     if (!s.ok()) report_fatal(PTO2_ERROR_INVALID_ARGS, "hbg upload: " + s.message());
   }
-  if (is_fatal() || total_tasks_ == 0) {
-    // Nothing to schedule: a latched error blocks the upload and the launch.
+  if (is_fatal() || total_tasks_ == 0 || host_phase_only_) {
+    // Nothing to schedule: a latched error blocks the upload and the launch;
+    // under TASKRING_SKIP_DEVICE_RUN the host half was the whole run.
     publish_finished();
     return;
   }

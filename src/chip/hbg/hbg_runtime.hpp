@@ -45,6 +45,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   // L2Runtime: runs the orchestration on the calling thread, uploads, and
   // starts the schedule.
   Status start_run(const RunRequest& request) override;
+  bool host_phase_only_supported() const override { return true; }
   GraphRunStats graph_stats() const override;
 
   // ---- orchestration ops (calling thread; engine/runtime_ops.hpp) ----
@@ -123,6 +124,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   uint64_t image_device_bytes_ = 0;
   uint64_t callable_key_ = 0;
   uint64_t inv_ = 0;  // invocation id of the run (spans)
+  bool host_phase_only_ = false;  // this run: TASKRING_SKIP_DEVICE_RUN, stop after the uploads
   GraphRunStats gstats_;
 
   // Scheduler state of the current run.

@@ -71,6 +71,16 @@ class Workload {
   // The orchestration to register. Precondition: setup() succeeded.
   virtual ChipCallable callable() const = 0;
 
+  // Optional, after setup() and before the first bind_args() on `worker`:
+  // places read-only inputs (weights, caches) in the worker's device memory
+  // once, so that each run stages only what changes. The default keeps every
+  // input a host tensor (staged per run). After it, bind_args() is for this
+  // worker only, until the next setup().
+  virtual Status place_on_device(ChipWorker& worker) {
+    (void)worker;
+    return Status::Ok();
+  }
+
   // Resets the output buffer (so a run that writes nothing fails the golden)
   // and fills `args` (empty on entry) for one run. Precondition: setup().
   virtual Status bind_args(ChipTaskArgs& args) = 0;

@@ -46,6 +46,9 @@ class NodeWorkload {
   virtual Status check(GoldenStats* stats = nullptr) const = 0;
   // Node tasks one round submits.
   virtual uint64_t expected_tasks() const = 0;
+  // `chip.run` spans each chip emits per round (chip tasks per chip), for the
+  // bench matrix.
+  virtual uint64_t chip_runs_per_round() const { return 1; }
 
  protected:
   ParamSet params_;
