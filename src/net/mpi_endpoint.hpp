@@ -29,6 +29,8 @@ class MpiEndpoint final : public node::Endpoint {
   Expected<uint64_t> control(const node::ControlRequest& req, Deadline deadline) override;
   Status health() override;
 
+  // Before the engine starts: "rank 2 (pid 123 on host)" once known.
+  void set_name(std::string name) { name_ = std::move(name); }
   // Progress thread: the rank's COMPLETION for task `seq`.
   void on_completion(uint64_t seq, Status s);
   // Any thread: the rank is lost.
@@ -36,7 +38,7 @@ class MpiEndpoint final : public node::Endpoint {
 
  private:
   const int rank_;
-  const std::string name_;
+  std::string name_;
   Transport& t_;
   node::ShmBell* bell_;
   std::atomic<uint64_t> seq_{0};       // of the task in flight

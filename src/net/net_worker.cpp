@@ -432,6 +432,7 @@ Status NetWorker::init() {
     ec.host_visible = [](uint64_t, uint64_t) { return false; };
     ec.check_tensor = [&m](const ChipTensor& t) { return m.check_tensor(t); };
     ec.target_word = "rank";
+    ec.span_family = "network";  // network.run: upstream's L4 word; the trace analyser skips it
     ec.control_timeout_ms = m.cfg.transfer_timeout_ms;
     m.engine = std::make_unique<node::Engine>(std::move(ec), std::move(eps),
                                               std::vector<std::unique_ptr<node::Endpoint>>{}, m.bell.get());
@@ -506,6 +507,8 @@ Status NetWorker::init() {
   t->post([&m, t, peers, timeout_ns] {
     t->watch(peers, timeout_ns / 8, timeout_ns, [&m](int p, uint64_t ms) { m.on_lost(p, ms); });
   });
+  for (int r = 0; r < static_cast<int>(m.endpoints.size()); ++r)
+    m.endpoints[static_cast<size_t>(r)]->set_name(m.rank_name(r));
   if (m.engine) m.engine->start();
   m.state = Impl::State::kReady;
   return Status::Ok();

@@ -94,6 +94,8 @@ struct EngineConfig {
   // The level is a label: what a target is called in messages ("chip" at
   // L3, "rank" at L4, where each target is a whole node).
   std::string target_word = "chip";
+  // Spans of a run: <family>.run, .run.orch, .run.dispatch ("net" at L4).
+  std::string span_family = "node";
   // When set, replaces the L3 placement rules for every tensor argument (a
   // HOST tensor in the shared heap, or a DEVICE address): non-OK rejects
   // the argument with that message. L4 uses it to check remote descriptors.

@@ -64,7 +64,7 @@ uint64_t fbits(float f) {
 }
 
 struct Ids {
-  int step = -1, fail = -1, die = -1, stop = -1;
+  int step = -1, fail = -1, die = -1, stop = -1, long_error = -1;
 };
 
 Status submit_step(Orchestrator& o, int step, const ChipTensor& t, int rank, float mul, float add, uint64_t delay,
@@ -170,9 +170,19 @@ void scenario_fail(NetWorker& w, const Ids& id) {
   });
   std::printf("failure text: %s\n", s.to_string().c_str());
   check(!s.ok(), "the run with a failing remote task succeeded");
+  check(s.code() == StatusCode::kInternal, "the task's own code is kept: " + s.to_string());
   check(contains(s.message(), "rank 2") && contains(s.message(), "node task 'fail'") &&
             contains(s.message(), "SUB") && contains(s.message(), "deliberate failure in the SUB function"),
         "error text not chained through the levels: " + s.to_string());
+  // A node error longer than kMaxErrorBytes is cut on its hop.
+  Status cut = w.run([&](Orchestrator& o) {
+    ChipTaskArgs a;
+    a.add_input(*t);
+    return o.submit_next_level(id.long_error, a, 1);
+  });
+  check(contains(cut.message(), "[truncated]") && contains(cut.message(), "rank 1") &&
+            cut.message().size() < kMaxErrorBytes + 200,
+        "long error not truncated per hop (" + std::to_string(cut.message().size()) + " B)");
   Status next = w.run([&](Orchestrator& o) { return submit_step(o, id.step, *t, 2, 1.0f, 1.0f, 0); });
   check(next.ok(), "the next run failed: " + next.to_string());
   std::vector<float> v = read(w, *b);
@@ -253,6 +263,9 @@ int main(int argc, char** argv) {
   });
   id.fail = *w.register_task("fail", [fail_sub](NodeWorker& n, const ChipTaskArgs& a) {
     return n.run([&](Orchestrator& o) { return o.submit_sub(fail_sub, a); });
+  });
+  id.long_error = *w.register_task("long_error", [](NodeWorker&, const ChipTaskArgs&) {
+    return internal_error("long: " + std::string(5000, 'e'));
   });
   id.die = *w.register_task("die", [](NodeWorker&, const ChipTaskArgs&) {
     raise(SIGKILL);
