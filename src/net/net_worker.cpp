@@ -656,6 +656,18 @@ Status NetWorker::close() {
                                           std::to_string(close_ms));
     }
   }
+  if (m.rank != 0 && ready && !m.lost.load()) {
+    // Closing without serve() (e.g. a local error after init): rank 0's
+    // close() still expects our BYE, which the progress thread sends when
+    // its SHUTDOWN arrives.
+    Status w = m.waiter.wait([&] { return m.shutdown_requested.load(std::memory_order_acquire); },
+                             Deadline::after_ms(close_ms), "SHUTDOWN from rank 0");
+    if (!w.ok()) {
+      m.lost.store(true);
+      std::lock_guard<std::mutex> lk(m.mu);
+      if (m.lost_status.ok()) m.lost_status = w.with_context("NetWorker::close");
+    }
+  }
   if (m.server) m.server->stop();
   m.transport->stop();
   Status nc = m.node->close();

@@ -47,6 +47,7 @@ struct BenchOptions {
   std::string workload;
   int ranks = 8;
   int chips = 8;  // node workloads (node_command.cpp)
+  int nodes = 0;  // node workloads across MPI ranks (net_command.cpp)
   int rounds = 8;
   int warmup = 2;
   bool json = false;
@@ -339,7 +340,16 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
   cmd->add_flag("--profile", opts->profile, "record every rank's per-task device profile (core lanes in --chrome)");
   cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
+  cmd->add_option("--nodes", opts->nodes, "L4: nodes (MPI ranks) of a node workload; run under mpirun -np N")
+      ->check(CLI::Range(1, 256));
   cmd->callback([opts] {
+    if (is_node_workload(opts->workload) && opts->nodes > 0) {
+      NodeBenchOptions n{opts->workload, opts->chips, opts->rounds, opts->warmup, opts->json, opts->log_path,
+                         opts->timeout_ms};
+      n.nodes = opts->nodes;
+      set_exit_code(run_net_bench(n));
+      return;
+    }
     if (is_node_workload(opts->workload)) {
       set_exit_code(run_node_bench(NodeBenchOptions{opts->workload, opts->chips, opts->rounds, opts->warmup,
                                                     opts->json, opts->log_path, opts->timeout_ms}));

@@ -9,6 +9,10 @@
 #include <string>
 #include <string_view>
 
+namespace taskring::workloads {
+class NodeWorkload;
+}
+
 namespace taskring::cli {
 
 void set_exit_code(int code);
@@ -33,8 +37,14 @@ struct NodeBenchOptions {
   bool json = false;
   std::string log_path;
   uint64_t timeout_ms = 600000;
+  int nodes = 0;  // > 0: L4 over MPI ranks (net_command.cpp), under mpirun -np nodes
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);
+
+// The L4 forms (net_command.cpp; net_command_stub.cpp without MPI), run by
+// every rank under `mpirun -np nodes`. Same exit statuses.
+int run_net_rounds(workloads::NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds);
+int run_net_bench(const NodeBenchOptions& o);
 
 }  // namespace taskring::cli

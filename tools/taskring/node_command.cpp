@@ -39,6 +39,7 @@ struct NodeRunBinding {
   const std::string* runtime;
 };
 NodeRunBinding g_bind;
+int g_nodes = 0;  // --nodes: > 0 runs the workload on that many MPI ranks (L4)
 std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> g_node_workloads;
 bool g_node_parsed = false;
 
@@ -99,12 +100,18 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     sub->fallthrough();
     for (workloads::Param& p : w->params().entries())
       sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+    sub->add_option("--nodes", g_nodes, "L4: run on this many nodes (MPI ranks); start under mpirun -np N")
+        ->check(CLI::Range(1, 256));
     NodeWorkload* raw = w.get();
     sub->callback([raw] {
       g_node_parsed = true;
       std::string rt = *g_bind.runtime == "tensormap_and_ringbuffer" ? "tmr"
                        : *g_bind.runtime == "host_build_graph"       ? "hbg"
                                                                      : *g_bind.runtime;
+      if (g_nodes > 0) {
+        set_exit_code(run_net_rounds(*raw, rt, g_nodes, *g_bind.warmup, *g_bind.rounds));
+        return;
+      }
       set_exit_code(run_node_rounds(*raw, rt, *g_bind.warmup, *g_bind.rounds, true));
     });
     g_node_workloads.emplace_back(sub, std::move(w));
