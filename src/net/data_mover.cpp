@@ -56,8 +56,10 @@ Status DataMover::transfer(const RemoteTensor& d, void* dst, const void* src, bo
     t_.send(d.owner, w.take());
   });
   const std::string what = std::string(is_put ? "PUT to" : "FETCH from") + " rank " + std::to_string(d.owner);
-  TASKRING_RETURN_IF_ERROR(
-      x->waiter.wait([&] { return x->done.load(std::memory_order_acquire); }, deadline, what.c_str()));
+  t_.expect(1);
+  Status w = x->waiter.wait([&] { return x->done.load(std::memory_order_acquire); }, deadline, what.c_str());
+  t_.expect(-1);
+  TASKRING_RETURN_IF_ERROR(w);
   return x->status;
 }
 

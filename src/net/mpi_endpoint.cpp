@@ -29,6 +29,7 @@ Status MpiEndpoint::start(uint64_t, const node::TaskPayload& task) {
   done_.store(false, std::memory_order_relaxed);
   seq_.store(seq, std::memory_order_release);
   in_flight_.store(true, std::memory_order_release);
+  t_.expect(1);
   auto msg = std::make_shared<std::vector<char>>(w.take());
   Transport* t = &t_;
   const int rank = rank_;
@@ -50,12 +51,14 @@ std::optional<node::Outcome> MpiEndpoint::poll(bool) {
   if (!in_flight_.load(std::memory_order_acquire)) return std::nullopt;
   if (done_.load(std::memory_order_acquire)) {
     in_flight_.store(false, std::memory_order_relaxed);
+    t_.expect(-1);
     std::lock_guard<std::mutex> lk(mu_);
     if (result_.ok()) return node::Outcome{node::OutcomeKind::kSuccess, Status::Ok()};
     return node::Outcome{node::OutcomeKind::kTaskFailure, result_.with_context(name_)};
   }
   if (failed_.load(std::memory_order_acquire)) {
     in_flight_.store(false, std::memory_order_relaxed);
+    t_.expect(-1);
     return node::Outcome{node::OutcomeKind::kEndpointFailure, health()};
   }
   return std::nullopt;

@@ -316,8 +316,10 @@ Expected<BufferEntry> NetWorker::Impl::control(int target, ControlOp op, uint64_
   auto msg = std::make_shared<std::vector<char>>(w.take());
   Transport* t = transport.get();
   transport->post([t, target, msg] { t->send(target, std::move(*msg)); });
+  transport->expect(1);
   Status ws = p->waiter.wait([&] { return p->done.load(std::memory_order_acquire); },
                              Deadline::after_ms(cfg.transfer_timeout_ms), "a control reply");
+  transport->expect(-1);
   if (!ws.ok()) {
     std::lock_guard<std::mutex> lk(mu);
     controls.erase(seq);
@@ -364,6 +366,9 @@ Status NetWorker::init() {
   const Deadline deadline = Deadline::after_ms(m.cfg.startup_timeout_ms);
   if (m.cfg.startup_timeout_ms == 0 || m.cfg.peer_timeout_ms == 0 || m.cfg.transfer_timeout_ms == 0)
     return invalid_argument("NetWorker::init: startup_timeout_ms, peer_timeout_ms and transfer_timeout_ms must be > 0");
+  if (m.cfg.poll_window_us > 1'000'000)
+    return invalid_argument("NetWorker::init: poll_window_us " + std::to_string(m.cfg.poll_window_us) +
+                            " not in [0, 1000000]");
   if (m.cfg.pool_bytes == 0 || m.cfg.pool_bytes > (1ull << 40) || m.cfg.staging_bytes > (1ull << 40))
     return invalid_argument("NetWorker::init: pool_bytes must be in [1, 2^40], staging_bytes at most 2^40");
 
@@ -406,7 +411,8 @@ Status NetWorker::init() {
 
   m.own = std::make_unique<BufferTable>(m.rank, m.cfg.pool_bytes);
   m.transport = std::make_unique<Transport>(m.comm, m.rank, m.size,
-                                            [&m](int src, Msg type, Reader& r) { m.handle(src, type, r); });
+                                            [&m](int src, Msg type, Reader& r) { m.handle(src, type, r); },
+                                            m.cfg.poll_window_us * 1000);
   m.mover = std::make_unique<DataMover>(*m.transport, *m.own, m.pool);
   if (node_status.ok()) {
     RankServerConfig sc;
@@ -680,7 +686,7 @@ Status NetWorker::close() {
     m.abort_job(why);
   }
   MPI_Comm_free(&m.comm);
-  if (m.we_initialized_mpi) MPI_Finalize();
+  if (m.we_initialized_mpi && m.cfg.finalize_mpi) MPI_Finalize();
   return nc;
 }
 

@@ -6,8 +6,14 @@
 
 namespace taskring::net {
 
-Transport::Transport(MPI_Comm comm, int rank, int size, Handler handler)
-    : comm_(comm), rank_(rank), size_(size), handler_(std::move(handler)), last_heard_(size, 0), lost_(size, false) {}
+Transport::Transport(MPI_Comm comm, int rank, int size, Handler handler, uint64_t poll_window_ns)
+    : comm_(comm),
+      rank_(rank),
+      size_(size),
+      handler_(std::move(handler)),
+      poll_window_ns_(poll_window_ns),
+      last_heard_(size, 0),
+      lost_(size, false) {}
 
 Transport::~Transport() { stop(); }
 
@@ -189,6 +195,7 @@ bool Transport::timers() {
 
 void Transport::loop() {
   uint64_t slice = kMinSliceNs;
+  uint64_t last_event = mono_ns();
   auto sends_pending = [&] {
     for (const Pending& p : pending_)
       if (p.keep) return true;
@@ -201,12 +208,19 @@ void Transport::loop() {
     did |= timers();
     if (did) {
       slice = kMinSliceNs;
+      last_event = mono_ns();
       continue;
     }
-    if (stop_.load(std::memory_order_acquire)) slice = kMinSliceNs;  // draining
+    const bool stopping = stop_.load(std::memory_order_acquire);
+    if (!stopping && mono_ns() - last_event < poll_window_ns_) {
+      for (int i = 0; i < 64; ++i) Waiter::cpu_relax();
+      continue;
+    }
+    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping;
+    if (expecting) slice = kBusySliceNs;
     (void)wake_.wait([&] { return has_posted_.load(std::memory_order_acquire) || stop_.load(); },
                      Deadline::after_ns(slice), "transport idle slice", 64);
-    slice = std::min(slice * 2, kMaxSliceNs);
+    if (!expecting) slice = std::min(slice * 2, kMaxSliceNs);
   }
 }
 

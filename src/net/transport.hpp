@@ -9,11 +9,16 @@
 // arrived (MPI_Improbe + MPI_Mrecv, any source) and hand it to the handler,
 // complete finished sends and receives (MPI_Testsome), send heartbeats and
 // check peers. MPI has no descriptor or futex to park on until a message
-// arrives, so an idle pass parks on the thread's waiter (woken at once by
-// post()) for a slice that starts at kMinSliceNs and doubles up to
-// kMaxSliceNs while nothing happens; any event resets it. The slice bounds
-// how late a remote message is noticed; the doubling keeps an idle rank's
-// CPU use near zero on a 2-core machine.
+// arrives, so the thread polls: after any event it keeps polling for the
+// poll window (NetConfig::poll_window_us; a reply usually follows within
+// microseconds: the next task, the steps of a transfer), then parks on its
+// waiter (woken at once by post()). While a reply is expected (expect(): a
+// task in flight on rank 0, a transfer or control call waiting) it parks in
+// kBusySliceNs slices; otherwise the slice starts at kMinSliceNs and doubles
+// up to kMaxSliceNs while nothing happens. The slice bounds how late a
+// message is noticed after a quiet spell; the doubling keeps an idle rank's
+// CPU use near zero on a 2-core machine; no thread polls longer than the
+// window without an event.
 //
 // Liveness: every message from a peer counts as a sign of life; heartbeats
 // go out every heartbeat_ns. A watched peer silent for peer_timeout_ns is
@@ -44,9 +49,10 @@ class Transport {
   using Done = std::function<void(Status)>;
 
   static constexpr uint64_t kMinSliceNs = 20'000;
-  static constexpr uint64_t kMaxSliceNs = 2'000'000;
+  static constexpr uint64_t kBusySliceNs = 50'000;
+  static constexpr uint64_t kMaxSliceNs = 1'000'000;
 
-  Transport(MPI_Comm comm, int rank, int size, Handler handler);
+  Transport(MPI_Comm comm, int rank, int size, Handler handler, uint64_t poll_window_ns);
   ~Transport();
 
   void start();
@@ -57,6 +63,8 @@ class Transport {
 
   // Any thread: runs `fn` on the progress thread.
   void post(std::function<void()> fn);
+  // Any thread: +1 when a reply is awaited, -1 when it came (or never will).
+  void expect(int delta) { expecting_.fetch_add(delta, std::memory_order_relaxed); }
 
   // Progress thread only.
   void send(int dst, std::vector<char> msg);
@@ -95,6 +103,8 @@ class Transport {
   std::mutex mu_;
   std::deque<std::function<void()>> posted_;
   std::atomic<bool> has_posted_{false};
+  std::atomic<int> expecting_{0};
+  uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
   uint64_t drain_until_ = 0;  // written before stop_ is set
   Waiter wake_;

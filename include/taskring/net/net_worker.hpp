@@ -122,9 +122,18 @@ struct NetConfig {
   uint64_t pool_bytes = 64ull << 20;
   // Bytes for copies of non-local tensors while a task runs here.
   uint64_t staging_bytes = 64ull << 20;
+  // How long each rank's MPI progress thread keeps polling after its last
+  // event before it parks (MPI offers nothing to sleep on until a message
+  // arrives; see src/net/transport.hpp). Longer: lower latency for
+  // back-to-back tasks, more CPU taken from the chips. 0..1000000.
+  uint64_t poll_window_us = 1000;
   // What this rank announces; differs from kNetProtocolVersion only in the
   // tests of the mismatch check.
   uint32_t protocol_version = kNetProtocolVersion;
+  // close() calls MPI_Finalize when init() initialised MPI. False leaves MPI
+  // running for a program that uses it after the worker (it then finalises
+  // MPI itself); the bench compares against raw MPI this way.
+  bool finalize_mpi = true;
 };
 
 class NetWorker {
