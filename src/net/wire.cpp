@@ -27,9 +27,7 @@ std::string_view msg_name(Msg m) {
 Writer& Writer::str(std::string_view s, size_t max) {
   if (s.size() > max) s = s.substr(0, max);
   put(static_cast<uint32_t>(s.size()));
-  const size_t at = buf_.size();
-  buf_.resize(at + s.size());
-  if (!s.empty()) std::memcpy(buf_.data() + at, s.data(), s.size());
+  buf_.insert(buf_.end(), s.begin(), s.end());
   return *this;
 }
 

@@ -48,15 +48,15 @@ enum class ControlOp : uint32_t { kAlloc = 1, kFree = 2 };
 class Writer {
  public:
   explicit Writer(Msg type) {
+    buf_.reserve(256);  // most messages fit; also keeps GCC 12's -Wstringop-overflow false positive quiet
     put(kWireMagic);
     put(static_cast<uint8_t>(type));
   }
   template <typename T>
   Writer& put(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const size_t at = buf_.size();
-    buf_.resize(at + sizeof(T));
-    std::memcpy(buf_.data() + at, &v, sizeof(T));
+    const char* p = reinterpret_cast<const char*>(&v);
+    buf_.insert(buf_.end(), p, p + sizeof(T));
     return *this;
   }
   // A length-prefixed string, cut to `max` bytes.
