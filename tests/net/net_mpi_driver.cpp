@@ -117,6 +117,20 @@ void scenario_roundtrip(NetWorker& w, const Ids& id) {
     }
     check(bad == 0, "round " + std::to_string(round) + ": " + std::to_string(bad) + " wrong elements");
   }
+  // A group: one DAG node whose members start together on ranks 1 and 2.
+  Status g = w.run([&](Orchestrator& o) -> Status {
+    ChipTaskArgs a1, a2;
+    a1.add_inout(*t1).add_scalar(fbits(1.0f)).add_scalar(fbits(2.0f)).add_scalar(uint64_t{0});
+    a2.add_inout(*t2).add_scalar(fbits(1.0f)).add_scalar(fbits(3.0f)).add_scalar(uint64_t{0});
+    const ChipTaskArgs* args[2] = {&a1, &a2};
+    const int ranks[2] = {1, 2};
+    return o.submit_next_level_group(id.step, args, ranks);
+  });
+  check(g.ok(), "group run: " + g.to_string());
+  std::vector<float> g1 = read(w, *b1), g2 = read(w, *b2);
+  check(g1[5] == x[5] + 2 && g2[5] == (x[5] + 0.5f) * 3 + 3, "group members did not both run");
+  Status serve0 = w.serve();
+  check(!serve0.ok() && contains(serve0.message(), "rank 0 drives"), "serve() on rank 0: " + serve0.to_string());
   check(w.remote_free(*b1).ok() && w.remote_free(*b2).ok(), "remote_free");
 }
 
@@ -304,10 +318,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (w.rank() != 0) {
+    if (g_scenario == "roundtrip") {  // only rank 0 drives
+      Status r = w.run([](Orchestrator&) { return Status::Ok(); });
+      if (r.ok() || !contains(r.message(), "only rank 0")) {
+        std::printf("SCENARIO %s FAIL: run() on rank %d: %s\n", g_scenario.c_str(), w.rank(), r.to_string().c_str());
+        ++g_failures;
+      }
+    }
     Status s = w.serve();
     if (!s.ok()) std::printf("rank %d: serve: %s\n", w.rank(), s.to_string().c_str());
     Status c = w.close();
-    return s.ok() && c.ok() ? 0 : 1;
+    return s.ok() && c.ok() && g_failures == 0 ? 0 : 1;
   }
   if (g_scenario == "roundtrip") scenario_roundtrip(w, id);
   else if (g_scenario == "deps") scenario_deps(w, id);
