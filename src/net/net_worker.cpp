@@ -107,6 +107,8 @@ struct NetWorker::Impl {
   Status check_tensor(const ChipTensor& t) const;
   Expected<BufferEntry> control(int rank, ControlOp op, uint64_t a0, uint64_t a1);
   Status require_rank0(const char* api) const;
+  // remote_copy_to/from: rank 0, a known owner, a host pointer, a live range.
+  Status check_copy(const char* api, const RemoteTensor& d, const void* host) const;
   [[noreturn]] void abort_job(const std::string& why);
 };
 
@@ -593,27 +595,26 @@ Status NetWorker::remote_free(const RemoteBuffer& b) {
   return m.mirrors[static_cast<size_t>(b.owner)]->free(b.buffer_id, b.generation);
 }
 
+Status NetWorker::Impl::check_copy(const char* api, const RemoteTensor& d, const void* host) const {
+  TASKRING_RETURN_IF_ERROR(require_rank0(api));
+  if (d.owner < 0 || d.owner >= size)
+    return out_of_range(std::string(api) + ": owner rank " + std::to_string(d.owner) + " is not in [0, " +
+                        std::to_string(size) + ")");
+  if (host == nullptr && d.nbytes > 0) return invalid_argument(std::string(api) + ": null host pointer");
+  auto e = mirrors[static_cast<size_t>(d.owner)]->check(d);
+  if (!e.ok()) return e.status().with_context(api);
+  return Status::Ok();
+}
+
 Status NetWorker::remote_copy_to(const RemoteTensor& dst, const void* src) {
   Impl& m = *impl_;
-  TASKRING_RETURN_IF_ERROR(m.require_rank0("NetWorker::remote_copy_to"));
-  if (dst.owner < 0 || dst.owner >= m.size)
-    return out_of_range("NetWorker::remote_copy_to: owner rank " + std::to_string(dst.owner) + " is not in [0, " +
-                        std::to_string(m.size) + ")");
-  if (src == nullptr && dst.nbytes > 0) return invalid_argument("NetWorker::remote_copy_to: null source");
-  auto e = m.mirrors[static_cast<size_t>(dst.owner)]->check(dst);
-  if (!e.ok()) return e.status().with_context("NetWorker::remote_copy_to");
+  TASKRING_RETURN_IF_ERROR(m.check_copy("NetWorker::remote_copy_to", dst, src));
   return m.mover->put(dst, src, Deadline::after_ms(m.cfg.transfer_timeout_ms));
 }
 
 Status NetWorker::remote_copy_from(void* dst, const RemoteTensor& src) {
   Impl& m = *impl_;
-  TASKRING_RETURN_IF_ERROR(m.require_rank0("NetWorker::remote_copy_from"));
-  if (src.owner < 0 || src.owner >= m.size)
-    return out_of_range("NetWorker::remote_copy_from: owner rank " + std::to_string(src.owner) + " is not in [0, " +
-                        std::to_string(m.size) + ")");
-  if (dst == nullptr && src.nbytes > 0) return invalid_argument("NetWorker::remote_copy_from: null destination");
-  auto e = m.mirrors[static_cast<size_t>(src.owner)]->check(src);
-  if (!e.ok()) return e.status().with_context("NetWorker::remote_copy_from");
+  TASKRING_RETURN_IF_ERROR(m.check_copy("NetWorker::remote_copy_from", src, dst));
   return m.mover->fetch(src, dst, Deadline::after_ms(m.cfg.transfer_timeout_ms));
 }
 

@@ -107,6 +107,7 @@ Status RankServer::execute(const Job& j) {
     return not_found("L4 callable id " + std::to_string(j.callable) + " is not registered on rank " +
                      std::to_string(t_.rank()));
   const std::string who = "node task '" + cfg_.names[static_cast<size_t>(j.callable)] + "'";
+  if (!poisoned_.ok()) return poisoned_.with_context(who);
   const Deadline deadline = Deadline::after_ms(cfg_.transfer_timeout_ms);
   struct Staged {
     RemoteTensor desc;
@@ -138,6 +139,11 @@ Status RankServer::execute(const Job& j) {
     char* p = cfg_.staging + at;
     used = at + d->nbytes;
     Status f = mover_.fetch(*d, p, deadline);
+    if (f.code() == StatusCode::kDeadlineExceeded) {
+      // The receive may still land in the staging area later: no later
+      // task may use it.
+      poisoned_ = f.with_context("an earlier transfer into this rank's staging area timed out");
+    }
     if (!f.ok()) return f.with_context(arg + ": fetching from rank " + std::to_string(d->owner));
     t.buffer.addr = reinterpret_cast<uintptr_t>(p);
     t.buffer.size = d->nbytes;

@@ -9,7 +9,9 @@
 // non-local range (INOUT, OUTPUT_EXISTING) back to its owner, and only then
 // answers COMPLETION with the Status ("node task 'name': " + the node's
 // error, cut to kMaxErrorBytes). NO_DEP ranges are fetched, never written
-// back. CONTROL (buffer alloc/free) is answered on the progress thread.
+// back. CONTROL (buffer alloc/free) is answered on the progress thread. A
+// fetch that timed out may still write the staging area later, so every
+// later task on this rank fails with that error.
 #pragma once
 
 #include <atomic>
@@ -70,6 +72,7 @@ class RankServer {
   std::atomic<uint64_t> queued_{0};
   Waiter waiter_;
   std::thread thread_;
+  Status poisoned_;  // executor thread only
 };
 
 }  // namespace taskring::net

@@ -59,26 +59,23 @@ void Transport::send(int dst, std::vector<char> msg) {
 }
 
 void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done) {
-  const uint64_t chunks = std::max<uint64_t>(1, (n + kChunk - 1) / kChunk);
-  auto left = std::make_shared<int>(static_cast<int>(chunks));
-  auto d = std::make_shared<Done>(std::move(done));
-  for (uint64_t c = 0; c < chunks; ++c) {
-    const uint64_t off = c * kChunk, len = std::min(kChunk, n - off);
-    MPI_Request r;
-    MPI_Isend(static_cast<const char*>(p) + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &r);
-    reqs_.push_back(r);
-    pending_.push_back(Pending{nullptr, left, d});
-  }
+  chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done));
 }
 
 void Transport::recv_data(int src, int tag, void* p, uint64_t n, Done done) {
-  const uint64_t chunks = std::max<uint64_t>(1, (n + kChunk - 1) / kChunk);
-  auto left = std::make_shared<int>(static_cast<int>(chunks));
+  chunks(false, src, tag, p, n, std::move(done));
+}
+
+void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done) {
+  const uint64_t count = std::max<uint64_t>(1, (n + kChunk - 1) / kChunk);
+  auto left = std::make_shared<int>(static_cast<int>(count));
   auto d = std::make_shared<Done>(std::move(done));
-  for (uint64_t c = 0; c < chunks; ++c) {
+  for (uint64_t c = 0; c < count; ++c) {
     const uint64_t off = c * kChunk, len = std::min(kChunk, n - off);
+    char* at = static_cast<char*>(p) + off;
     MPI_Request r;
-    MPI_Irecv(static_cast<char*>(p) + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &r);
+    if (send) MPI_Isend(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
+    else MPI_Irecv(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
     reqs_.push_back(r);
     pending_.push_back(Pending{nullptr, left, d});
   }

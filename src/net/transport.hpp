@@ -90,6 +90,8 @@ class Transport {
     std::shared_ptr<int> chunks_left;
     std::shared_ptr<Done> done;
   };
+  // One request per chunk of at most kChunk bytes; `done` after the last.
+  void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done);
   void loop();
   bool run_posted();
   bool receive();

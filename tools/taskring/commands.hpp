@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,14 @@ struct NodeBenchOptions {
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);
+
+// Shared by the L3 and L4 benches (node_command.cpp): the workload with
+// --chips applied, or nullptr after printing why (a usage error); and the
+// validation of captured spans as a (chip rank, round) matrix of `ranks`
+// ranks, printed as a table or JSON (the exit status: 0, 1 invalid cells,
+// 3 no matrix).
+std::unique_ptr<workloads::NodeWorkload> prepare_node_bench(const NodeBenchOptions& o);
+int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, const NodeBenchOptions& o);
 
 // The L4 forms (net_command.cpp; net_command_stub.cpp without MPI), run by
 // every rank under `mpirun -np nodes`. Same exit statuses.

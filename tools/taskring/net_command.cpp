@@ -21,7 +21,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -29,10 +28,6 @@
 #include "taskring/base/clock.hpp"
 #include "taskring/log/strace.hpp"
 #include "taskring/net/net_worker.hpp"
-#include "taskring/trace/invocations.hpp"
-#include "taskring/trace/matrix.hpp"
-#include "taskring/trace/parser.hpp"
-#include "taskring/trace/report.hpp"
 #include "taskring/workloads/node_workload.hpp"
 
 namespace taskring::cli {
@@ -188,25 +183,13 @@ int run_net_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int w
 }
 
 int run_net_bench(const NodeBenchOptions& o) {
-  auto made = workloads::make_node_workload(o.workload);
-  if (!made.ok()) {
-    std::fprintf(stderr, "taskring bench: %s\n", made.status().to_string().c_str());
+  if (o.nodes < 1) {
+    std::fprintf(stderr, "taskring bench: --nodes must be >= 1\n");
     return 2;
   }
-  NodeWorkload& w = **made;
-  if (o.chips < 1 || o.rounds < 1 || o.warmup < 0 || o.nodes < 1) {
-    std::fprintf(stderr, "taskring bench: --nodes, --chips and --rounds must be >= 1, --warmup >= 0\n");
-    return 2;
-  }
-  Status ps = w.params().set("chips", o.chips);
-  if (!ps.ok()) {
-    std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
-    return 2;
-  }
-  if (!log::strace::enabled()) {
-    std::fprintf(stderr, "taskring bench: spans are disabled (TASKRING_LOG_LEVEL above timing)\n");
-    return 2;
-  }
+  std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
+  if (!made) return 2;
+  NodeWorkload& w = *made;
   // Before any fork or thread: this rank's stderr (and its children's)
   // goes to an in-memory file, appended by every process.
   std::fflush(nullptr);
@@ -233,22 +216,8 @@ int run_net_bench(const NodeBenchOptions& o) {
     if (r.rc != 0) std::fwrite(own.data(), 1, own.size(), stderr);
     return r.rc;
   }
-  trace::Trace t = trace::parse_trace(r.trace, "<spans of every node>");
-  trace::StageNames names;
-  auto invs = trace::group_invocations(t, names);
-  trace::MatrixOptions mo;
-  mo.ranks = o.nodes * o.chips;
-  mo.rounds = o.rounds;
-  mo.warmup = o.warmup;
-  mo.dispatches_per_round = 1;
-  mo.rank_by = trace::RankBy::kAttr;
-  auto m = trace::build_matrix(t, invs, names, mo);
-  if (!m.ok()) {
-    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
-    return 3;
-  }
-  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
-  const int rc = trace::verdict_exit_code(t, *m);
+  const int rc = validate_chip_matrix(r.trace, "<spans of every node>", o.nodes * o.chips, o);
+  if (rc == 3) return 3;
   if (r.rc != 0) std::fprintf(stderr, "taskring bench: the L4 run failed:\n%s", own.c_str());
   return rc != 0 ? rc : r.rc;
 }

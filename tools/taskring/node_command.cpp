@@ -126,26 +126,51 @@ bool is_node_workload(std::string_view name) {
   return false;
 }
 
-int run_node_bench(const NodeBenchOptions& o) {
+std::unique_ptr<NodeWorkload> prepare_node_bench(const NodeBenchOptions& o) {
   auto made = workloads::make_node_workload(o.workload);
   if (!made.ok()) {
     std::fprintf(stderr, "taskring bench: %s\n", made.status().to_string().c_str());
-    return 2;
+    return nullptr;
   }
-  NodeWorkload& w = **made;
-  if (o.chips < 1 || o.rounds < 1 || o.warmup < 0) {
-    std::fprintf(stderr, "taskring bench: --chips and --rounds must be >= 1, --warmup >= 0\n");
-    return 2;
+  if (o.chips < 1 || o.rounds < 1 || o.warmup < 0 || o.nodes < 0) {
+    std::fprintf(stderr, "taskring bench: --chips, --rounds (and --nodes) must be >= 1, --warmup >= 0\n");
+    return nullptr;
   }
-  Status ps = w.params().set("chips", o.chips);
+  Status ps = (*made)->params().set("chips", o.chips);
   if (!ps.ok()) {
     std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
-    return 2;
+    return nullptr;
   }
   if (!log::strace::enabled()) {
     std::fprintf(stderr, "taskring bench: spans are disabled (TASKRING_LOG_LEVEL above timing)\n");
-    return 2;
+    return nullptr;
   }
+  return std::move(*made);
+}
+
+int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, const NodeBenchOptions& o) {
+  trace::Trace t = trace::parse_trace(captured, source);
+  trace::StageNames names;
+  auto invs = trace::group_invocations(t, names);
+  trace::MatrixOptions mo;
+  mo.ranks = ranks;
+  mo.rounds = o.rounds;
+  mo.warmup = o.warmup;
+  mo.dispatches_per_round = 1;
+  mo.rank_by = trace::RankBy::kAttr;
+  auto m = trace::build_matrix(t, invs, names, mo);
+  if (!m.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
+    return 3;
+  }
+  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
+  return trace::verdict_exit_code(t, *m);
+}
+
+int run_node_bench(const NodeBenchOptions& o) {
+  std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
+  if (!made) return 2;
+  NodeWorkload& w = *made;
   int fds[2];
   if (pipe(fds) != 0) {
     std::perror("taskring bench: pipe");
@@ -189,22 +214,8 @@ int run_node_bench(const NodeBenchOptions& o) {
   const bool runner_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
 
-  trace::Trace t = trace::parse_trace(captured, "<node runner's stderr>");
-  trace::StageNames names;
-  auto invs = trace::group_invocations(t, names);
-  trace::MatrixOptions mo;
-  mo.ranks = o.chips;
-  mo.rounds = o.rounds;
-  mo.warmup = o.warmup;
-  mo.dispatches_per_round = 1;
-  mo.rank_by = trace::RankBy::kAttr;
-  auto m = trace::build_matrix(t, invs, names, mo);
-  if (!m.ok()) {
-    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
-    return 3;
-  }
-  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
-  const int rc = trace::verdict_exit_code(t, *m);
+  const int rc = validate_chip_matrix(captured, "<node runner's stderr>", o.chips, o);
+  if (rc == 3) return 3;
   if (timed_out)
     std::fprintf(stderr, "taskring bench: the node runner did not finish within %llu ms\n",
                  static_cast<unsigned long long>(o.timeout_ms));
