@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,10 @@ std::string host_name() {
   gethostname(h, sizeof(h) - 1);
   return h;
 }
+
+// The least time the HELLO/WELCOME handshake gets, even when the node init
+// and MPI_Init used up the startup deadline (see init()).
+constexpr uint64_t kMinHandshakeMs = 200;
 
 struct Hello {
   uint32_t protocol = 0;
@@ -339,6 +344,10 @@ NetWorker::NetWorker(NetConfig config) : impl_(std::make_unique<Impl>()) {
   NodeConfig nc = m.cfg.node;
   nc.shared_bytes += m.cfg.pool_bytes + m.cfg.staging_bytes + 128;
   nc.rank_base = launcher_rank() * std::max(1, nc.chips);
+  // One startup deadline for the tree: the node gets three quarters of it,
+  // the rest is for MPI's start and the handshake.
+  if (m.cfg.startup_timeout_ms > 0)
+    nc.startup_timeout_ms = std::min<uint64_t>(nc.startup_timeout_ms, std::max<uint64_t>(1, m.cfg.startup_timeout_ms * 3 / 4));
   m.node = std::make_unique<NodeWorker>(nc);
 }
 
@@ -375,7 +384,8 @@ Status NetWorker::init() {
     return invalid_argument("NetWorker::init: pool_bytes must be in [1, 2^40], staging_bytes at most 2^40");
 
   // 1. The node: forks its children before MPI starts any thread. Its
-  // share of the one startup deadline: three quarters.
+  // share of the one startup deadline (three quarters) was set in the
+  // constructor.
   Status node_status = m.node->init();
   if (node_status.ok()) {
     auto pool = m.node->alloc_shared(m.cfg.pool_bytes);
@@ -462,7 +472,11 @@ Status NetWorker::init() {
   t->post([t, msg] { t->send(0, std::move(*msg)); });
 
   if (m.rank == 0) {
-    Status w = m.waiter.wait([&] { return m.hello_count.load(std::memory_order_acquire) >= m.size; }, deadline,
+    // MPI_Init is not bounded by us and may eat the deadline; the handshake
+    // still gets kMinHandshakeMs, so the ranks that are up are told apart
+    // from those that are not (the error names only the latter).
+    const Deadline hello_by{std::max(deadline.at_mono_ns, mono_ns() + kMinHandshakeMs * 1'000'000)};
+    Status w = m.waiter.wait([&] { return m.hello_count.load(std::memory_order_acquire) >= m.size; }, hello_by,
                              "HELLO from every rank");
     Status verdict;
     std::vector<int> said;
@@ -486,10 +500,16 @@ Status NetWorker::init() {
     });
     if (!w.ok()) {
       m.lost.store(true);
+      std::lock_guard<std::mutex> lk(m.mu);
       m.lost_status = verdict;
     }
+    if (!verdict.ok()) {  // rank 0 knows the verdict; its own WELCOME adds nothing
+      m.init_error = verdict.with_context("NetWorker::init");
+      return m.init_error;
+    }
   }
-  Status w = m.waiter.wait([&] { return m.welcomed.load(std::memory_order_acquire); }, deadline,
+  const Deadline welcome_by{std::max(deadline.at_mono_ns, mono_ns() + 2 * kMinHandshakeMs * 1'000'000)};
+  Status w = m.waiter.wait([&] { return m.welcomed.load(std::memory_order_acquire); }, welcome_by,
                            "READY from rank 0");
   if (!w.ok()) {
     m.lost.store(true);

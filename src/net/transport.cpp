@@ -198,7 +198,10 @@ void Transport::loop() {
       if (p.keep) return true;
     return false;
   };
-  while (!stop_.load(std::memory_order_acquire) || (sends_pending() && mono_ns() < drain_until_)) {
+  // After stop(): posted work (a last WELCOME, BYE) still runs and message
+  // sends still complete, until drain_until_.
+  while (!stop_.load(std::memory_order_acquire) ||
+         ((has_posted_.load(std::memory_order_acquire) || sends_pending()) && mono_ns() < drain_until_)) {
     bool did = run_posted();
     did |= receive();
     did |= complete();

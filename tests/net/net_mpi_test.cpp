@@ -32,6 +32,13 @@ TEST(NetMpi, BadDescriptorsAreRejected) { expect_pass("bad_descriptors"); }
 TEST(NetMpi, ProtocolMismatchIsRejectedAtStartup) { expect_pass("protocol"); }
 TEST(NetMpi, CallableTableMismatchIsRejectedAtStartup) { expect_pass("callables"); }
 TEST(NetMpi, NodeInitFailureOnOneRankFailsEveryRank) { expect_pass("node_init"); }
+// startup_timeout_ms = 6000 for the tree; rank 1's node hangs in its init.
+TEST(NetMpi, OneStartupDeadlineForTheWholeTree) {
+  MpiResult r = scenario("slow_node");
+  EXPECT_NE(r.rc, 124) << "the job hung: " << r.out;
+  EXPECT_NE(r.out.find("SCENARIO slow_node PASS"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 30.0) << r.out;  // not the 30 s the hook sleeps
+}
 
 // SIGKILL of rank 2 mid-task: mpirun notices the dead process first and
 // ends the whole job, naming the rank. Bounded well inside kBoundS.
