@@ -91,7 +91,7 @@ struct NetWorker::Impl {
   std::shared_ptr<RunHandle> last_run;
 
   // Handshake and shutdown, written on the progress thread.
-  std::mutex mu;
+  mutable std::mutex mu;
   Waiter waiter;
   std::vector<Hello> hellos;
   std::atomic<int> hello_count{0};
@@ -305,7 +305,10 @@ Status NetWorker::Impl::require_rank0(const char* api) const {
   if (rank != 0)
     return failed_precondition(std::string(api) + ": only rank 0 drives the L4 worker; this is rank " +
                                std::to_string(rank) + " (call serve())");
-  if (lost.load(std::memory_order_acquire)) return lost_status;
+  if (lost.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lk(mu);
+    return lost_status;
+  }
   return Status::Ok();
 }
 
@@ -512,9 +515,12 @@ Status NetWorker::init() {
   Status w = m.waiter.wait([&] { return m.welcomed.load(std::memory_order_acquire); }, welcome_by,
                            "READY from rank 0");
   if (!w.ok()) {
+    m.init_error = w.with_context("NetWorker::init");
+    {
+      std::lock_guard<std::mutex> lk(m.mu);
+      m.lost_status = m.init_error;
+    }
     m.lost.store(true);
-    m.lost_status = w.with_context("NetWorker::init");
-    m.init_error = m.lost_status;
     return m.init_error;
   }
   {
