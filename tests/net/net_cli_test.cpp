@@ -32,10 +32,23 @@ TEST(NetCli, NodesMustMatchTheRanks) {
 }
 
 TEST(NetCli, BenchValidatesEveryChipOfEveryNodeAndRound) {
-  auto r = mpirun(2, kBin + " bench multi_chip --nodes 2 --chips 2 --rounds 3 --warmup 1 --json", 150);
+  char dir[] = "/tmp/taskring_net_cli_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string log = std::string(dir) + "/spans.log";
+  auto r = mpirun(2, kBin + " bench multi_chip --nodes 2 --chips 2 --rounds 3 --warmup 1 --json --log " + log, 150);
   EXPECT_EQ(r.rc, 0) << r.out;
   // 2 nodes x 2 chips = 4 chip ranks, 3 rounds: 12 cells, every one valid.
   EXPECT_NE(r.out.find("\"valid_cells\": 12"), std::string::npos) << r.out;
+  // The gathered spans validate again with `taskring trace`.
+  const std::string cmd = kBin + " trace " + log + " --expect-ranks 4 --expect-rounds 3 --warmup 1 --rank-by attr > " +
+                          std::string(dir) + "/out 2>&1";
+  const int st = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  std::ifstream f(std::string(dir) + "/out");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find("12/12 cells valid"), std::string::npos) << ss.str();
+  std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
 }  // namespace
