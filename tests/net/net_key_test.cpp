@@ -166,3 +166,45 @@ TEST_F(RemoteDeps, DifferentBuffersOwnersAndGenerationsAreIndependent) {
 
 }  // namespace
 }  // namespace taskring::net
+
+// NetWorker's checks that run before any MPI call (no runtime needed).
+namespace taskring::net {
+namespace {
+
+TEST(NetWorkerApi, RegisterTaskRejectsBadNamesAndDuplicates) {
+  NetWorker w(NetConfig{});
+  EXPECT_TRUE(w.register_task("a", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); }).ok());
+  auto dup = w.register_task("a", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); });
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(w.register_task("", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); }).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(w.register_task("b", nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(w.close().ok());
+}
+
+TEST(NetWorkerApi, InitRejectsBadConfigNamingTheField) {
+  auto bad = [](auto tweak, const std::string& field) {
+    NetConfig c;
+    tweak(c);
+    NetWorker w(c);
+    Status s = w.init();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << field << ": " << s.to_string();
+    EXPECT_NE(s.message().find(field), std::string::npos) << s.to_string();
+    EXPECT_FALSE(w.init().ok());  // once only
+    EXPECT_TRUE(w.close().ok());
+  };
+  bad([](NetConfig& c) { c.peer_timeout_ms = 0; }, "peer_timeout_ms");
+  bad([](NetConfig& c) { c.pool_bytes = 0; }, "pool_bytes");
+  bad([](NetConfig& c) { c.poll_window_us = 2'000'000; }, "poll_window_us");
+}
+
+TEST(NetWorkerApi, EverythingElseNeedsARunningWorker) {
+  NetWorker w(NetConfig{});
+  EXPECT_EQ(w.remote_malloc(0, 64).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(w.serve().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(w.run([](Orchestrator&) { return Status::Ok(); }).code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(w.close().ok());
+}
+
+}  // namespace
+}  // namespace taskring::net

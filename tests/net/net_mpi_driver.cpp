@@ -234,6 +234,16 @@ void scenario_bad_descriptors(NetWorker& w, const Ids& id) {
     return submit_step(o, id.step, *t, 3, 1, 1, 0);
   });
   expect(s, "rank 3 is not in [0, 3)", "task on a missing rank");
+  expect(w.remote_malloc(1, 0).status(), "not in [1, 2^32]", "zero-byte buffer");
+  expect(w.remote_copy_to(again->whole(), nullptr), "null host pointer", "copy from null");
+  expect(w.remote_copy_from(host, RemoteTensor{9, 0, 0, 0, 4}), "owner rank 9", "copy from a missing rank");
+  expect(w.remote_copy_from(host, again->range(0, 128)), "leaves", "copy past the buffer");
+  // Freeing a buffer while a run that uses it is in flight.
+  auto fresh = w.remote_tensor(again->whole(), {16}, DataType::FLOAT32);
+  RunHandle h = w.submit([&](Orchestrator& o) { return submit_step(o, id.step, *fresh, 1, 1, 1, 300); });
+  expect(w.remote_free(*again), "a run is in flight", "free during a run");
+  check(h.wait().ok(), "the slow run");
+  check(w.remote_free(*again).ok(), "free after the run");
 }
 
 void scenario_kill(NetWorker& w, const Ids& id, int sig) {
