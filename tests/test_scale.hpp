@@ -23,15 +23,6 @@ inline constexpr bool kSanitizedBuild = false;
 inline constexpr bool kSanitizedBuild = false;
 #endif
 
-// TASKRING_TSAN_DISABLED(Name) is DISABLED_Name in a TSan build and Name
-// otherwise: for a test that fails under TSan only because of a known
-// runtime race, named in a comment at the test; remove it with the fix.
-#if defined(__SANITIZE_THREAD__)
-#define TASKRING_TSAN_DISABLED(name) DISABLED_##name
-#else
-#define TASKRING_TSAN_DISABLED(name) name
-#endif
-
 // True when TASKRING_SLOW_TESTS is exactly "1".
 inline bool slow_tests_enabled() {
   const char* v = std::getenv("TASKRING_SLOW_TESTS");

@@ -11,9 +11,11 @@ using tile::View2D;
 
 namespace {
 
+// add and mul accept (and ignore) one trailing scalar: upstream's example
+// kernels of the same name are passed one (a tile count or a spin hint).
 void binary_kernel(int64_t* raw, const char* name, tile::BinaryOp op) {
   KernelArgs k(raw, name);
-  if (!k.usable() || !k.expect_counts(3, 3, 0, 0)) return;
+  if (!k.usable() || !k.expect_counts(3, 3, 0, 1)) return;
   View2D a, b, o;
   if (!k.view(0, "a", &a) || !k.view(1, "b", &b) || !k.view(2, "out", &o)) return;
   if (!check_same_shape(k, a, "a", b, "b") || !check_same_shape(k, a, "a", o, "out")) return;
@@ -38,7 +40,8 @@ extern "C" void taskring_builtin_mul(int64_t* args) { binary_kernel(args, "mul",
 
 extern "C" void taskring_builtin_add_scalar(int64_t* raw) {
   KernelArgs k(raw, "add_scalar");
-  if (!k.usable() || !k.expect_counts(2, 2, 1, 1)) return;
+  // A second scalar (upstream's example passes a tile count) is ignored.
+  if (!k.usable() || !k.expect_counts(2, 2, 1, 2)) return;
   View2D a, o;
   if (!k.view(0, "a", &a) || !k.view(1, "out", &o)) return;
   if (!check_same_shape(k, a, "a", o, "out")) return;

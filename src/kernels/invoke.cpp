@@ -10,6 +10,7 @@ StatusCode code_for(int32_t kernel_code) {
     case TASKRING_KERNEL_ERR_INVALID_ARGUMENT: return StatusCode::kInvalidArgument;
     case TASKRING_KERNEL_ERR_OUT_OF_RANGE: return StatusCode::kOutOfRange;
     case TASKRING_KERNEL_ERR_UNSUPPORTED: return StatusCode::kUnimplemented;
+    case TASKRING_KERNEL_ERR_DEADLINE: return StatusCode::kDeadlineExceeded;
     default: return StatusCode::kAborted;
   }
 }

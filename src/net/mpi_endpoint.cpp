@@ -65,8 +65,14 @@ std::optional<node::Outcome> MpiEndpoint::poll(bool) {
 }
 
 Expected<uint64_t> MpiEndpoint::control(const node::ControlRequest&, Deadline) {
-  return unimplemented(name_ + ": chip control calls (malloc/copy) do not apply to a whole node at L4; use "
-                       "NetWorker::remote_malloc / remote_copy_to / remote_copy_from");
+  return unimplemented(name_ + ": chip control calls (malloc/copy, comm domains) do not apply to a whole node "
+                       "at L4; use NetWorker::remote_malloc / remote_copy_to / remote_copy_from");
 }
+
+Status MpiEndpoint::control_post(const node::ControlRequest& req) {
+  return control(req, Deadline::after_ms(0)).status();
+}
+
+Expected<uint64_t> MpiEndpoint::control_wait(Deadline deadline) { return control(node::ControlRequest{}, deadline); }
 
 }  // namespace taskring::net

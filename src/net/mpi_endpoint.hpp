@@ -6,8 +6,9 @@
 // already prefixed by the rank's node) finishes it. poll() reads an atomic;
 // no MPI call happens on the scheduler thread. A lost rank (no heartbeat)
 // fails the task in flight and every later start() with the same error.
-// control() carries the L3 chip controls, which have no meaning for a whole
-// node: UNIMPLEMENTED (buffers go through NetWorker::remote_malloc).
+// control()/control_post()/control_wait() carry the L3 chip controls and
+// comm-domain attach, which have no meaning for a whole node: UNIMPLEMENTED
+// (buffers go through NetWorker::remote_malloc; global domains: docs/l4.md).
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,8 @@ class MpiEndpoint final : public node::Endpoint {
   Status start(uint64_t task_id, const node::TaskPayload& task) override;
   std::optional<node::Outcome> poll(bool check_liveness) override;
   Expected<uint64_t> control(const node::ControlRequest& req, Deadline deadline) override;
+  Status control_post(const node::ControlRequest& req) override;
+  Expected<uint64_t> control_wait(Deadline deadline) override;
   Status health() override;
 
   // Before the engine starts: "rank 2 (pid 123 on host)" once known.

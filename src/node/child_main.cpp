@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "domain_member.hpp"
 #include "taskring/log/strace.hpp"
 
 namespace taskring::node {
@@ -33,6 +34,7 @@ class ChildServer {
   Status init() {
     if (s_.hook) TASKRING_RETURN_IF_ERROR(s_.hook(s_.kind, s_.index));
     if (s_.kind != ChildKind::kChip) return Status::Ok();
+    if (s_.exchange != nullptr) domains_ = std::make_unique<DomainMembership>(s_.exchange, s_.comm_socket);
     ChipWorkerConfig c;
     c.runtime = s_.runtime;
     const std::string rank = std::to_string(s_.rank_base + s_.index);
@@ -140,6 +142,16 @@ class ChildServer {
         return d.copy_to_device(a[0], reinterpret_cast<const void*>(static_cast<uintptr_t>(a[1])), a[2]);
       case ControlOp::kCopyFrom:
         return d.copy_from_device(reinterpret_cast<void*>(static_cast<uintptr_t>(a[0])), a[1], a[2]);
+      case ControlOp::kAttachDomain: {
+        if (!domains_) return failed_precondition("this chip cannot join comm domains");
+        auto base = domains_->attach(a);
+        if (!base.ok()) return base.status();
+        *value = *base;
+        return Status::Ok();
+      }
+      case ControlOp::kReleaseDomain:
+        if (!domains_) return failed_precondition("this chip cannot join comm domains");
+        return domains_->release(a[0]);
       default:
         return invalid_argument("unknown control op " + std::to_string(static_cast<uint32_t>(m_.op)));
     }
@@ -148,6 +160,7 @@ class ChildServer {
   const ChildSpec& s_;
   Mailbox& m_;
   std::unique_ptr<ChipWorker> chip_;
+  std::unique_ptr<DomainMembership> domains_;
   std::vector<int> ids_;
 };
 
@@ -166,6 +179,7 @@ void child_main(const ChildSpec& spec) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != spec.parent_pid) _exit(1);  // the parent died before the prctl
+  for (int fd : spec.foreign_sockets) close(fd);
   Mailbox& m = *spec.mailbox;
   ChildServer server(spec);
   Status s = server.init();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mailbox.hpp"
+#include "window_exchange.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/node/node_config.hpp"
 
@@ -34,6 +35,11 @@ struct ChildSpec {
   int sim_threads = 1;
   EnvLookup env;
   ChildInitHook hook;
+  // The child's end of its descriptor socket (comm domains); -1 for none.
+  int comm_socket = -1;
+  // Every other process's socket end, closed in the child after the fork.
+  std::vector<int> foreign_sockets;
+  WindowExchange* exchange = nullptr;  // chips: how domains are mapped
 };
 
 [[noreturn]] void child_main(const ChildSpec& spec);

@@ -40,6 +40,9 @@ struct Outcome {
 struct ControlRequest {
   ControlOp op = ControlOp::kNoop;
   uint64_t args[4] = {};
+  // A file descriptor handed to the child with the request (a comm domain's
+  // shared object); -1 for none. The child receives its own copy.
+  int fd = -1;
 };
 
 class Endpoint {
@@ -56,6 +59,13 @@ class Endpoint {
   virtual std::optional<Outcome> poll(bool check_liveness) = 0;
   // Runs one control request synchronously; its result value.
   virtual Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) = 0;
+  // The same in two halves, so one thread can run a request on several
+  // endpoints at once (comm domain members meet at a barrier inside it):
+  // control_post() hands the request over, control_wait() collects it. The
+  // calling thread must call control_wait() after every successful post and
+  // make no other control call on this endpoint in between.
+  virtual Status control_post(const ControlRequest& req) = 0;
+  virtual Expected<uint64_t> control_wait(Deadline deadline) = 0;
   // OK while usable; the failure otherwise.
   virtual Status health() = 0;
 };

@@ -79,7 +79,15 @@ struct RunState {
   std::vector<uint32_t> scopes;  // open scope ids, innermost last
   uint32_t next_scope = 1;
   uint64_t t_begin = 0, t_orch_end = 0, t_first_dispatch = 0, t_last_done = 0;
+  // Comm domains of the run (comm_domain.cpp). on_abort runs under mu_ when
+  // the run gets its first error (must not block: it flags the domains so
+  // every wait in them ends); at_fence runs once every task finished,
+  // before the run is published done, last registered first (releases).
+  std::vector<std::function<void()>> on_abort;
+  std::vector<std::function<Status()>> at_fence;
 };
+
+class WindowExchange;
 
 struct EngineConfig {
   std::vector<std::string> chip_callables;  // names, by id
@@ -94,12 +102,14 @@ struct EngineConfig {
   // The level is a label: what a target is called in messages ("chip" at
   // L3, "rank" at L4, where each target is a whole node).
   std::string target_word = "chip";
-  // Spans of a run: <family>.run, .run.orch, .run.dispatch ("net" at L4).
+  // Spans of a run: <family>.run, .run.orch, .run.dispatch ("network" at L4).
   std::string span_family = "node";
   // When set, replaces the L3 placement rules for every tensor argument (a
   // HOST tensor in the shared heap, or a DEVICE address): non-OK rejects
   // the argument with that message. L4 uses it to check remote descriptors.
   std::function<Status(const ChipTensor&)> check_tensor;
+  WindowExchange* exchange = nullptr;  // comm domains; nullptr: none (UNIMPLEMENTED)
+  uint64_t comm_timeout_ms = 30000;
 };
 
 class Engine {
@@ -124,6 +134,11 @@ class Engine {
   Status scope_end(RunState* run);
   Expected<ChipTensor> alloc(RunState* run, std::span<const uint32_t> shapes, DataType dtype);
   Expected<uint64_t> control(int chip, const ControlRequest& req, const char* api);
+  Expected<std::shared_ptr<CommDomain>> allocate_domain(RunState* run, const std::string& name,
+                                                        std::span<const int> chips, uint64_t window_size,
+                                                        std::span<const DomainBufferSpec> buffers);
+  // Comm domains alive now (allocated, not yet swept). For tests and tools.
+  int live_domains() const { return live_domains_.load(std::memory_order_acquire); }
 
   bool host_visible(uint64_t addr, uint64_t bytes) const { return cfg_.host_visible(addr, bytes); }
   int chips() const { return static_cast<int>(chips_.size()); }
@@ -177,6 +192,9 @@ class Engine {
   HeapRing heap_;
   DepMap deps_;  // orchestrating thread (under mu_ for simplicity)
 
+  std::atomic<int> live_domains_{0};
+  std::atomic<uint64_t> next_domain_id_{1};
+  friend class DomainRegistry;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

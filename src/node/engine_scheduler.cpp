@@ -218,6 +218,10 @@ void Engine::member_done(Task* t, const Outcome& o) {
   if (!o.status.ok() && t->error.ok()) {
     t->error = t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")")
                         : o.status;
+    // A failed member while others still run (a collective): the run's
+    // error now, so its comm domains abort and the peers waiting for this
+    // member end instead of running into their deadlines.
+    if (t->running > 0 && current_) note_error(current_.get(), t->error);
   }
   if (t->running == 0) finish(t, t->error);
   if (running_members_ == 0) cv_.notify_all();
@@ -296,6 +300,14 @@ void Engine::maybe_finish_run(RunState* run) {
   if (run->orchestrating || run->unfinished != 0 || run->done.load(std::memory_order_relaxed)) return;
   run->t_last_done = mono_ns();
   heap_.clear();
+  // The completion fence: nothing of the run runs any more, so its comm
+  // domains can go (whether it passed or failed).
+  while (!run->at_fence.empty()) {
+    Status s = run->at_fence.back()();
+    run->at_fence.pop_back();
+    if (!s.ok()) note_error(run, s.with_context("releasing the run's comm domains"));
+  }
+  run->on_abort.clear();
   run->status = run->first_error;
   if (strace::enabled()) {
     const uint64_t inv = strace::alloc_invocation();

@@ -80,7 +80,10 @@ void Engine::end_orchestration(RunState* run, const Status& st) {
 }
 
 void Engine::note_error(RunState* run, const Status& s) {
-  if (run->first_error.ok() && !s.ok()) run->first_error = s;
+  if (run->first_error.ok() && !s.ok()) {
+    run->first_error = s;
+    for (auto& abort : run->on_abort) abort();
+  }
 }
 
 Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* const> args, std::span<const int> chips,

@@ -59,6 +59,11 @@ class FakeEndpoint final : public Endpoint {
     if (!dead_.ok()) return dead_;
     return req.args[1];
   }
+  Status control_post(const ControlRequest& req) override {
+    posted_ = control(req, Deadline{});
+    return Status::Ok();
+  }
+  Expected<uint64_t> control_wait(Deadline) override { return posted_; }
 
   Status health() override {
     std::lock_guard<std::mutex> lk(mu_);
@@ -118,6 +123,7 @@ class FakeEndpoint final : public Endpoint {
   std::vector<TaskPayload> started_;
   std::vector<uint64_t> started_ids_;
   size_t finished_ = 0;
+  Expected<uint64_t> posted_{uint64_t{0}};
 };
 
 }  // namespace taskring::node

@@ -1,11 +1,20 @@
 #include "local_endpoint.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
+
+#include "fd_passing.hpp"
 
 namespace taskring::node {
 
-LocalEndpoint::LocalEndpoint(Mailbox* mailbox, ShmBell* parent_bell, std::shared_ptr<ChildProcess> child)
-    : m_(mailbox), parent_bell_(parent_bell), child_(std::move(child)) {}
+LocalEndpoint::LocalEndpoint(Mailbox* mailbox, ShmBell* parent_bell, std::shared_ptr<ChildProcess> child,
+                             int comm_socket)
+    : m_(mailbox), parent_bell_(parent_bell), child_(std::move(child)), comm_socket_(comm_socket) {}
+
+LocalEndpoint::~LocalEndpoint() {
+  if (comm_socket_ >= 0) close(comm_socket_);
+}
 
 void LocalEndpoint::fail(Status s) {
   std::lock_guard<std::mutex> lk(fail_mu_);
@@ -69,14 +78,45 @@ std::optional<Outcome> LocalEndpoint::poll(bool check_liveness) {
 
 Expected<uint64_t> LocalEndpoint::control(const ControlRequest& req, Deadline deadline) {
   std::lock_guard<std::mutex> lk(control_mu_);
+  TASKRING_RETURN_IF_ERROR(post_locked(req));
+  return wait_locked(req.op, deadline);
+}
+
+Status LocalEndpoint::control_post(const ControlRequest& req) {
+  std::unique_lock<std::mutex> lk(control_mu_);
+  TASKRING_RETURN_IF_ERROR(post_locked(req));
+  posted_ = std::move(lk);
+  posted_op_ = req.op;
+  return Status::Ok();
+}
+
+Expected<uint64_t> LocalEndpoint::control_wait(Deadline deadline) {
+  if (!posted_.owns_lock()) return failed_precondition(name() + ": control_wait without control_post");
+  std::unique_lock<std::mutex> lk = std::move(posted_);
+  return wait_locked(posted_op_, deadline);
+}
+
+Status LocalEndpoint::post_locked(const ControlRequest& req) {
   // Only the latched failure here (no waitpid on the fast path): a child
   // that died since is found by the liveness check between park slices.
   if (failed_.load(std::memory_order_acquire)) return health();
+  if (req.fd >= 0) {
+    if (comm_socket_ < 0) return failed_precondition(name() + " has no socket for file descriptors");
+    // The descriptor travels before the request is published, so the child
+    // finds it queued when it serves the request.
+    Status f = send_fd(comm_socket_, req.fd);
+    if (!f.ok()) return f.with_context(name());
+  }
   Mailbox& m = *m_;
   m.op = req.op;
   std::memcpy(m.control_args, req.args, sizeof(req.args));
   store_control_state(m, ControlState::kRequest);
   bell_ring(m.child_bell);
+  return Status::Ok();
+}
+
+Expected<uint64_t> LocalEndpoint::wait_locked(ControlOp op, Deadline deadline) {
+  Mailbox& m = *m_;
   const std::string what = "control reply from " + name();
   Status w = bell_wait(
       *parent_bell_, [&] { return load_control_state(m) == ControlState::kDone; }, [&] { return health(); }, deadline,
@@ -90,7 +130,7 @@ Expected<uint64_t> LocalEndpoint::control(const ControlRequest& req, Deadline de
   Status r = load_status(m.control_code, m.control_length, m.control_message);
   uint64_t v = m.control_value;
   store_control_state(m, ControlState::kIdle);
-  if (!r.ok()) return r.with_context(name() + " control op " + std::to_string(static_cast<uint32_t>(req.op)));
+  if (!r.ok()) return r.with_context(name() + " control op " + std::to_string(static_cast<uint32_t>(op)));
   return v;
 }
 

@@ -24,12 +24,17 @@ inline constexpr uint64_t kLivenessSliceNs = 2'000'000;
 
 class LocalEndpoint final : public Endpoint {
  public:
-  LocalEndpoint(Mailbox* mailbox, ShmBell* parent_bell, std::shared_ptr<ChildProcess> child);
+  // `comm_socket`: the parent's end of the child's socket for file
+  // descriptors (ControlRequest::fd); -1 when the child has none.
+  LocalEndpoint(Mailbox* mailbox, ShmBell* parent_bell, std::shared_ptr<ChildProcess> child, int comm_socket = -1);
+  ~LocalEndpoint() override;
 
   std::string name() const override { return child_->name(); }
   Status start(uint64_t task_id, const TaskPayload& task) override;
   std::optional<Outcome> poll(bool check_liveness) override;
   Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) override;
+  Status control_post(const ControlRequest& req) override;
+  Expected<uint64_t> control_wait(Deadline deadline) override;
   Status health() override;
 
   ChildProcess& child() { return *child_; }
@@ -40,7 +45,12 @@ class LocalEndpoint final : public Endpoint {
   Mailbox* m_;
   ShmBell* parent_bell_;
   std::shared_ptr<ChildProcess> child_;
+  Status post_locked(const ControlRequest& req);
+  Expected<uint64_t> wait_locked(ControlOp op, Deadline deadline);
   std::mutex control_mu_;
+  std::unique_lock<std::mutex> posted_;  // held from control_post() to control_wait()
+  ControlOp posted_op_ = ControlOp::kNoop;
+  int comm_socket_ = -1;
   std::mutex fail_mu_;
   std::atomic<bool> failed_{false};
   Status failure_;

@@ -34,7 +34,15 @@ inline constexpr size_t kMessageBytes = 512;  // error text carried per result (
 enum class InitState : uint32_t { kStarting = 0, kReady = 6, kFailed = 7 };
 enum class TaskState : uint32_t { kIdle = 0, kReady = 1, kDone = 2, kRunning = 9 };
 enum class ControlState : uint32_t { kIdle = 0, kRequest = 4, kDone = 5, kRunning = 10 };
-enum class ControlOp : uint32_t { kNoop = 0, kMalloc = 1, kFree = 2, kCopyTo = 3, kCopyFrom = 4 };
+enum class ControlOp : uint32_t {
+  kNoop = 0,
+  kMalloc = 1,
+  kFree = 2,
+  kCopyTo = 3,
+  kCopyFrom = 4,
+  kAttachDomain = 7,   // comm domain: map, zero the window, meet the other members (comm_domain.hpp)
+  kReleaseDomain = 8,  // comm domain: unmap
+};
 
 // A Status as it crosses the process boundary: a code, then the message
 // (truncated to kMessageBytes), which an OK status never touches.

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "engine.hpp"
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
+#include "window_exchange.hpp"
 
 namespace taskring::node {
 
@@ -88,6 +90,15 @@ struct NodeWorker::Impl {
   std::vector<SharedRegion> mailboxes;  // subs first, then chips
   std::vector<std::shared_ptr<ChildProcess>> children;  // same order
   std::unique_ptr<Engine> engine;
+  // Comm domains: how windows reach the chips, and one socket pair per
+  // child (the parent's end here until an endpoint owns it, -1 for SUBs).
+  std::unique_ptr<WindowExchange> exchange = make_memfd_window_exchange();
+  std::vector<int> parent_socks, child_socks;
+  ~Impl() {
+    for (auto* v : {&parent_socks, &child_socks})
+      for (int fd : *v)
+        if (fd >= 0) ::close(fd);
+  }
 
   std::mutex shared_mu;
   uint64_t shared_used = 0;
@@ -128,6 +139,7 @@ Status NodeWorker::Impl::validate() const {
     return invalid_argument(w + "rank_base " + std::to_string(cfg.rank_base) + " not in [0, 2^20 - 64]");
   if (cfg.startup_timeout_ms == 0) return invalid_argument(w + "startup_timeout_ms must be > 0");
   if (cfg.control_timeout_ms == 0) return invalid_argument(w + "control_timeout_ms must be > 0");
+  if (cfg.comm_timeout_ms == 0) return invalid_argument(w + "comm_timeout_ms must be > 0");
   return Status::Ok();
 }
 
@@ -162,10 +174,17 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
     spec.rank_base = cfg.rank_base;
     spec.env = cfg.env;
     spec.hook = cfg.child_init;
+    spec.comm_socket = child_socks[i];
+    spec.foreign_sockets = parent_socks;
+    spec.exchange = sub ? nullptr : exchange.get();
     pid_t pid = fork();
     if (pid < 0) return unavailable("NodeWorker::init: fork of " + label(i) + " failed: " + std::strerror(errno));
     if (pid == 0) child_main(spec);
     setpgid(pid, pid);  // also done by the child; whichever runs first wins
+    if (child_socks[i] >= 0) {
+      ::close(child_socks[i]);  // only that child keeps its end
+      child_socks[i] = -1;
+    }
     children.push_back(std::make_shared<ChildProcess>(pid, label(i)));
   }
   return wait_ready(deadline);
@@ -325,6 +344,14 @@ Status NodeWorker::init() {
     new (r->data()) Mailbox();
     m.mailboxes.push_back(std::move(*r));
   }
+  for (int i = 0; i < m.children_total(); ++i) {
+    int sv[2] = {-1, -1};
+    if (i >= m.cfg.sub_workers && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0)
+      return fail(unavailable(std::string("NodeWorker::init: socketpair for chip ") +
+                              std::to_string(i - m.cfg.sub_workers) + " failed: " + std::strerror(errno)));
+    m.parent_socks.push_back(sv[0]);
+    m.child_socks.push_back(sv[1]);
+  }
   Status s = m.start_children(ready_by);
   if (!s.ok()) return fail(s);
 
@@ -337,9 +364,12 @@ Status NodeWorker::init() {
   ec.heap_bytes = m.cfg.heap_ring_bytes;
   ec.heap_wait_ms = m.cfg.heap_wait_ms;
   ec.control_timeout_ms = m.cfg.control_timeout_ms;
+  ec.exchange = m.exchange.get();
+  ec.comm_timeout_ms = m.cfg.comm_timeout_ms;
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {
-    auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i]);
+    auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i], m.parent_socks[i]);
+    m.parent_socks[i] = -1;  // the endpoint owns it now
     (static_cast<int>(i) < m.cfg.sub_workers ? subs : chips).push_back(std::move(ep));
   }
   m.engine = std::make_unique<Engine>(std::move(ec), std::move(chips), std::move(subs), m.bell());
@@ -431,6 +461,11 @@ Status NodeWorker::ping_chip(int chip, uint64_t hold_ns, std::atomic<uint32_t>* 
   r.args[2] = reinterpret_cast<uintptr_t>(started);
   auto v = m.engine->control(chip, r, "NodeWorker::ping_chip");
   return v.status();
+}
+
+int NodeWorker::live_domains() const {
+  const Impl& m = *impl_;
+  return m.engine ? m.engine->live_domains() : 0;
 }
 
 int NodeWorker::chip_pid(int i) const {

@@ -70,6 +70,12 @@ Status Orchestrator::copy_from(int chip, void* host, uint64_t device_addr, uint6
   return engine_->control(chip, r, "Orchestrator::copy_from").status();
 }
 
+Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_domain(const std::string& name,
+                                                                    std::span<const int> chips, uint64_t window_size,
+                                                                    std::span<const DomainBufferSpec> buffers) {
+  return engine_->allocate_domain(run_, name, chips, window_size, buffers);
+}
+
 int Orchestrator::chips() const { return engine_->chips(); }
 int Orchestrator::sub_workers() const { return engine_->subs(); }
 

@@ -91,16 +91,16 @@ TEST_P(BadArgs, OutputWhoseByteSizeOverflowsIsRejected) {
       {"INVALID_ARGS", "argument 0 (OUTPUT)", "overflows 64 bits"});
 }
 
-TEST_P(BadArgs, RequireSyncStartIsRefusedNotIgnored) {
+TEST_P(BadArgs, RequireSyncStartWithMoreBlocksThanCoresIsCode7) {
   expect_rejected(
       [](const ChipTaskArgs& a) {
         CoreTaskArgs t;
         t.add_inout(*a.tensor(0)).add_scalar(1);
-        t.launch_spec.block_num = 2;
-        t.launch_spec.require_sync_start = true;
+        t.launch_spec.set_block_num(1000);
+        t.launch_spec.set_require_sync_start(true);
         rt_submit_aiv_task(kInc, t);
       },
-      {"INVALID_ARGS", "require_sync_start"});
+      {"REQUIRE_SYNC_START_INVALID", "require_sync_start task with 1000 blocks"});
 }
 
 TEST_P(BadArgs, ElementAccessOnAHostTensorIsRejected) {

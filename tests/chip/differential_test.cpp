@@ -530,7 +530,7 @@ extern "C" void diff_entry(const ChipTaskArgs& args) {
     }
     if (t.kind == TaskKind::kKernel) {
       for (uint64_t s : t.scalars) ta.add_scalar(s);
-      ta.launch_spec.block_num = t.block_num;
+      ta.launch_spec.set_block_num(t.block_num);
     }
     std::vector<PTO2TaskId> dep_ids;
     for (int d : t.deps) dep_ids.push_back(ids[static_cast<size_t>(d)]);
@@ -538,11 +538,11 @@ extern "C" void diff_entry(const ChipTaskArgs& args) {
     TaskOutputTensors r = t.kind == TaskKind::kKernel ? rt_submit_task(t.kernels, ta)
                           : t.kind == TaskKind::kDummy ? rt_submit_dummy_task(ta)
                                                        : alloc_tensors(ta);
-    if (!r.task_id.is_valid()) {
+    if (!r.task_id().is_valid()) {
       if (g_orch_error->empty()) *g_orch_error = "task " + std::to_string(op.task) + " got no task id";
       return;
     }
-    ids[static_cast<size_t>(op.task)] = r.task_id;
+    ids[static_cast<size_t>(op.task)] = r.task_id();
     int oi = 0;
     for (const ArgSpec& a : t.args) {
       if (a.tag != TensorArgType::OUTPUT) continue;

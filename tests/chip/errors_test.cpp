@@ -84,7 +84,7 @@ TEST(FatalErrors, HeapTooSmall) {
         t.add_output(ci).add_scalar(1);
         rt_submit_aiv_task(kFill, t);
       },
-      {"HEAP_TOO_SMALL", "4096", "2048", "PTO2_RING_HEAP"}, rings(64, 2048, 64));
+      {"HEAP_RING_DEADLOCK", "4096", "2048", "PTO2_RING_HEAP"}, rings(64, 2048, 64));  // upstream's code 2
 }
 
 TEST(FatalErrors, DependencyPoolOverflow) {
@@ -96,7 +96,7 @@ TEST(FatalErrors, DependencyPoolOverflow) {
         for (int i = 0; i < 6; ++i) {
           CoreTaskArgs t;
           step_scalars(t, -1, -1);
-          c.add_dep(rt_submit_aiv_task(kStep, t).task_id);
+          c.add_dep(rt_submit_aiv_task(kStep, t).task_id());
         }
         step_scalars(c, -1, -1);
         rt_submit_aiv_task(kStep, c);
@@ -174,7 +174,7 @@ TEST(FatalErrors, InvalidArguments) {
        [](const ChipTaskArgs& a) {
          CoreTaskArgs t;
          t.add_inout(*a.tensor(0)).add_scalar(1);
-         t.launch_spec.block_num = 0;
+         t.launch_spec.set_block_num(0);
          rt_submit_aiv_task(kInc, t);
        },
        {"INVALID_ARGS", "block_num 0"}},
@@ -235,7 +235,7 @@ TEST(FatalErrors, InvalidArguments) {
          rt_report_fatal(0, "user says %d", 17);
          CoreTaskArgs t;  // ignored after the fatal error
          t.add_inout(*a.tensor(0)).add_scalar(1);
-         EXPECT_FALSE(rt_submit_aiv_task(kInc, t).task_id.is_valid());
+         EXPECT_FALSE(rt_submit_aiv_task(kInc, t).task_id().is_valid());
        },
        {"EXPLICIT_ORCH_FATAL", "user says 17"}},
   };
@@ -262,7 +262,7 @@ TEST(FatalErrors, KernelFailurePropagates) {
           PTO2_SCOPE() {
             CoreTaskArgs f;
             f.add_inout(dx);
-            failing = rt_submit_aiv_task(kFail, f).task_id;
+            failing = rt_submit_aiv_task(kFail, f).task_id();
             for (int i = 0; i < 5; ++i) {  // RAW chain after the failure
               CoreTaskArgs t;
               t.add_inout(dx);

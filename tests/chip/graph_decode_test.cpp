@@ -43,10 +43,7 @@ Result run_decode(const std::string& runtime, int graph, int layers) {
   return r;
 }
 
-// Under TSan only, DISABLED_ until the engine branch fixes hbg's run
-// hand-over race (total_tasks_ written by finish_host_phase while an executor
-// of the previous run reads it in complete(); see hbg_runtime_test.cpp).
-TEST(GraphDecode, TASKRING_TSAN_DISABLED(GoldenAndBitIdenticalGraphOnOffOnBothRuntimes)) {
+TEST(GraphDecode, GoldenAndBitIdenticalGraphOnOffOnBothRuntimes) {
   const int layers = 6;
   Result on = run_decode("hbg", 1, layers);
   Result off = run_decode("hbg", 0, layers);

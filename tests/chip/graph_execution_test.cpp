@@ -152,7 +152,7 @@ void body_fn(const GraphTaskArgs& args) {
       ta.add_scalar(seed).add_scalar(wmask).add_scalar(rmask).add_scalar(omask).add_scalar(uint32_t{2});
       r = rt_submit_aiv_task(kChecksum, ta);
     }
-    ids.push_back(r.task_id);
+    ids.push_back(r.task_id());
     int o = 0;
     for (const BArg& a : t.args) {
       if (a.tag != TensorArgType::OUTPUT) continue;
@@ -236,12 +236,7 @@ int register_entry(ChipWorker& w, taskring::OrchestrationEntry e) {
   return *id;
 }
 
-// Under TSan only, DISABLED_ until the engine branch fixes hbg's run
-// hand-over race: HbgRuntime::finish_host_phase (hbg_runtime.cpp:190) writes
-// total_tasks_ for the next run while an executor of the previous run still
-// reads it in complete() (hbg_scheduler.cpp:313), after its completed_
-// fetch_add; its stale count can then match the new run's total.
-TEST(GraphExecution, TASKRING_TSAN_DISABLED(RandomBodiesReplayLikeOrdinaryExecution)) {
+TEST(GraphExecution, RandomBodiesReplayLikeOrdinaryExecution) {
   auto hbg = worker("hbg");
   auto tmr = worker("tmr");
   int hid = register_entry(*hbg, layers_entry);
@@ -339,12 +334,7 @@ void mismatch_entry(const ChipTaskArgs& args) {
   }
 }
 
-// Under TSan only, DISABLED_ until the engine branch fixes hbg's run
-// hand-over race: HbgRuntime::finish_host_phase (hbg_runtime.cpp:190) writes
-// total_tasks_ for the next run while an executor of the previous run still
-// reads it in complete() (hbg_scheduler.cpp:313), after its completed_
-// fetch_add; its stale count can then match the new run's total.
-TEST(GraphExecution, TASKRING_TSAN_DISABLED(BoundaryMismatchRunsOrdinaryTasks)) {
+TEST(GraphExecution, BoundaryMismatchRunsOrdinaryTasks) {
   Body b = make_body(5);
   b.cols = std::max<uint32_t>(b.cols, 2);
   auto w = worker("hbg");

@@ -35,7 +35,7 @@ TEST(RefCounts, RetainingConsumerKeepsProducerOutputAlive) {
       p.add_output(ci).add_scalar(7);
       TaskOutputTensors rp = rt_submit_aiv_task(kFill, p);
       const ChipTensor& x = rp.get_ref(0);
-      PTO2TaskId dep[1] = {rp.task_id};
+      PTO2TaskId dep[1] = {rp.task_id()};
       CoreTaskArgs c;
       c.add_input(x).add_output(o);
       step_scalars(c, 0, -1, 1, 0);  // wait flag 0; record flag 1 into seen[0]
@@ -83,7 +83,7 @@ TEST(RefCounts, WaitOnlyDependencyDoesNotRetain) {
       p.add_output(ci).add_scalar(7);
       TaskOutputTensors rp = rt_submit_aiv_task(kFill, p);
       const ChipTensor& x = rp.get_ref(0);
-      PTO2TaskId dep[1] = {rp.task_id};
+      PTO2TaskId dep[1] = {rp.task_id()};
       DepFlags fl[1] = {DEP_WAIT};
       (void)x;
       (void)o;
@@ -126,13 +126,13 @@ TEST(Scopes, NestedAutoScopesOnAllRings) {
         std::function<void(int)> nest = [&](int depth) {
           CoreTaskArgs t;
           t.add_inout(dx).add_scalar(depth);
-          rings.push_back(rt_submit_aiv_task(kInc, t).task_id.ring());
+          rings.push_back(rt_submit_aiv_task(kInc, t).task_id().ring());
           if (depth < 6) {
             PTO2_SCOPE() { nest(depth + 1); }
           }
           CoreTaskArgs u;
           u.add_inout(dx).add_scalar(100);
-          rings.push_back(rt_submit_aiv_task(kInc, u).task_id.ring());
+          rings.push_back(rt_submit_aiv_task(kInc, u).task_id().ring());
         };
         nest(0);
       },
@@ -164,7 +164,7 @@ TEST(Scopes, ManualScopeSkipsInferenceIncludingCreatorEdges) {
           step_scalars(c, -1, /*raise*/ 0, -1, 0, 0, 0);
           rt_submit_aiv_task(kStep2, c);
           // With an explicit dependency the order is kept.
-          PTO2TaskId dep[1] = {rp.task_id};
+          PTO2TaskId dep[1] = {rp.task_id()};
           CoreTaskArgs d;
           d.add_inout(dx);
           step_scalars(d, -1, -1, -1, 0, 0, 10);
@@ -249,7 +249,7 @@ TEST(AllocTensors, OutputsCompleteAtOnceWithInitialValue) {
         TensorCreateInfo ci({6}, DataType::INT32);
         ci.set_initial_value(int32_t{40});
         TaskOutputTensors r = alloc_tensors(ci);
-        ASSERT_TRUE(r.task_id.is_valid());
+        ASSERT_TRUE(r.task_id().is_valid());
         first = get_tensor_data<int32_t>(r.get_ref(0), 1, std::array<uint32_t, 1>{0}.data());
         CoreTaskArgs inc;
         inc.add_inout(r.get_ref(0)).add_scalar(2);
@@ -285,12 +285,12 @@ TEST(DummyTasks, BarrierOrdersWithoutRunning) {
           step_scalars(p2, -1, 1, -1, 0, 2000, 0);
           TaskOutputTensors r2 = rt_submit_aic_task(kStep, p2);
           CoreTaskArgsWithDeps<> d;
-          d.add_dep(r1.task_id).add_dep_wait(r2.task_id);
+          d.add_dep(r1.task_id()).add_dep_wait(r2.task_id());
           TaskOutputTensors rd = rt_submit_dummy_task(d);
           CoreTaskArgs c;
           c.add_inout(dx);
           step_scalars(c, -1, -1, 0, 0, 0, 1);
-          PTO2TaskId dep[1] = {rd.task_id};
+          PTO2TaskId dep[1] = {rd.task_id()};
           c.set_dependencies(dep, 1);
           rt_submit_aiv_task(kStep2, c);
           CoreTaskArgs c2;
@@ -319,7 +319,7 @@ TEST(MixTasks, EveryBlockOccupiesOneClusterAndSeesItsSlots) {
   auto report = rig.run(
       [&](const ChipTaskArgs&) {
         CoreTaskArgs t;
-        t.launch_spec.block_num = 4;
+        t.launch_spec.set_block_num(4);
         rt_submit_task(MixedKernels{kRecord, kRecord2, kRecord2}, t);
       },
       args);
@@ -363,11 +363,11 @@ TEST(Spmd, EveryBlockRunsExactlyOnceAndSeesItsIndex) {
     auto report = rig.run(
         [&](const ChipTaskArgs& a) {
           CoreTaskArgs rec;
-          rec.launch_spec.block_num = 7;
+          rec.launch_spec.set_block_num(7);
           rt_submit_aiv_task(kRecord, rec);
           CoreTaskArgs f;  // each block fills its share of y
           f.add_output(*a.tensor(0)).add_scalar(9);
-          f.launch_spec.block_num = 5;
+          f.launch_spec.set_block_num(5);
           rt_submit_aic_task(kFill, f);
         },
         args);

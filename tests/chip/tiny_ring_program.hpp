@@ -71,7 +71,7 @@ inline Expected<RunReport> run_tiny_ring_program(Rig& rig, const RingSizes& ring
             PTO2_SCOPE() {
               CoreTaskArgs f;
               f.add_inout(dsp).add_scalar(1);
-              f.launch_spec.block_num = 3;
+              f.launch_spec.set_block_num(3);
               rt_submit_aiv_task(kInc, f);
             }
           }

@@ -100,7 +100,9 @@ TEST(BuiltinAdd, BadInputsAreReported) {
   s = run(id::kAdd, {a.t(), o.t()});
   EXPECT_THAT(s.message(), HasSubstr("expects 3 tensors, got 2"));
   s = run(id::kAddScalar, {a.t(), o.t()});
-  EXPECT_THAT(s.message(), HasSubstr("expects 1 scalars, got 0"));
+  EXPECT_THAT(s.message(), HasSubstr("expects 1..2 scalars, got 0"));
+  // Upstream's example argument lists are accepted; one more scalar is not.
+  EXPECT_THAT(run(id::kAddScalar, {a.t(), o.t()}, {1, 2, 3}).message(), HasSubstr("expects 1..2 scalars, got 3"));
   HostTensor bad({4, 4}, DataType::UINT16);
   s = run(id::kMul, {a.t(), bad.t(), o.t()});
   EXPECT_THAT(s.message(), HasSubstr("tensor 1 (b)"));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 namespace taskring {
 namespace {
@@ -140,14 +141,30 @@ TEST(TaskArgs, ScalarBitCasts) {
   uint64_t d64;
   std::memcpy(&d64, &d, 8);
   EXPECT_EQ(args.scalar(1), d64);
-  EXPECT_EQ(args.scalar(2), UINT64_MAX);  // sign-extended
+  EXPECT_EQ(args.scalar(2), 0xffffffffull);  // zero-extended, as upstream's to_u64
   EXPECT_EQ(static_cast<int64_t>(args.scalar(3)), -5);
   EXPECT_EQ(args.scalar(4), 0xffffffffull);  // zero-extended
-  EXPECT_EQ(static_cast<int64_t>(args.scalar(5)), -128);
+  EXPECT_EQ(args.scalar(5), 0x80u);  // zero-extended
+  EXPECT_EQ(args.scalar<int8_t>(5), -128);  // read back through from_u64
   EXPECT_EQ(args.scalar(6), 65535u);
   EXPECT_EQ(args.scalar(7), 1u);
   EXPECT_EQ(args.scalar(8), 2u);
   EXPECT_EQ(args.scalars()[0], args.scalar(0));
+  EXPECT_EQ(args.scalar<float>(0), 1.5f);
+}
+
+TEST(TaskArgs, VariadicScalarsAreAllOrNothing) {
+  CoreTaskArgs args;
+  args.add_scalar(1.0f, int32_t{-2}, uint8_t{3});
+  ASSERT_FALSE(args.has_error()) << args.error_msg();
+  ASSERT_EQ(args.scalar_count(), 3);
+  EXPECT_EQ(args.scalar(1), 0xfffffffeull);
+  for (int i = 0; i < 12; ++i) args.add_scalar(i);
+  ASSERT_EQ(args.scalar_count(), 15);
+  args.add_scalar(1, 2);  // would make 17 > 16
+  EXPECT_TRUE(args.has_error());
+  EXPECT_EQ(args.scalar_count(), 15);
+  EXPECT_NE(std::string(args.error_msg()).find("scalar capacity 16"), std::string::npos) << args.error_msg();
 }
 
 TEST(TaskArgs, Int32BulkScalarsAreZeroExtended) {
@@ -194,7 +211,7 @@ TEST(TaskArgs, ClearForgetsEverythingIncludingTheError) {
   PTO2TaskId id = PTO2TaskId::make(0, 0);
   CoreTaskArgs args;
   args.add_input(a).add_scalar(1).set_dependencies(&id, 1);
-  args.launch_spec.block_num = 4;
+  args.launch_spec.set_block_num(4);
   args.add_input(a);
   ASSERT_TRUE(args.has_error());
   args.clear();
@@ -203,7 +220,7 @@ TEST(TaskArgs, ClearForgetsEverythingIncludingTheError) {
   EXPECT_EQ(args.tensor_count(), 0);
   EXPECT_EQ(args.scalar_count(), 0);
   EXPECT_EQ(args.dependency_count(), 0);
-  EXPECT_EQ(args.launch_spec.block_num, 1);
+  EXPECT_EQ(args.launch_spec.block_num(), 1);
   args.add_input(a).set_dependencies(&id, 1);
   EXPECT_FALSE(args.has_error());
 }

@@ -342,17 +342,33 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
   cmd->add_option("--nodes", opts->nodes, "L4: nodes (MPI ranks) of a node workload; run under mpirun -np N")
       ->check(CLI::Range(1, 256));
-  cmd->callback([opts] {
-    if (is_node_workload(opts->workload) && opts->nodes > 0) {
-      NodeBenchOptions n{opts->workload, opts->chips, opts->rounds, opts->warmup, opts->json, opts->log_path,
-                         opts->timeout_ms};
-      n.nodes = opts->nodes;
-      set_exit_code(run_net_bench(n));
+  auto balanced = std::make_shared<bool>(false);
+  auto params = std::make_shared<std::vector<std::string>>();
+  cmd->add_flag("--balanced-routing", *balanced, "node workload moe: round-robin routing (equal load per rank)");
+  cmd->add_option("--param", *params, "a node workload parameter, name=value (repeatable)");
+  cmd->callback([opts, balanced, params] {
+    if (is_node_workload(opts->workload)) {
+      NodeBenchOptions no{opts->workload, opts->chips, opts->rounds, opts->warmup,
+                          opts->json, opts->log_path, opts->timeout_ms, {}};
+      if (*balanced) no.params.emplace_back("balanced-routing", 1);
+      for (const std::string& kv : *params) {
+        const size_t eq = kv.find('=');
+        char* end = nullptr;
+        const long long v = eq == std::string::npos ? 0 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
+        if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || end == kv.c_str() + eq + 1) {
+          std::fprintf(stderr, "taskring bench: --param '%s' is not name=integer\n", kv.c_str());
+          set_exit_code(2);
+          return;
+        }
+        no.params.emplace_back(kv.substr(0, eq), v);
+      }
+      no.nodes = opts->nodes;
+      set_exit_code(no.nodes > 0 ? run_net_bench(no) : run_node_bench(no));
       return;
     }
-    if (is_node_workload(opts->workload)) {
-      set_exit_code(run_node_bench(NodeBenchOptions{opts->workload, opts->chips, opts->rounds, opts->warmup,
-                                                    opts->json, opts->log_path, opts->timeout_ms}));
+    if (*balanced || !params->empty()) {
+      std::fprintf(stderr, "taskring bench: --balanced-routing and --param apply to node workloads only\n");
+      set_exit_code(2);
       return;
     }
     run_bench(*opts);

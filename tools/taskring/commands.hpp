@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace taskring::workloads {
 class NodeWorkload;
@@ -24,6 +26,7 @@ void add_selfcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_orch_command(CLI::App& app);
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
 // workload, reading its --rounds/--warmup/--runtime through the pointers.
@@ -38,6 +41,8 @@ struct NodeBenchOptions {
   bool json = false;
   std::string log_path;
   uint64_t timeout_ms = 600000;
+  // Workload parameters set from flags (--balanced-routing, --param k=v).
+  std::vector<std::pair<std::string, int64_t>> params;
   int nodes = 0;  // > 0: L4 over MPI ranks (net_command.cpp), under mpirun -np nodes
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).

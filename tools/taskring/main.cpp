@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   taskring::cli::add_bench_command(app);
   taskring::cli::add_trace_command(app);
   taskring::cli::add_run_command(app);
+  taskring::cli::add_orch_command(app);
   // Logger threshold and span files come from the environment, once, before
   // any subcommand forks ranks.
   taskring::Status log_status = taskring::log::init_logging(taskring::process_env());

@@ -98,8 +98,13 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     std::unique_ptr<NodeWorkload> w = e.make();
     auto* sub = run->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();
-    for (workloads::Param& p : w->params().entries())
+    for (workloads::Param& p : w->params().entries()) {
+      if (p.min == 0 && p.max == 1) {  // a switch: --balanced-routing
+        sub->add_flag("--" + p.name, p.value, p.help);
+        continue;
+      }
       sub->add_option("--" + p.name, p.value, p.help)->capture_default_str()->check(CLI::Range(p.min, p.max));
+    }
     sub->add_option("--nodes", g_nodes, "L4: run on this many nodes (MPI ranks); start under mpirun -np N")
         ->check(CLI::Range(1, 256));
     NodeWorkload* raw = w.get();
@@ -139,6 +144,18 @@ std::unique_ptr<NodeWorkload> prepare_node_bench(const NodeBenchOptions& o) {
   Status ps = (*made)->params().set("chips", o.chips);
   if (!ps.ok()) {
     std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
+    return nullptr;
+  }
+  for (const auto& [name, value] : o.params) {
+    ps = (*made)->params().set(name, value);
+    if (!ps.ok()) {
+      std::fprintf(stderr, "taskring bench: --%s: %s\n", name.c_str(), ps.to_string().c_str());
+      return nullptr;
+    }
+  }
+  ps = (*made)->validate();
+  if (!ps.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", ps.to_string().c_str());
     return nullptr;
   }
   if (!log::strace::enabled()) {

@@ -8,6 +8,7 @@ namespace {
 constexpr NodeCatalogEntry kEntries[] = {
     {"multi_chip", make_multi_chip_workload},
     {"pipeline", make_pipeline_workload},
+    {"moe", make_moe_workload},
 };
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "taskring/chip/error_codes.hpp"
 #include "taskring/tensor/task_args.hpp"
@@ -37,30 +38,37 @@ struct MixedKernels {
 
 enum class PTO2ScopeMode : int32_t { AUTO = 0, MANUAL = 1 };
 
-// The OUTPUT tensors a submit materialised, in argument order. Valid only
-// inside the scope where the task was submitted.
-struct TaskOutputTensors {
-  PTO2TaskId task_id = kInvalidTaskId;
+// The OUTPUT tensors a submit materialised, in argument order, and the id of
+// the submitted task. Valid only inside the scope where the task was
+// submitted.
+class TaskOutputTensors {
+ public:
+  // The i-th OUTPUT (0-based among outputs), lvalues only. Out-of-range i
+  // returns a poisoned descriptor that every submit rejects (upstream
+  // aborts).
+  const ChipTensor& get_ref(uint32_t i) const& {
+    return (i < static_cast<uint32_t>(count) && outputs[i] != nullptr) ? *outputs[i] : args_detail::no_tensor();
+  }
+  const ChipTensor& get_ref(uint32_t i) const&& = delete;
+  PTO2TaskId task_id() const { return task_id_; }
+  void set_task_id(PTO2TaskId id) { task_id_ = id; }
+  bool is_valid() const { return task_id_.is_valid(); }
+  uint32_t size() const { return static_cast<uint32_t>(count); }
+  bool empty() const { return count == 0; }
+
+  // Filled by the runtime.
   int32_t count = 0;
   const ChipTensor* outputs[CORE_MAX_TENSOR_ARGS] = {};
 
-  // The i-th OUTPUT (0-based among outputs). Out-of-range i returns a
-  // poisoned descriptor that every submit rejects.
-  const ChipTensor& get_ref(int32_t i) const& {
-    static const ChipTensor kPoisoned = [] {
-      ChipTensor t;
-      t.poison = ViewError::kOutOfRange;
-      return t;
-    }();
-    return (i >= 0 && i < count && outputs[i] != nullptr) ? *outputs[i] : kPoisoned;
-  }
-  const ChipTensor& get_ref(int32_t i) const&& = delete;
-  bool is_valid() const { return task_id.is_valid(); }
+ private:
+  PTO2TaskId task_id_ = kInvalidTaskId;
 };
+using TaskSubmitResult = TaskOutputTensors;
 
 struct PTO2OrchestrationConfig {
   int32_t expected_arg_count = 0;  // tensors + scalars the entry needs at least
 };
+using OrchestrationConfig = PTO2OrchestrationConfig;  // newer upstream spelling
 
 enum class PTO2LogLevel : int32_t { DEBUG = 10, INFO = 20, WARN = 30, ERROR = 40 };
 
@@ -198,20 +206,31 @@ inline int32_t rt_available_aiv_count() {
   return orch_detail::rt() ? orch_detail::rt()->ops->available_aiv_count(orch_detail::rt()) : 0;
 }
 
-// Reads one element after every producer of it has completed. Returns T{}
-// after a fatal error or a timeout (which makes the run fatal).
-template <typename T>
+// Reads one element after every producer of it has completed. As upstream,
+// reads the element's elem_size bytes whatever T is, zero-extends them to 64
+// bits and returns the low sizeof(T) bytes as a T (so the default T =
+// uint64_t gives the raw element bits). Returns T{} after a fatal error or a
+// timeout (which makes the run fatal).
+template <typename T = uint64_t>
 inline T get_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* idx) {
-  T out{};
-  if (!orch_detail::live()) return out;
-  orch_detail::rt()->ops->get_tensor_data(orch_detail::rt(), t, ndims, idx, &out, sizeof(T));
-  return out;
+  static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable_v<T>,
+                "get_tensor_data: T must be a trivially copyable type of at most 8 bytes");
+  uint64_t bits = 0;
+  if (!orch_detail::live()) return from_u64<T>(0);
+  const uint32_t es = static_cast<uint32_t>(t.elem_size());
+  // A malformed descriptor (elem_size 0 or > 8) is passed through with its
+  // own size so the runtime reports it.
+  orch_detail::rt()->ops->get_tensor_data(orch_detail::rt(), t, ndims, idx, &bits, es <= 8 ? es : 0);
+  return from_u64<T>(bits);
 }
 // Writes one element after every producer and reader of it has finished.
-template <typename T>
+// As upstream, writes the low elem_size bytes of `to_u64(value)`.
+template <typename T = uint64_t>
 inline void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, T value) {
   if (!orch_detail::live()) return;
-  orch_detail::rt()->ops->set_tensor_data(orch_detail::rt(), t, ndims, idx, &value, sizeof(T));
+  const uint64_t bits = to_u64(value);
+  const uint32_t es = static_cast<uint32_t>(t.elem_size());
+  orch_detail::rt()->ops->set_tensor_data(orch_detail::rt(), t, ndims, idx, &bits, es <= 8 ? es : 0);
 }
 
 }  // namespace taskring
@@ -220,6 +239,10 @@ inline void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t*
 #define PTO2_SCOPE_CONCAT_(a, b) PTO2_SCOPE_CONCAT_INNER_(a, b)
 #define PTO2_SCOPE(...) \
   if (::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_, __LINE__){__VA_ARGS__}; true)
+// A scope from here to the end of the enclosing block: `PTO2_SCOPE_GUARD();`
+// or `PTO2_SCOPE_GUARD(PTO2ScopeMode::MANUAL);`.
+#define PTO2_SCOPE_GUARD(...) \
+  [[maybe_unused]] ::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_guard_, __COUNTER__) { __VA_ARGS__ }
 
 #ifndef TASKRING_NO_ORCH_LOG_MACROS
 #define LOG_DEBUG(...) ::taskring::rt_log(::taskring::PTO2LogLevel::DEBUG, __func__, __VA_ARGS__)

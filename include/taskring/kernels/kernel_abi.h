@@ -39,12 +39,13 @@ extern "C" {
 typedef void (*taskring_kernel_fn)(int64_t* args);
 
 /* Error codes a kernel passes to taskring_kernel_fail. Any non-zero value is
- * a failure; these three map onto the runtime's INVALID_ARGUMENT,
- * OUT_OF_RANGE and UNIMPLEMENTED status codes (others become ABORTED). */
+ * a failure; these map onto the runtime's INVALID_ARGUMENT, OUT_OF_RANGE,
+ * UNIMPLEMENTED and DEADLINE_EXCEEDED status codes (others become ABORTED). */
 enum {
   TASKRING_KERNEL_ERR_INVALID_ARGUMENT = 1, /* rank, shape, dtype, count */
   TASKRING_KERNEL_ERR_OUT_OF_RANGE = 2,     /* an index read from a tensor */
-  TASKRING_KERNEL_ERR_UNSUPPORTED = 3       /* valid but not implemented */
+  TASKRING_KERNEL_ERR_UNSUPPORTED = 3,      /* valid but not implemented */
+  TASKRING_KERNEL_ERR_DEADLINE = 4          /* a comm wait passed its deadline or was aborted */
 };
 
 /* Core types. */

@@ -45,6 +45,10 @@ struct NodeConfig {
   uint64_t heap_wait_ms = 10000;
   // Deadline of one control call (malloc/copy on a chip).
   uint64_t control_timeout_ms = 30000;
+  // Deadline of a comm domain's allocation barrier and of every kernel wait
+  // in a domain (comm_domain.hpp); below the chip's run timeout, so a rank
+  // that never arrives turns into a kernel error naming it.
+  uint64_t comm_timeout_ms = 30000;
   // Deadline of close()'s drain and reap steps.
   uint64_t close_timeout_ms = 10000;
   // Chip i's chip.run spans carry rank = rank_base + i (TASKRING_RANK). L4

@@ -123,6 +123,9 @@ class NodeWorker {
   Status ping_chip(int chip, uint64_t hold_ns = 0, std::atomic<uint32_t>* started = nullptr);
 
   const NodeConfig& config() const;
+  // Comm domains allocated and not yet swept (each run's fence sweeps its
+  // own). For tests and tools.
+  int live_domains() const;
   // The pid of chip `i` / SUB `i`; -1 when not running. For tests and tools.
   int chip_pid(int i) const;
   int sub_pid(int i) const;

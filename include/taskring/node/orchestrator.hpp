@@ -16,7 +16,11 @@
 #include <initializer_list>
 #include <span>
 
+#include <memory>
+#include <string>
+
 #include "taskring/base/expected.hpp"
+#include "taskring/node/comm_domain.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 #include "taskring/tensor/task_args.hpp"
 
@@ -63,6 +67,14 @@ class Orchestrator {
   Status free(int chip, uint64_t device_addr);
   Status copy_to(int chip, uint64_t device_addr, const void* host, uint64_t bytes);
   Status copy_from(int chip, void* host, uint64_t device_addr, uint64_t bytes);
+
+  // A comm domain over `chips` (comm_domain.hpp): one window of
+  // `window_size` bytes per member, `buffers` carved from each window.
+  // Synchronous: returns once every member mapped and zeroed its window.
+  // Lives until this run's completion fence.
+  Expected<std::shared_ptr<CommDomain>> allocate_domain(const std::string& name, std::span<const int> chips,
+                                                        uint64_t window_size,
+                                                        std::span<const DomainBufferSpec> buffers = {});
 
   int chips() const;
   int sub_workers() const;

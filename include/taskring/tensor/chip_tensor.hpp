@@ -18,7 +18,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -111,23 +113,46 @@ struct alignas(64) ChipTensor {
   Expected<ChipTensor> try_reshape(std::span<const uint32_t> shapes) const;
 
   // ---- views (upstream spellings; poisoned descriptor on error) ----
-  ChipTensor view(std::span<const uint32_t> shapes, std::span<const uint32_t> offsets) const;
-  ChipTensor view(const uint32_t* shapes, const uint32_t* offsets) const {
-    return view(std::span<const uint32_t>(shapes, ndims), std::span<const uint32_t>(offsets, ndims));
+  // As upstream, each sets the result's `manual_dep` to its last argument
+  // (default false) instead of inheriting the source's; the try_* forms
+  // above inherit it.
+  ChipTensor view(std::span<const uint32_t> shapes, std::span<const uint32_t> offsets,
+                  bool manual_dep = false) const;
+  ChipTensor view(const uint32_t* shapes, const uint32_t* offsets, bool manual_dep = false) const {
+    return view(std::span<const uint32_t>(shapes, ndims), std::span<const uint32_t>(offsets, ndims), manual_dep);
   }
-  ChipTensor view(std::initializer_list<uint32_t> shapes, std::initializer_list<uint32_t> offsets) const {
+  ChipTensor view(std::initializer_list<uint32_t> shapes, std::initializer_list<uint32_t> offsets,
+                  bool manual_dep = false) const {
     return view(std::span<const uint32_t>(shapes.begin(), shapes.size()),
-                std::span<const uint32_t>(offsets.begin(), offsets.size()));
+                std::span<const uint32_t>(offsets.begin(), offsets.size()), manual_dep);
   }
-  ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1) const;
-  ChipTensor transpose(uint32_t d0 = 0, uint32_t d1 = 1) const;
-  ChipTensor permute(std::span<const uint32_t> perm) const;
-  ChipTensor permute(std::initializer_list<uint32_t> perm) const {
-    return permute(std::span<const uint32_t>(perm.begin(), perm.size()));
+  ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1, bool manual_dep = false) const;
+  ChipTensor transpose(uint32_t d0 = 0, uint32_t d1 = 1, bool manual_dep = false) const;
+  ChipTensor permute(std::span<const uint32_t> perm, bool manual_dep = false) const;
+  // Upstream: `order` holds ndims entries.
+  ChipTensor permute(const uint32_t* order, bool manual_dep = false) const {
+    return permute(std::span<const uint32_t>(order, ndims), manual_dep);
   }
-  ChipTensor reshape(std::span<const uint32_t> shapes) const;
-  ChipTensor reshape(std::initializer_list<uint32_t> shapes) const {
-    return reshape(std::span<const uint32_t>(shapes.begin(), shapes.size()));
+  ChipTensor permute(std::initializer_list<uint32_t> perm, bool manual_dep = false) const {
+    return permute(std::span<const uint32_t>(perm.begin(), perm.size()), manual_dep);
+  }
+  ChipTensor reshape(std::span<const uint32_t> shapes, bool manual_dep = false) const;
+  // Upstream: `new_ndims` entries of `shapes`.
+  ChipTensor reshape(const uint32_t* shapes, uint32_t new_ndims, bool manual_dep = false) const {
+    if (shapes == nullptr) new_ndims = 0;  // reported as a bad rank
+    return reshape(std::span<const uint32_t>(shapes, new_ndims), manual_dep);
+  }
+  ChipTensor reshape(std::initializer_list<uint32_t> shapes, bool manual_dep = false) const {
+    return reshape(std::span<const uint32_t>(shapes.begin(), shapes.size()), manual_dep);
+  }
+
+  // Upstream `data_as<T>()`: `buffer.addr` as a T* (the buffer base; it
+  // ignores start_offset, unlike data()). Inside an orchestration running on
+  // sim, entry and task-output tensors hold device addresses; see
+  // docs/compat.md for reading them.
+  template <typename T>
+  T* data_as() const {
+    return reinterpret_cast<T*>(static_cast<uintptr_t>(buffer.addr));
   }
 
   // Recomputes extent_elem_cache and is_contiguous from shapes/strides.
@@ -175,3 +200,5 @@ inline ChipTensor make_tensor_external(const void* ptr, std::initializer_list<ui
 }
 
 }  // namespace taskring
+
+#include "taskring/tensor/chip_tensor_inl.hpp"

@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 namespace taskring {
 
@@ -46,7 +48,62 @@ constexpr size_t element_size(DataType t) {
 constexpr bool is_valid_data_type(DataType t) { return element_size(t) != 0; }
 
 // Short upper-case name: "FP32", "BF16", "INT8", ... ("INVALID" otherwise).
-std::string_view data_type_name(DataType t);
+constexpr std::string_view data_type_name(DataType t) {
+  switch (t) {
+    case DataType::FLOAT32: return "FP32";
+    case DataType::FLOAT16: return "FP16";
+    case DataType::INT32: return "INT32";
+    case DataType::INT16: return "INT16";
+    case DataType::INT8: return "INT8";
+    case DataType::UINT8: return "UINT8";
+    case DataType::BFLOAT16: return "BF16";
+    case DataType::INT64: return "INT64";
+    case DataType::UINT64: return "UINT64";
+    case DataType::UINT16: return "UINT16";
+    case DataType::UINT32: return "UINT32";
+    case DataType::BOOL: return "BOOL";
+  }
+  return "INVALID";
+}
+
+// ---- upstream spellings (exported to the global namespace by
+// pto_orchestration_api.h) ----
+
+// Bytes per element (upstream `get_element_size`); 0 outside the enum.
+constexpr uint64_t get_element_size(DataType t) { return element_size(t); }
+
+// Upstream's long name: "FLOAT32", "BFLOAT16", "INT8", ... ("UNKNOWN"
+// outside the enum). Differs from data_type_name for the float types.
+constexpr const char* get_dtype_name(DataType t) {
+  switch (t) {
+    case DataType::FLOAT32: return "FLOAT32";
+    case DataType::FLOAT16: return "FLOAT16";
+    case DataType::BFLOAT16: return "BFLOAT16";
+    default: break;
+  }
+  return is_valid_data_type(t) ? data_type_name(t).data() : "UNKNOWN";
+}
+
+// The 64-bit scalar slot holding `value`: its bytes in the low end, the rest
+// zero (so int32_t(-1) is 0x00000000ffffffff, not sign-extended).
+template <typename T>
+inline uint64_t to_u64(T value) {
+  static_assert(sizeof(T) <= sizeof(uint64_t), "to_u64: the type must fit in 8 bytes");
+  static_assert(std::is_trivially_copyable_v<T>, "to_u64: the type must be trivially copyable");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+
+// The value whose bytes are the low sizeof(T) bytes of `bits`.
+template <typename T>
+inline T from_u64(uint64_t bits) {
+  static_assert(sizeof(T) <= sizeof(uint64_t), "from_u64: the type must fit in 8 bytes");
+  static_assert(std::is_trivially_copyable_v<T>, "from_u64: the type must be trivially copyable");
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
 
 // Parses a name in either spelling, any case ("fp32", "FLOAT32", "bf16").
 std::optional<DataType> parse_data_type(std::string_view name);

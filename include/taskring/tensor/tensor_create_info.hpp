@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <string>
 #include <type_traits>
 
 #include "taskring/base/status.hpp"
@@ -51,7 +52,19 @@ struct TensorCreateInfo {
   uint64_t nbytes() const { return numel() * element_size(dtype); }
 
   // OK iff ndims in 1..5 and dtype is valid.
-  Status validate() const;
+  Status validate() const {
+    if (ndims < 1 || ndims > MAX_TENSOR_DIMS) {
+      return invalid_argument("TensorCreateInfo: ndims " + std::to_string(ndims) + " outside 1..5");
+    }
+    if (!is_valid_data_type(dtype)) {
+      return invalid_argument("TensorCreateInfo: dtype value " + std::to_string(static_cast<int>(dtype)) +
+                              " is not a DataType");
+    }
+    return Status::Ok();
+  }
+
+  // Upstream spelling of nbytes().
+  uint64_t buffer_size_bytes() const { return nbytes(); }
 };
 
 static_assert(sizeof(TensorCreateInfo) == 64, "TensorCreateInfo mirrors ChipTensor's first cache line");

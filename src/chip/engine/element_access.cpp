@@ -7,7 +7,8 @@ namespace taskring::engine {
 Expected<ElementRef> locate_element(const Device& device, const ChipTensor& t, uint32_t ndims, const uint32_t* idx,
                                     uint32_t bytes) {
   TASKRING_RETURN_IF_ERROR(t.validate());
-  if (t.address_space != AddressSpace::DEVICE || !device.is_device_address(t.buffer.addr)) {
+  // The address decides, not the tag (make_tensor_external's default is HOST).
+  if (!device.is_device_address(t.buffer.addr)) {
     return invalid_argument("not a device tensor (" + t.describe() + ")");
   }
   if (idx == nullptr) return invalid_argument("null index array");

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "block_runner.hpp"
+#include "exec/predicate.hpp"
 #include "executor_loop.hpp"
 #include "fatal_latch.hpp"
 #include "l2_runtime.hpp"
@@ -162,8 +163,9 @@ class RuntimeBase : public L2Runtime {
     done_.notify_all();
   }
 
-  // Executes a kernel or dummy task: a dummy completes at once; otherwise
-  // one SPMD block is claimed and run (skipped once the run is fatal; a
+  // Executes a kernel or dummy task: a dummy completes at once, so does a
+  // task whose dispatch predicate (Item::predicate) is false when its first
+  // block is claimed; otherwise one SPMD block is claimed and run (skipped once the run is fatal; a
   // kernel failure is latched as KERNEL_FAILED naming the task with
   // `task_name()`), and the last block completes it: Derived::complete(it,
   // next_local).
@@ -175,7 +177,8 @@ class RuntimeBase : public L2Runtime {
       return;
     }
     run_one_block(
-        it, [this](Item* x) { push_ready(x); },
+        it, [&] { return exec::predicate_allows_run(it->predicate, *config_.device); },
+        [this](Item* x) { push_ready(x); },
         [&](int block) {
           if (is_fatal()) return;
           exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars, it->scalar_count, it->kernels,

@@ -3,6 +3,7 @@
 #include <limits>
 #include <span>
 
+#include "sync_start.hpp"
 #include "taskring/chip/error_codes.hpp"
 
 namespace taskring::engine {
@@ -68,17 +69,19 @@ SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& ker
       }
     }
   }
-  if (args.launch_spec.block_num < 1) {
+  if (args.launch_spec.blocks() < 1) {
     return fail(PTO2_ERROR_INVALID_ARGS, op,
-                "launch_spec.block_num " + std::to_string(args.launch_spec.block_num) + " must be >= 1");
+                "launch_spec.block_num " + std::to_string(args.launch_spec.blocks()) + " must be >= 1");
   }
-  if (args.launch_spec.require_sync_start) {
-    // Blocks run on the executor threads one after another when there are
-    // fewer threads than blocks, so a kernel that waits for its sibling
-    // blocks would hang; refuse it until co-resident blocks exist.
-    return fail(PTO2_ERROR_INVALID_ARGS, op,
-                "launch_spec.require_sync_start is not supported yet (blocks of a task are not guaranteed to run "
-                "concurrently on sim); see docs/runtime.md");
+  if (with_kernel) {
+    if (std::string why = sync_start_violation(op, *shape, args.launch_spec.blocks(),
+                                               args.launch_spec.require_sync_start(), policy.topology);
+        !why.empty()) {
+      return SubmitError{PTO2_ERROR_REQUIRE_SYNC_START_INVALID, why};
+    }
+    if (args.predicate().op != PredicateOp::NONE && policy.predicate_why != nullptr) {
+      return fail(PTO2_ERROR_INVALID_ARGS, op, std::string("a dispatch predicate ") + policy.predicate_why);
+    }
   }
   for (int i = 0; i < args.tensor_count(); ++i) {
     const TensorArgType tag = args.tag(i);
@@ -99,8 +102,9 @@ SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& ker
     Status s = t.validate();
     if (!s.ok()) return fail(PTO2_ERROR_INVALID_ARGS, op, arg_name(i, tag) + ": " + s.message());
     const bool virtual_addr = t.buffer.addr >= policy.virtual_base;
-    if (!virtual_addr &&
-        (t.address_space != AddressSpace::DEVICE || !policy.device->is_device_address(t.buffer.addr))) {
+    // The address decides, not the tag: an orchestration that re-wraps entry
+    // data with make_tensor_external gets upstream's default (HOST) tag.
+    if (!virtual_addr && !policy.device->is_device_address(t.buffer.addr)) {
       return fail(PTO2_ERROR_INVALID_ARGS, op,
                   arg_name(i, tag) + " is not a device tensor (" + t.describe() +
                       "); pass tensors from the entry arguments or task outputs");

@@ -20,6 +20,10 @@ namespace taskring::engine {
 struct SubmitPolicy {
   const taskring_kernel_fn* kernels = nullptr;  // TASKRING_MAX_FUNC_ID entries; nullptr = unregistered
   const Device* device = nullptr;
+  Topology topology;  // places for require_sync_start blocks (engine/sync_start.hpp)
+  // Non-null when the runtime cannot evaluate dispatch predicates here: the
+  // rest of the message ("... <why>").
+  const char* predicate_why = nullptr;
   // False when the runtime cannot fill runtime-allocated outputs before the
   // task runs; `initial_value_why` then says why.
   bool initial_values_allowed = true;
@@ -37,8 +41,9 @@ struct SubmitError {
 };
 
 // Checks one submission: `in_scope` (a scope is open), the argument builder's
-// own error, the kernel slots (registered ids, block_num >= 1,
-// require_sync_start), and every tensor (OUTPUT create infos that can be
+// own error, the kernel slots (registered ids, block_num >= 1, a
+// require_sync_start task that fits the chip: REQUIRE_SYNC_START_INVALID
+// otherwise, a predicate the runtime accepts), and every tensor (OUTPUT create infos that can be
 // materialised, valid device views, alloc_tensors with OUTPUTs only). Sets
 // `*shape` on success.
 SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& kernels, const CoreTaskArgs& args,

@@ -139,7 +139,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
   n.kernels[1] = kernels.aiv0_kernel_id;
   n.kernels[2] = kernels.aiv1_kernel_id;
   n.shape = shape;
-  n.block_num = dummy ? 1 : args.launch_spec.block_num;
+  n.block_num = dummy ? 1 : args.launch_spec.blocks();
   const bool manual = !scopes_.empty() && scopes_.back();
   for (int i = 0; i < args.dependency_count(); ++i) {
     PTO2TaskId id = args.dependency_ids()[i];
@@ -227,7 +227,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
   }
   std::sort(n.fanin.begin(), n.fanin.end());
   nodes_.push_back(std::move(n));
-  result.task_id = PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx));
+  result.set_task_id(PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx)));
   return result;
 }
 

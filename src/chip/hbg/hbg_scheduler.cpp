@@ -58,6 +58,7 @@ void HbgRuntime::boot() {
     r.kind = it.kind == TaskKind::kGraph ? RunKind::kGraph : RunKind::kTask;
     r.shape = it.shape;
     r.block_num = it.block_num;
+    r.predicate = it.predicate;
     std::memcpy(r.kernels, it.kernels, sizeof(r.kernels));
     r.tensor_count = it.tensor_count;
     r.scalar_count = it.scalar_count;

@@ -88,7 +88,11 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   policy.initial_value_why =
       "hbg builds the run before it executes and cannot fill runtime-allocated outputs (write them with a task "
       "instead)";
-  if (recording_ != nullptr) policy.virtual_base = graph::kRecordVirtualBase;
+  policy.topology = topo_;
+  if (recording_ != nullptr) {
+    policy.virtual_base = graph::kRecordVirtualBase;
+    policy.predicate_why = "inside a Graph body is not supported on hbg";
+  }
   engine::TaskShape tshape = engine::TaskShape::kDummy;
   engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &tshape);
   if (!bad.ok()) {
@@ -98,6 +102,11 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   const uint8_t shape = static_cast<uint8_t>(tshape);
   if (recording_ != nullptr) return recording_->record(op, kernels, shape, dummy, args);
 
+  exec::ResolvedPredicate predicate;
+  if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
+    fail_args(op, ps.message());
+    return result;
+  }
   HostTask* t = nullptr;
   if (!new_task(op, &t)) return result;
   const uint32_t idx = cur_task_;
@@ -129,7 +138,8 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   t->kernels[1] = kernels.aiv0_kernel_id;
   t->kernels[2] = kernels.aiv1_kernel_id;
   t->shape = shape;
-  t->block_num = dummy ? 1 : args.launch_spec.block_num;
+  t->block_num = dummy ? 1 : args.launch_spec.blocks();
+  t->predicate = predicate;
   t->tensor_count = static_cast<uint32_t>(nt);
   t->scalar_count = static_cast<uint32_t>(args.scalar_count());
   t->fanin_count = static_cast<uint32_t>(build_.fanin.size()) - t->fanin_first;
@@ -161,7 +171,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   if (alloc_only) ++stats_.alloc_tasks;
   else if (dummy) ++stats_.dummy_tasks;
   else ++stats_.kernel_tasks;
-  result.task_id = id;
+  result.set_task_id(id);
   return result;
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "exec/predicate.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::hbg {
@@ -35,6 +36,7 @@ struct alignas(64) Runnable {
   uint32_t index = 0;
   GraphExec* exec = nullptr;            // kNode: owner
   uint64_t submission_addr = 0;         // kGraph
+  exec::ResolvedPredicate predicate;    // kTask: inactive unless the submit set one
 };
 
 struct alignas(64) GraphExec {

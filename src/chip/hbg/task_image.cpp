@@ -63,6 +63,7 @@ Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submiss
     ImageTask& d = tasks[i];
     std::memcpy(d.kernels, t.kernels, sizeof(d.kernels));
     d.block_num = t.block_num;
+    d.predicate = t.predicate;
     d.shape = t.shape;
     d.kind = t.kind;
     d.tensor_count = static_cast<int32_t>(t.tensor_count);

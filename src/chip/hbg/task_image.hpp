@@ -12,6 +12,7 @@
 #include <deque>
 #include <vector>
 
+#include "exec/predicate.hpp"
 #include "graph/aligned_buffer.hpp"
 #include "self_relative.hpp"
 #include "taskring/base/expected.hpp"
@@ -34,6 +35,7 @@ struct ImageTask {
   SelfRelative<uint32_t> fanin;
   SelfRelative<uint32_t> fanout;
   uint64_t submission_addr;  // kGraph: device address of the submission image
+  exec::ResolvedPredicate predicate;
 };
 
 struct ImageHeader {
@@ -52,6 +54,7 @@ struct HostTask {
   TaskKind kind;
   uint32_t tensor_first, tensor_count, scalar_first, scalar_count, fanin_first, fanin_count;
   uint32_t submission = 0;  // kGraph: index of its pending submission
+  exec::ResolvedPredicate predicate;
 };
 
 struct HostBuild {

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "engine/task_shape.hpp"
+#include "exec/predicate.hpp"
 #include "taskring/base/waiter.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
@@ -74,6 +75,7 @@ struct alignas(64) TaskSlot {
   uint64_t heap_end = 0;   // heap top after this task's allocation (ring-relative)
   uint64_t dep_mark = 0;   // dependency-pool head after this task's submit
   int32_t retained_count = 0;
+  exec::ResolvedPredicate predicate;  // inactive unless the submit set one
   TaskSlot* retained[kMaxRetainedProducers];
   ChipTensor tensors[CORE_MAX_TENSOR_ARGS];
   uint64_t scalars[CORE_MAX_SCALAR_ARGS];

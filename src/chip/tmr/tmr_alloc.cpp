@@ -56,7 +56,9 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
 bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off,
                           uint64_t* pool_off, TaskSlot** out) {
   if (heap_bytes > ring.heap.size) {
-    report_fatal(PTO2_ERROR_HEAP_TOO_SMALL,
+    // Upstream reports this as a heap-ring deadlock (2): the request can
+    // never fit, so the ring can never make room for it.
+    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
                  "ring " + std::to_string(ring.index) + ": one task needs " + std::to_string(heap_bytes) +
                      " heap bytes but the heap ring holds " + std::to_string(ring.heap.size) + "; raise PTO2_RING_HEAP");
     return false;
@@ -71,7 +73,11 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   // Every task of an open scope stays live until the scope ends: a scope
   // with a full window of tasks can never make room for another.
   if (ring.pinned_by_open_scopes >= ring.window) {
-    report_fatal(PTO2_ERROR_SCOPE_DEADLOCK,
+    // Upstream's distinction: the innermost scope alone filling the window is
+    // a scope deadlock (1); nested scopes that share the last ring filling it
+    // together is a flow-control deadlock (3).
+    const size_t own = scopes_.empty() ? 0 : scope_tasks_.size() - scopes_.back().first_task;
+    report_fatal(own >= ring.window ? PTO2_ERROR_SCOPE_DEADLOCK : PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
                  "ring " + std::to_string(ring.index) + ": open scopes hold " +
                      std::to_string(ring.pinned_by_open_scopes) + " live tasks and the task window is " +
                      std::to_string(ring.window) + "; raise PTO2_RING_TASK_WINDOW or split the scope");

@@ -86,10 +86,16 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   engine::SubmitPolicy policy;
   policy.kernels = request_.kernels;
   policy.device = config_.device;
+  policy.topology = topo_;
   engine::TaskShape shape = engine::TaskShape::kDummy;
   engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &shape);
   if (!bad.ok()) {
     report_fatal(bad.code, bad.message);
+    return result;
+  }
+  exec::ResolvedPredicate predicate;
+  if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
+    fail_args(op, ps.message());
     return result;
   }
   const int nt = args.tensor_count();
@@ -132,7 +138,8 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   stats_.heap_bytes += heap_bytes;
 
   t->shape = shape;
-  t->block_num = dummy ? 1 : args.launch_spec.block_num;
+  t->block_num = dummy ? 1 : args.launch_spec.blocks();
+  t->predicate = predicate;
   t->kernels[0] = kernels.aic_kernel_id;
   t->kernels[1] = kernels.aiv0_kernel_id;
   t->kernels[2] = kernels.aiv1_kernel_id;
@@ -168,7 +175,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     out_off += engine::output_heap_bytes(ci);
     if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &dst;
   }
-  result.task_id = t->id;
+  result.set_task_id(t->id);
 
   // TensorMap: writers for INOUT / OUTPUT_EXISTING, readers for INPUT.
   if (!manual_scope) {

@@ -62,5 +62,6 @@ Expected<std::unique_ptr<NodeWorkload>> make_node_workload(std::string_view name
 
 std::unique_ptr<NodeWorkload> make_multi_chip_workload();
 std::unique_ptr<NodeWorkload> make_pipeline_workload();
+std::unique_ptr<NodeWorkload> make_moe_workload();
 
 }  // namespace taskring::workloads

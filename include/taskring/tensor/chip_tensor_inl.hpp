@@ -1,11 +1,15 @@
-#include "taskring/tensor/chip_tensor.hpp"
+// Inline definitions of ChipTensor's queries and views (included by
+// chip_tensor.hpp). Header-only so that an orchestration shared library,
+// which links nothing from taskring, can call every tensor method.
+#pragma once
+
 
 #include <cstdio>
 #include <limits>
 
 namespace taskring {
 
-std::string_view view_error_name(ViewError e) {
+inline std::string_view view_error_name(ViewError e) {
   switch (e) {
     case ViewError::kNone: return "none";
     case ViewError::kBadRank: return "rank outside 1..5 or mismatched";
@@ -23,34 +27,34 @@ std::string_view view_error_name(ViewError e) {
   return "unknown";
 }
 
-namespace {
+namespace tensor_detail {
 
-Status view_status(const char* op, ViewError e, const ChipTensor& src) {
+inline Status view_status(const char* op, ViewError e, const ChipTensor& src) {
   return invalid_argument(std::string(op) + ": " + std::string(view_error_name(e)) + " (source " + src.describe() +
                           ")");
 }
 
-ChipTensor poisoned(ViewError e) {
+inline ChipTensor poisoned(ViewError e) {
   ChipTensor t;
   t.poison = e;
   return t;
 }
 
-}  // namespace
+}  // namespace tensor_detail
 
-uint64_t ChipTensor::numel() const {
+inline uint64_t ChipTensor::numel() const {
   uint64_t n = 1;
   for (uint32_t i = 0; i < ndims && i < MAX_TENSOR_DIMS; ++i) n *= shapes[i];
   return ndims == 0 ? 0 : n;
 }
 
-uint64_t ChipTensor::element_offset(std::span<const uint32_t> coords) const {
+inline uint64_t ChipTensor::element_offset(std::span<const uint32_t> coords) const {
   uint64_t off = start_offset;
   for (size_t i = 0; i < coords.size() && i < ndims; ++i) off += static_cast<uint64_t>(coords[i]) * strides[i];
   return off;
 }
 
-void ChipTensor::refresh_derived() {
+inline void ChipTensor::refresh_derived() {
   bool empty = false;
   uint64_t extent = 1;
   for (uint32_t i = 0; i < ndims; ++i) {
@@ -69,11 +73,11 @@ void ChipTensor::refresh_derived() {
   is_contiguous = contiguous || empty;
 }
 
-namespace {
+namespace tensor_detail {
 // Why `t` is malformed, or kNone. Recomputes the addressed extent from
 // shapes and strides (with overflow checks) instead of trusting the cache,
 // so a hand-built or corrupted descriptor cannot pass.
-ViewError check_descriptor(const ChipTensor& t) {
+inline ViewError check_descriptor(const ChipTensor& t) {
   if (t.is_poisoned()) return t.poison;
   if (!is_valid_data_type(t.dtype)) return ViewError::kBadDataType;
   if (t.ndims < 1 || t.ndims > MAX_TENSOR_DIMS) return ViewError::kBadRank;
@@ -100,17 +104,17 @@ ViewError check_descriptor(const ChipTensor& t) {
   }
   return end_bytes > t.buffer.size ? ViewError::kBufferTooSmall : ViewError::kNone;
 }
-}  // namespace
+}  // namespace tensor_detail
 
-Status ChipTensor::validate() const {
+inline Status ChipTensor::validate() const {
   if (is_poisoned()) {
     return invalid_argument("tensor came from a rejected view: " + std::string(view_error_name(poison)));
   }
-  ViewError e = check_descriptor(*this);
-  return e == ViewError::kNone ? Status::Ok() : view_status("validate", e, *this);
+  ViewError e = tensor_detail::check_descriptor(*this);
+  return e == ViewError::kNone ? Status::Ok() : tensor_detail::view_status("validate", e, *this);
 }
 
-std::string ChipTensor::describe() const {
+inline std::string ChipTensor::describe() const {
   char buf[256];
   int n = std::snprintf(buf, sizeof(buf), "%.*s[", static_cast<int>(data_type_name(dtype).size()),
                         data_type_name(dtype).data());
@@ -129,9 +133,9 @@ std::string ChipTensor::describe() const {
 // The view operations proper. Each returns the precise reason it rejected
 // its input, so that the checked spellings can explain it in a Status and the
 // upstream spellings can store it in the poisoned descriptor.
-namespace {
+namespace tensor_detail {
 
-ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, std::span<const uint32_t> offsets,
+inline ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, std::span<const uint32_t> offsets,
                     ChipTensor* out) {
   if (new_shapes.size() != src.ndims || offsets.size() != src.ndims) return ViewError::kBadRank;
   *out = src;
@@ -148,9 +152,9 @@ ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes,
   return ViewError::kNone;
 }
 
-ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start, uint32_t end, uint32_t step,
+inline ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start, uint32_t end, uint32_t step,
                      ChipTensor* out) {
-  if (dim >= src.ndims) return ViewError::kBadDimension;
+  if (dim >= src.ndims || dim >= MAX_TENSOR_DIMS) return ViewError::kBadDimension;
   if (step == 0) return ViewError::kBadStep;
   if (start > end || end > src.shapes[dim]) return ViewError::kOutOfRange;
   uint64_t count = (static_cast<uint64_t>(end - start) + step - 1) / step;
@@ -164,8 +168,8 @@ ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start, uint32
   return ViewError::kNone;
 }
 
-ViewError transpose_impl(const ChipTensor& src, uint32_t d0, uint32_t d1, ChipTensor* out) {
-  if (d0 >= src.ndims || d1 >= src.ndims) return ViewError::kBadDimension;
+inline ViewError transpose_impl(const ChipTensor& src, uint32_t d0, uint32_t d1, ChipTensor* out) {
+  if (d0 >= src.ndims || d1 >= src.ndims || d0 >= MAX_TENSOR_DIMS || d1 >= MAX_TENSOR_DIMS) return ViewError::kBadDimension;
   *out = src;
   std::swap(out->shapes[d0], out->shapes[d1]);
   std::swap(out->strides[d0], out->strides[d1]);
@@ -173,7 +177,7 @@ ViewError transpose_impl(const ChipTensor& src, uint32_t d0, uint32_t d1, ChipTe
   return ViewError::kNone;
 }
 
-ViewError permute_impl(const ChipTensor& src, std::span<const uint32_t> perm, ChipTensor* out) {
+inline ViewError permute_impl(const ChipTensor& src, std::span<const uint32_t> perm, ChipTensor* out) {
   if (perm.size() != src.ndims) return ViewError::kBadRank;
   bool seen[MAX_TENSOR_DIMS] = {};
   *out = src;
@@ -187,7 +191,7 @@ ViewError permute_impl(const ChipTensor& src, std::span<const uint32_t> perm, Ch
   return ViewError::kNone;
 }
 
-ViewError reshape_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, ChipTensor* out) {
+inline ViewError reshape_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, ChipTensor* out) {
   if (new_shapes.empty() || new_shapes.size() > MAX_TENSOR_DIMS) return ViewError::kBadRank;
   if (!src.is_contiguous) return ViewError::kNotContiguous;
   uint64_t n = 1;
@@ -210,70 +214,88 @@ ViewError reshape_impl(const ChipTensor& src, std::span<const uint32_t> new_shap
 }
 
 // A poisoned source poisons every view of it with its original reason.
-Expected<ChipTensor> checked(const char* op, const ChipTensor& src, ViewError e, const ChipTensor& out) {
-  if (src.is_poisoned()) return src.validate().with_context(op);
+inline Expected<ChipTensor> checked(const char* op, const ChipTensor& src, ViewError e, const ChipTensor& out) {
+  if (src.is_poisoned()) return Status(StatusCode::kInvalidArgument, std::string(op) + ": " + src.validate().message());
   if (e != ViewError::kNone) return view_status(op, e, src);
   return out;
 }
 
-ChipTensor poisoning(const ChipTensor& src, ViewError e, const ChipTensor& out) {
+// The upstream view spellings set manual_dep from their argument; a poisoned
+// result stays as it is.
+inline ChipTensor with_manual_dep(ChipTensor t, bool manual) {
+  if (!t.is_poisoned()) t.manual_dep = manual;
+  return t;
+}
+
+inline ChipTensor poisoning(const ChipTensor& src, ViewError e, const ChipTensor& out) {
   if (src.is_poisoned()) return poisoned(src.poison);
   if (e != ViewError::kNone) return poisoned(e);
   return out;
 }
 
-}  // namespace
+}  // namespace tensor_detail
 
-Expected<ChipTensor> ChipTensor::try_view(std::span<const uint32_t> s, std::span<const uint32_t> o) const {
+inline Expected<ChipTensor> ChipTensor::try_view(std::span<const uint32_t> s, std::span<const uint32_t> o) const {
   ChipTensor out;
-  ViewError e = is_poisoned() ? poison : view_impl(*this, s, o, &out);
-  return checked("view", *this, e, out);
+  ViewError e = is_poisoned() ? poison : tensor_detail::view_impl(*this, s, o, &out);
+  return tensor_detail::checked("view", *this, e, out);
 }
-Expected<ChipTensor> ChipTensor::try_slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step) const {
+inline Expected<ChipTensor> ChipTensor::try_slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step) const {
   ChipTensor out;
-  ViewError e = is_poisoned() ? poison : slice_impl(*this, dim, start, end, step, &out);
-  return checked("slice", *this, e, out);
+  ViewError e = is_poisoned() ? poison : tensor_detail::slice_impl(*this, dim, start, end, step, &out);
+  return tensor_detail::checked("slice", *this, e, out);
 }
-Expected<ChipTensor> ChipTensor::try_transpose(uint32_t d0, uint32_t d1) const {
+inline Expected<ChipTensor> ChipTensor::try_transpose(uint32_t d0, uint32_t d1) const {
   ChipTensor out;
-  ViewError e = is_poisoned() ? poison : transpose_impl(*this, d0, d1, &out);
-  return checked("transpose", *this, e, out);
+  ViewError e = is_poisoned() ? poison : tensor_detail::transpose_impl(*this, d0, d1, &out);
+  return tensor_detail::checked("transpose", *this, e, out);
 }
-Expected<ChipTensor> ChipTensor::try_permute(std::span<const uint32_t> perm) const {
+inline Expected<ChipTensor> ChipTensor::try_permute(std::span<const uint32_t> perm) const {
   ChipTensor out;
-  ViewError e = is_poisoned() ? poison : permute_impl(*this, perm, &out);
-  return checked("permute", *this, e, out);
+  ViewError e = is_poisoned() ? poison : tensor_detail::permute_impl(*this, perm, &out);
+  return tensor_detail::checked("permute", *this, e, out);
 }
-Expected<ChipTensor> ChipTensor::try_reshape(std::span<const uint32_t> s) const {
+inline Expected<ChipTensor> ChipTensor::try_reshape(std::span<const uint32_t> s) const {
   ChipTensor out;
-  ViewError e = is_poisoned() ? poison : reshape_impl(*this, s, &out);
-  return checked("reshape", *this, e, out);
-}
-
-ChipTensor ChipTensor::view(std::span<const uint32_t> s, std::span<const uint32_t> o) const {
-  ChipTensor out;
-  return poisoning(*this, is_poisoned() ? poison : view_impl(*this, s, o, &out), out);
-}
-ChipTensor ChipTensor::slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step) const {
-  ChipTensor out;
-  return poisoning(*this, is_poisoned() ? poison : slice_impl(*this, dim, start, end, step, &out), out);
-}
-ChipTensor ChipTensor::transpose(uint32_t d0, uint32_t d1) const {
-  ChipTensor out;
-  return poisoning(*this, is_poisoned() ? poison : transpose_impl(*this, d0, d1, &out), out);
-}
-ChipTensor ChipTensor::permute(std::span<const uint32_t> perm) const {
-  ChipTensor out;
-  return poisoning(*this, is_poisoned() ? poison : permute_impl(*this, perm, &out), out);
-}
-ChipTensor ChipTensor::reshape(std::span<const uint32_t> s) const {
-  ChipTensor out;
-  return poisoning(*this, is_poisoned() ? poison : reshape_impl(*this, s, &out), out);
+  ViewError e = is_poisoned() ? poison : tensor_detail::reshape_impl(*this, s, &out);
+  return tensor_detail::checked("reshape", *this, e, out);
 }
 
-namespace {
+inline ChipTensor ChipTensor::view(std::span<const uint32_t> s, std::span<const uint32_t> o, bool manual) const {
+  ChipTensor out;
+  return tensor_detail::with_manual_dep(
+      tensor_detail::poisoning(*this, is_poisoned() ? poison : tensor_detail::view_impl(*this, s, o, &out), out),
+      manual);
+}
+inline ChipTensor ChipTensor::slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step, bool manual) const {
+  ChipTensor out;
+  return tensor_detail::with_manual_dep(
+      tensor_detail::poisoning(
+          *this, is_poisoned() ? poison : tensor_detail::slice_impl(*this, dim, start, end, step, &out), out),
+      manual);
+}
+inline ChipTensor ChipTensor::transpose(uint32_t d0, uint32_t d1, bool manual) const {
+  ChipTensor out;
+  return tensor_detail::with_manual_dep(
+      tensor_detail::poisoning(*this, is_poisoned() ? poison : tensor_detail::transpose_impl(*this, d0, d1, &out), out),
+      manual);
+}
+inline ChipTensor ChipTensor::permute(std::span<const uint32_t> perm, bool manual) const {
+  ChipTensor out;
+  return tensor_detail::with_manual_dep(
+      tensor_detail::poisoning(*this, is_poisoned() ? poison : tensor_detail::permute_impl(*this, perm, &out), out),
+      manual);
+}
+inline ChipTensor ChipTensor::reshape(std::span<const uint32_t> s, bool manual) const {
+  ChipTensor out;
+  return tensor_detail::with_manual_dep(
+      tensor_detail::poisoning(*this, is_poisoned() ? poison : tensor_detail::reshape_impl(*this, s, &out), out),
+      manual);
+}
 
-ViewError make_impl(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, std::span<const uint32_t> strides,
+namespace tensor_detail {
+
+inline ViewError make_impl(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, std::span<const uint32_t> strides,
                     uint64_t start_offset, DataType dtype, bool manual_dep, int32_t version, AddressSpace space,
                     ChipTensor* out) {
   if (!is_valid_data_type(dtype)) return ViewError::kBadDataType;
@@ -298,7 +320,7 @@ ViewError make_impl(uint64_t addr, uint64_t size, std::span<const uint32_t> shap
 }
 
 // Row-major element strides of `shapes` (rank already checked).
-ViewError row_major_strides(std::span<const uint32_t> shapes, uint32_t* strides) {
+inline ViewError row_major_strides(std::span<const uint32_t> shapes, uint32_t* strides) {
   uint64_t s = 1;
   for (int i = static_cast<int>(shapes.size()) - 1; i >= 0; --i) {
     if (s > std::numeric_limits<uint32_t>::max()) return ViewError::kStrideOverflow;
@@ -308,7 +330,7 @@ ViewError row_major_strides(std::span<const uint32_t> shapes, uint32_t* strides)
   return ViewError::kNone;
 }
 
-Status make_status(ViewError e, std::span<const uint32_t> shapes, size_t strides_rank, DataType dtype,
+inline Status make_status(ViewError e, std::span<const uint32_t> shapes, size_t strides_rank, DataType dtype,
                    const ChipTensor& t) {
   switch (e) {
     case ViewError::kBadDataType:
@@ -324,45 +346,45 @@ Status make_status(ViewError e, std::span<const uint32_t> shapes, size_t strides
   }
 }
 
-}  // namespace
+}  // namespace tensor_detail
 
-Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
+inline Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
                                              std::span<const uint32_t> strides, uint64_t start_offset, DataType dtype,
                                              bool manual_dep, int32_t version, AddressSpace space) {
   ChipTensor t;
-  ViewError e = make_impl(addr, size, shapes, strides, start_offset, dtype, manual_dep, version, space, &t);
-  if (e != ViewError::kNone) return make_status(e, shapes, strides.size(), dtype, t);
+  ViewError e = tensor_detail::make_impl(addr, size, shapes, strides, start_offset, dtype, manual_dep, version, space, &t);
+  if (e != ViewError::kNone) return tensor_detail::make_status(e, shapes, strides.size(), dtype, t);
   return t;
 }
 
-Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, DataType dtype,
+inline Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, DataType dtype,
                                      bool manual_dep, int32_t version, AddressSpace space) {
   if (shapes.empty() || shapes.size() > MAX_TENSOR_DIMS) {
-    return make_status(ViewError::kBadRank, shapes, shapes.size(), dtype, ChipTensor{});
+    return tensor_detail::make_status(ViewError::kBadRank, shapes, shapes.size(), dtype, ChipTensor{});
   }
   uint32_t strides[MAX_TENSOR_DIMS] = {};
-  if (row_major_strides(shapes, strides) != ViewError::kNone) {
+  if (tensor_detail::row_major_strides(shapes, strides) != ViewError::kNone) {
     return invalid_argument("make_tensor: a row-major stride overflows 32 bits");
   }
   return try_make_tensor_strided(addr, size, shapes, std::span<const uint32_t>(strides, shapes.size()), 0, dtype,
                                  manual_dep, version, space);
 }
 
-ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, uint32_t ndims, DataType dtype,
+inline ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, uint32_t ndims, DataType dtype,
                                 bool manual_dep, int32_t version, AddressSpace space) {
-  if (ndims < 1 || ndims > MAX_TENSOR_DIMS || shapes == nullptr) return poisoned(ViewError::kBadRank);
-  if (!is_valid_data_type(dtype)) return poisoned(ViewError::kBadDataType);
+  if (ndims < 1 || ndims > MAX_TENSOR_DIMS || shapes == nullptr) return tensor_detail::poisoned(ViewError::kBadRank);
+  if (!is_valid_data_type(dtype)) return tensor_detail::poisoned(ViewError::kBadDataType);
   std::span<const uint32_t> shape(shapes, ndims);
   uint64_t bytes = element_size(dtype);
   for (uint32_t s : shape) {
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes)) return poisoned(ViewError::kStrideOverflow);
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes)) return tensor_detail::poisoned(ViewError::kStrideOverflow);
   }
   uint32_t strides[MAX_TENSOR_DIMS] = {};
-  if (ViewError e = row_major_strides(shape, strides); e != ViewError::kNone) return poisoned(e);
+  if (ViewError e = tensor_detail::row_major_strides(shape, strides); e != ViewError::kNone) return tensor_detail::poisoned(e);
   ChipTensor t;
-  ViewError e = make_impl(reinterpret_cast<uintptr_t>(ptr), bytes, shape, std::span<const uint32_t>(strides, ndims),
+  ViewError e = tensor_detail::make_impl(reinterpret_cast<uintptr_t>(ptr), bytes, shape, std::span<const uint32_t>(strides, ndims),
                           0, dtype, manual_dep, version, space, &t);
-  return e == ViewError::kNone ? t : poisoned(e);
+  return e == ViewError::kNone ? t : tensor_detail::poisoned(e);
 }
 
 }  // namespace taskring

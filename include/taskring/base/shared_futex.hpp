@@ -1,0 +1,21 @@
+// Process-shared futex wait/wake on a 32-bit word in a MAP_SHARED mapping.
+//
+// The base Waiter parks on a private futex (keyed by the virtual address),
+// which never matches across processes. These use the shared ops, keyed by
+// the physical page, so processes that map the same memory (at any address)
+// meet on the same word: the node's mailboxes and the comm domains' signal
+// blocks. Callers own the protocol (announce the park, re-check, then wait).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace taskring {
+
+// Sleeps while `*word == seen`, at most `timeout_ns` (spurious returns are
+// possible: callers re-check their condition).
+void shared_futex_wait(std::atomic<uint32_t>* word, uint32_t seen, uint64_t timeout_ns);
+// Wakes every process sleeping on `word`.
+void shared_futex_wake_all(std::atomic<uint32_t>* word);
+
+}  // namespace taskring

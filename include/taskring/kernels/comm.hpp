@@ -1,0 +1,162 @@
+// Kernel-side communication over a comm domain's windows (sim backend).
+//
+// A comm domain (node layer, docs/comm.md) is one shared-memory object that
+// every member chip process maps, at an address of its own:
+//
+//   [ DomainHeader | CommContext x 64 | SyncBlock x ranks | window x ranks ]
+//
+// Each member gets a CommContext (its `device_ctx`, passed to kernels as a
+// scalar) holding this process's address of every rank's window and sync
+// block, so a kernel reaches a peer's copy of a window address as
+// windows[peer] + (addr - windows[self]). Windows carry data (the domain's
+// named buffers); sync blocks carry the runtime's own signals (barrier and
+// collective flags) and the rank's doorbell.
+//
+// Every wait spins briefly, then parks on the waiting rank's doorbell (a
+// process-shared futex) which every notify rings; it ends OK, or with a
+// kernel error (TASKRING_KERNEL_ERR_DEADLINE) naming the domain, the rank and
+// what it waited for (for barriers: the missing ranks) once the domain's
+// timeout passes or the domain is aborted (a member of the run failed).
+// Nothing here ever blocks without a deadline.
+//
+// Functions taking a KernelArgs report through it and return false on
+// failure; the kernel must then return.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "taskring/kernels/kernel_args.hpp"
+#include "taskring/kernels/tile_view.hpp"
+
+namespace taskring::kernels::comm {
+
+inline constexpr int kMaxRanks = 64;
+inline constexpr uint32_t kContextMagic = 0x54524343u;  // "TRCC"
+inline constexpr uint32_t kHeaderMagic = 0x54524448u;   // "TRDH"
+inline constexpr size_t kNameBytes = 32;
+
+// A process-shared doorbell: waiters park on `epoch` after raising `parked`.
+struct alignas(64) CommBell {
+  std::atomic<uint32_t> epoch{0};
+  std::atomic<uint32_t> parked{0};
+};
+
+// Domain-wide state, written by the parent before the members map it (name,
+// sizes) and by the members during allocation (arrivals).
+struct alignas(64) DomainHeader {
+  uint32_t magic = 0;
+  int32_t nranks = 0;
+  uint64_t window_size = 0;
+  uint64_t id = 0;
+  char name[kNameBytes] = {};
+  // Non-zero once the run failed: every wait in the domain ends with an
+  // error instead of running into its deadline. Set by the parent.
+  alignas(64) std::atomic<uint32_t> abort{0};
+  // arrived[r] = 1 once rank r zeroed its window and filled its context:
+  // the allocation barrier that publishes the windows.
+  alignas(64) std::atomic<uint32_t> arrived[kMaxRanks] = {};
+  CommBell bell;  // rung on every arrival and on abort
+};
+
+// One per rank; peers write its flag words, the owner reads them.
+struct alignas(64) SyncBlock {
+  CommBell bell;
+  // barrier[src]: the latest barrier epoch rank src reached.
+  alignas(64) std::atomic<uint32_t> barrier[kMaxRanks];
+  // flags[src]: the latest collective token rank src posted to this rank
+  // (token = sequence * 256 + step; monotonic per src).
+  alignas(64) std::atomic<uint32_t> flags[kMaxRanks];
+  // Private to the owner: its barrier epoch and collective sequence.
+  alignas(64) uint32_t barrier_epoch;
+  uint32_t coll_seq;
+};
+
+// What a member kernel receives (as a scalar: its address in the member's
+// process). Filled by the member itself when it maps the domain.
+struct CommContext {
+  uint32_t magic;
+  int32_t rank;
+  int32_t nranks;
+  uint32_t reserved;
+  uint64_t win_size;
+  uint64_t timeout_ns;
+  uint64_t header;  // DomainHeader*
+  uint64_t windows[kMaxRanks];
+  uint64_t sync[kMaxRanks];  // SyncBlock*
+};
+
+// Byte layout of one domain's object.
+struct DomainLayout {
+  int nranks = 0;
+  uint64_t window_size = 0;  // per rank, page-rounded
+  uint64_t header_off = 0, contexts_off = 0, sync_off = 0, windows_off = 0, total = 0;
+
+  static DomainLayout make(int nranks, uint64_t window_size);
+  uint64_t context(int r) const { return contexts_off + static_cast<uint64_t>(r) * sizeof(CommContext); }
+  uint64_t sync(int r) const { return sync_off + static_cast<uint64_t>(r) * sizeof(SyncBlock); }
+  uint64_t window(int r) const { return windows_off + static_cast<uint64_t>(r) * window_size; }
+};
+
+// Fills rank `rank`'s context for a mapping of the domain at `base`.
+void fill_context(CommContext* ctx, char* base, const DomainLayout& layout, int rank, uint64_t timeout_ns);
+
+// Rings a doorbell (cheap when nobody is parked).
+void ring(CommBell& bell);
+
+// ---- kernel side -----------------------------------------------------------
+
+// The context passed as scalar `j`, checked (magic, rank in range);
+// nullptr after reporting.
+const CommContext* context_arg(const KernelArgs& k, int j);
+
+inline SyncBlock& sync_of(const CommContext& c, int r) { return *reinterpret_cast<SyncBlock*>(c.sync[r]); }
+inline DomainHeader& header_of(const CommContext& c) { return *reinterpret_cast<DomainHeader*>(c.header); }
+inline char* window_of(const CommContext& c, int r) { return reinterpret_cast<char*>(c.windows[r]); }
+const char* domain_name(const CommContext& c);
+
+// The peer's copy of `local` (an address in this rank's window); nullptr
+// when `local` is not inside it.
+void* peer_address(const CommContext& c, int peer, const void* local);
+
+// Checks [off, off + bytes) lies inside a window, reporting otherwise.
+bool check_window_range(const KernelArgs& k, const CommContext& c, uint64_t off, uint64_t bytes, const char* what);
+bool check_peer(const KernelArgs& k, const CommContext& c, int peer);
+
+// Copies `bytes` from `src` to offset `dst_off` of peer's window.
+bool put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src, uint64_t bytes);
+// Copies `bytes` from offset `src_off` of peer's window to `dst`.
+bool get(const KernelArgs& k, const CommContext& c, int peer, void* dst, uint64_t src_off, uint64_t bytes);
+// A tile: the rows of `src` (any dtype, any strides) packed row-major at
+// `dst_off` of peer's window, in src's dtype.
+bool put_tile(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const tile::View2D& src);
+// The reverse: `dst.rows x dst.cols` packed elements at `src_off` of peer's
+// window into `dst` (same dtype).
+bool get_tile(const KernelArgs& k, const CommContext& c, int peer, const tile::View2D& dst, uint64_t src_off);
+
+enum class NotifyOp : uint32_t { kSet = 0, kAdd = 1 };
+enum class Cmp : uint32_t { kEq = 0, kNe = 1, kGt = 2, kGe = 3, kLt = 4, kLe = 5 };
+
+// Atomically sets / adds `value` to the 32-bit signal at `signal_off` (4-byte
+// aligned) of peer's window, then rings the peer.
+bool notify(const KernelArgs& k, const CommContext& c, int peer, uint64_t signal_off, NotifyOp op, uint32_t value);
+// Waits until the signal at `signal_off` of this rank's window compares
+// `cmp` to `value`; kernel error on the deadline or an abort.
+bool wait_signal(const KernelArgs& k, const CommContext& c, uint64_t signal_off, Cmp cmp, uint32_t value);
+// Every rank of the domain: no rank leaves before all arrived. The error
+// names the ranks that did not arrive.
+bool barrier(const KernelArgs& k, const CommContext& c);
+
+// ---- collective building blocks (sync-block flags) ------------------------
+
+// Starts the next collective on this rank; returns its sequence number
+// (the same on every rank, as every rank runs the same collectives in order).
+uint32_t begin_collective(const CommContext& c);
+inline uint32_t token(uint32_t seq, uint32_t step) { return seq * 256u + step; }
+// Posts `tok` to peer (flags[self] of peer's sync block) and rings it.
+void post_flag(const CommContext& c, int peer, uint32_t tok);
+// Waits until flags[src] >= tok for every src in `srcs` (nullptr: every
+// other rank); the error names the ranks still missing and `what`.
+bool wait_flags(const KernelArgs& k, const CommContext& c, const int* srcs, int nsrcs, uint32_t tok, const char* what);
+
+}  // namespace taskring::kernels::comm

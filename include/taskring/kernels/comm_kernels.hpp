@@ -1,0 +1,74 @@
+// The comm kernels: collectives and MoE expert parallelism over a comm
+// domain's windows (comm.hpp). They are not built-ins (a plain chip has no
+// domain): a chip callable binds them under the ids below, which sit just
+// below the built-in block so user kernels keep the small ids.
+// docs/comm.md gives every kernel's tensors and scalars.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "taskring/kernels/builtin_ids.hpp"
+#include "taskring/kernels/kernel_abi.h"
+
+namespace taskring::kernels::comm_id {
+
+inline constexpr int32_t kCommBase = builtin_id::kBuiltinBase - 64;  // 832
+
+inline constexpr int32_t kAllreduce = kCommBase + 0;
+inline constexpr int32_t kAllgather = kCommBase + 1;
+inline constexpr int32_t kReduceScatter = kCommBase + 2;
+inline constexpr int32_t kBroadcast = kCommBase + 3;
+inline constexpr int32_t kAllToAll = kCommBase + 4;
+inline constexpr int32_t kMoeDispatch = kCommBase + 5;
+inline constexpr int32_t kMoeExpertFfn = kCommBase + 6;
+inline constexpr int32_t kMoeCombine = kCommBase + 7;
+inline constexpr int32_t kCommProbe = kCommBase + 8;  // primitives exercised one by one (tests, bench)
+
+}  // namespace taskring::kernels::comm_id
+
+namespace taskring::kernels {
+
+extern "C" {
+void taskring_comm_allreduce(int64_t* args);
+void taskring_comm_allgather(int64_t* args);
+void taskring_comm_reduce_scatter(int64_t* args);
+void taskring_comm_broadcast(int64_t* args);
+void taskring_comm_all_to_all(int64_t* args);
+void taskring_comm_moe_dispatch(int64_t* args);
+void taskring_comm_moe_expert_ffn(int64_t* args);
+void taskring_comm_moe_combine(int64_t* args);
+void taskring_comm_probe(int64_t* args);
+}
+
+struct CommKernel {
+  int32_t id;
+  taskring_kernel_fn fn;
+  const char* name;
+};
+// Every comm kernel, by id.
+std::span<const CommKernel> comm_kernels();
+
+enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1 };
+enum class CollectiveOp : uint32_t { kAllreduceOnePhase, kAllreduceRing, kAllgather, kReduceScatter, kBroadcast, kAllToAll };
+
+// Window scratch bytes a collective needs at its scratch offset, for
+// `in_elems` input elements per rank of `elem_size` bytes on `nranks` ranks
+// (two parities, so back-to-back collectives never overwrite data a slower
+// peer still reads).
+uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks);
+
+// comm_probe ops (scalar s1): what the probe kernel does on every rank.
+enum class ProbeOp : uint32_t {
+  kBarrier = 0,       // s2 = repetitions
+  kRingNotify = 1,    // notify(add 1) every other rank at signal offset s2, wait for nranks-1
+  kFailOnRank = 2,    // rank s2 fails at once; the others wait at a barrier
+  kPutGet = 3,        // put a tile to the right neighbour, barrier, get it back from the left: tensors in, out
+  kWaitForever = 4,   // wait for a signal nobody sends (deadline test)
+  // Benchmarks (bench/comm): after a barrier, s2 repetitions; the rank's
+  // elapsed nanoseconds go to its `times` tensor ([1] UINT64, the last one).
+  kTimedBarrier = 5,    // tensors: times
+  kTimedAllreduce = 6,  // tensors: in, out, times; s3 algorithm, s4 scratch offset
+};
+
+}  // namespace taskring::kernels

@@ -1,0 +1,288 @@
+// Kernel-side comm primitives over a domain's windows (see comm.hpp).
+#include "taskring/kernels/comm.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/base/shared_futex.hpp"
+#include "taskring/base/waiter.hpp"
+
+namespace taskring::kernels::comm {
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint32_t kSpin = 1000;              // checks before the first park
+constexpr uint64_t kParkSliceNs = 50'000'000;  // re-check abort/deadline at least this often
+
+uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+bool compare(uint32_t v, Cmp cmp, uint32_t x) {
+  switch (cmp) {
+    case Cmp::kEq: return v == x;
+    case Cmp::kNe: return v != x;
+    case Cmp::kGt: return v > x;
+    case Cmp::kGe: return v >= x;
+    case Cmp::kLt: return v < x;
+    case Cmp::kLe: return v <= x;
+  }
+  return false;
+}
+
+const char* cmp_name(Cmp c) {
+  static const char* const kNames[] = {"==", "!=", ">", ">=", "<", "<="};
+  const auto i = static_cast<uint32_t>(c);
+  return i < 6 ? kNames[i] : "?";
+}
+
+// Waits spin-then-park on this rank's doorbell until `pred()`. On an abort
+// or the deadline it reports "domain 'x' rank r: <what>: <why>", where
+// `what()` describes what is still missing (evaluated only on failure).
+template <typename Pred, typename What>
+bool wait_until(const KernelArgs& k, const CommContext& c, Pred&& pred, What&& what) {
+  SyncBlock& me = sync_of(c, c.rank);
+  DomainHeader& h = header_of(c);
+  auto fail = [&](const char* why) {
+    const std::string w = what();
+    return k.fail(TASKRING_KERNEL_ERR_DEADLINE, "domain '%s' rank %d: %s: %s", domain_name(c), c.rank, w.c_str(), why);
+  };
+  for (uint32_t i = 0; i < kSpin; ++i) {
+    if (pred()) return true;
+    Waiter::cpu_relax();
+  }
+  const Deadline deadline = Deadline::after_ns(c.timeout_ns);
+  while (true) {
+    me.bell.parked.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = me.bell.epoch.load(std::memory_order_seq_cst);
+    if (pred()) {
+      me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      return true;
+    }
+    if (h.abort.load(std::memory_order_acquire) != 0) {
+      me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      return fail("aborted, another member of the run failed");
+    }
+    const uint64_t left = deadline.remaining_ns();
+    if (left == 0) {
+      me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      const std::string why = "deadline of " + std::to_string(c.timeout_ns / 1000000) + " ms passed";
+      return fail(why.c_str());
+    }
+    shared_futex_wait(&me.bell.epoch, seen, std::min(left, kParkSliceNs));
+    me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok, bool barrier) {
+  const SyncBlock& me = sync_of(c, c.rank);
+  std::string s;
+  int missing = 0;
+  for (int i = 0; i < n; ++i) {
+    const int q = srcs ? srcs[i] : i;
+    if (q == c.rank) continue;
+    const uint32_t v = (barrier ? me.barrier[q] : me.flags[q]).load(std::memory_order_acquire);
+    if (v >= tok) continue;
+    if (missing++ < 16) s += (s.empty() ? "" : ",") + std::to_string(q);
+  }
+  if (missing > 16) s += ",...";
+  return std::to_string(missing) + " missing (ranks " + s + ")";
+}
+
+}  // namespace
+
+DomainLayout DomainLayout::make(int nranks, uint64_t window_size) {
+  DomainLayout l;
+  l.nranks = nranks;
+  l.window_size = round_up(std::max<uint64_t>(window_size, 1), kPage);
+  l.header_off = 0;
+  l.contexts_off = round_up(sizeof(DomainHeader), 64);
+  l.sync_off = round_up(l.contexts_off + kMaxRanks * sizeof(CommContext), kPage);
+  l.windows_off = round_up(l.sync_off + static_cast<uint64_t>(nranks) * sizeof(SyncBlock), kPage);
+  l.total = l.windows_off + static_cast<uint64_t>(nranks) * l.window_size;
+  return l;
+}
+
+void fill_context(CommContext* ctx, char* base, const DomainLayout& layout, int rank, uint64_t timeout_ns) {
+  std::memset(ctx, 0, sizeof(*ctx));
+  ctx->magic = kContextMagic;
+  ctx->rank = rank;
+  ctx->nranks = layout.nranks;
+  ctx->win_size = layout.window_size;
+  ctx->timeout_ns = timeout_ns;
+  ctx->header = reinterpret_cast<uintptr_t>(base + layout.header_off);
+  for (int r = 0; r < layout.nranks; ++r) {
+    ctx->windows[r] = reinterpret_cast<uintptr_t>(base + layout.window(r));
+    ctx->sync[r] = reinterpret_cast<uintptr_t>(base + layout.sync(r));
+  }
+}
+
+void ring(CommBell& bell) {
+  bell.epoch.fetch_add(1, std::memory_order_seq_cst);
+  if (bell.parked.load(std::memory_order_seq_cst) == 0) return;
+  shared_futex_wake_all(&bell.epoch);
+}
+
+const char* domain_name(const CommContext& c) { return header_of(c).name; }
+
+const CommContext* context_arg(const KernelArgs& k, int j) {
+  const auto* c = reinterpret_cast<const CommContext*>(static_cast<uintptr_t>(k.scalar(j)));
+  if (c == nullptr) {
+    k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "scalar %d must be a CommContext (a domain member's device_ctx), got 0",
+           j);
+    return nullptr;
+  }
+  if (c->magic != kContextMagic || c->nranks < 1 || c->nranks > kMaxRanks || c->rank < 0 || c->rank >= c->nranks) {
+    k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+           "scalar %d is not a CommContext of a live domain (magic %#x, rank %d of %d)", j, c->magic, c->rank,
+           c->nranks);
+    return nullptr;
+  }
+  return c;
+}
+
+void* peer_address(const CommContext& c, int peer, const void* local) {
+  const auto a = reinterpret_cast<uintptr_t>(local);
+  const uint64_t self = c.windows[c.rank];
+  if (peer < 0 || peer >= c.nranks || a < self || a - self >= c.win_size) return nullptr;
+  return reinterpret_cast<void*>(c.windows[peer] + (a - self));
+}
+
+bool check_peer(const KernelArgs& k, const CommContext& c, int peer) {
+  if (peer >= 0 && peer < c.nranks) return true;
+  return k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "domain '%s': peer %d is not a rank in [0, %d)", domain_name(c), peer,
+                c.nranks);
+}
+
+bool check_window_range(const KernelArgs& k, const CommContext& c, uint64_t off, uint64_t bytes, const char* what) {
+  if (off <= c.win_size && bytes <= c.win_size - off) return true;
+  return k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "domain '%s': %s [%llu, +%llu) exceeds the %llu B window",
+                domain_name(c), what, static_cast<unsigned long long>(off), static_cast<unsigned long long>(bytes),
+                static_cast<unsigned long long>(c.win_size));
+}
+
+bool put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src, uint64_t bytes) {
+  if (!check_peer(k, c, peer) || !check_window_range(k, c, dst_off, bytes, "put")) return false;
+  std::memcpy(window_of(c, peer) + dst_off, src, bytes);
+  return true;
+}
+
+bool get(const KernelArgs& k, const CommContext& c, int peer, void* dst, uint64_t src_off, uint64_t bytes) {
+  if (!check_peer(k, c, peer) || !check_window_range(k, c, src_off, bytes, "get")) return false;
+  std::memcpy(dst, window_of(c, peer) + src_off, bytes);
+  return true;
+}
+
+bool put_tile(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const tile::View2D& src) {
+  const uint64_t row = static_cast<uint64_t>(src.cols) * src.elem_size();
+  if (!check_peer(k, c, peer) || !check_window_range(k, c, dst_off, row * src.rows, "put_tile")) return false;
+  char* d = window_of(c, peer) + dst_off;
+  for (int64_t r = 0; r < src.rows; ++r, d += row) {
+    if (src.unit_col_stride()) {
+      std::memcpy(d, src.at(r, 0), row);
+    } else {
+      for (int64_t j = 0; j < src.cols; ++j) std::memcpy(d + j * src.elem_size(), src.at(r, j), src.elem_size());
+    }
+  }
+  return true;
+}
+
+bool get_tile(const KernelArgs& k, const CommContext& c, int peer, const tile::View2D& dst, uint64_t src_off) {
+  const uint64_t row = static_cast<uint64_t>(dst.cols) * dst.elem_size();
+  if (!check_peer(k, c, peer) || !check_window_range(k, c, src_off, row * dst.rows, "get_tile")) return false;
+  const char* s = window_of(c, peer) + src_off;
+  for (int64_t r = 0; r < dst.rows; ++r, s += row) {
+    if (dst.unit_col_stride()) {
+      std::memcpy(dst.at(r, 0), s, row);
+    } else {
+      for (int64_t j = 0; j < dst.cols; ++j) std::memcpy(dst.at(r, j), s + j * dst.elem_size(), dst.elem_size());
+    }
+  }
+  return true;
+}
+
+namespace {
+std::atomic<uint32_t>* signal_at(const KernelArgs& k, const CommContext& c, int peer, uint64_t off) {
+  if (!check_peer(k, c, peer) || !check_window_range(k, c, off, 4, "signal")) return nullptr;
+  if (off % 4 != 0) {
+    k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "domain '%s': signal offset %llu is not 4-byte aligned",
+           domain_name(c), static_cast<unsigned long long>(off));
+    return nullptr;
+  }
+  return reinterpret_cast<std::atomic<uint32_t>*>(window_of(c, peer) + off);
+}
+}  // namespace
+
+bool notify(const KernelArgs& k, const CommContext& c, int peer, uint64_t signal_off, NotifyOp op, uint32_t value) {
+  std::atomic<uint32_t>* s = signal_at(k, c, peer, signal_off);
+  if (s == nullptr) return false;
+  if (op == NotifyOp::kAdd) {
+    s->fetch_add(value, std::memory_order_acq_rel);
+  } else if (op == NotifyOp::kSet) {
+    s->store(value, std::memory_order_release);
+  } else {
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "notify: op %u is not set (0) or add (1)",
+                  static_cast<uint32_t>(op));
+  }
+  ring(sync_of(c, peer).bell);
+  return true;
+}
+
+bool wait_signal(const KernelArgs& k, const CommContext& c, uint64_t signal_off, Cmp cmp, uint32_t value) {
+  if (static_cast<uint32_t>(cmp) > 5)
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "wait: comparison %u is not one of EQ NE GT GE LT LE (0..5)",
+                  static_cast<uint32_t>(cmp));
+  std::atomic<uint32_t>* s = signal_at(k, c, c.rank, signal_off);
+  if (s == nullptr) return false;
+  return wait_until(
+      k, c, [&] { return compare(s->load(std::memory_order_acquire), cmp, value); },
+      [&] {
+        return "signal at window offset " + std::to_string(signal_off) + " is " +
+               std::to_string(s->load(std::memory_order_acquire)) + ", waited for " + cmp_name(cmp) + " " +
+               std::to_string(value);
+      });
+}
+
+bool barrier(const KernelArgs& k, const CommContext& c) {
+  SyncBlock& me = sync_of(c, c.rank);
+  const uint32_t e = ++me.barrier_epoch;
+  for (int p = 0; p < c.nranks; ++p) {
+    if (p == c.rank) continue;
+    sync_of(c, p).barrier[c.rank].store(e, std::memory_order_release);
+    ring(sync_of(c, p).bell);
+  }
+  return wait_until(
+      k, c,
+      [&] {
+        for (int q = 0; q < c.nranks; ++q)
+          if (q != c.rank && me.barrier[q].load(std::memory_order_acquire) < e) return false;
+        return true;
+      },
+      [&] { return "barrier " + std::to_string(e) + ": " + rank_list(c, nullptr, c.nranks, e, true); });
+}
+
+uint32_t begin_collective(const CommContext& c) { return ++sync_of(c, c.rank).coll_seq; }
+
+void post_flag(const CommContext& c, int peer, uint32_t tok) {
+  SyncBlock& s = sync_of(c, peer);
+  s.flags[c.rank].store(tok, std::memory_order_release);
+  ring(s.bell);
+}
+
+bool wait_flags(const KernelArgs& k, const CommContext& c, const int* srcs, int nsrcs, uint32_t tok, const char* what) {
+  const SyncBlock& me = sync_of(c, c.rank);
+  const int n = srcs ? nsrcs : c.nranks;
+  return wait_until(
+      k, c,
+      [&] {
+        for (int i = 0; i < n; ++i) {
+          const int q = srcs ? srcs[i] : i;
+          if (q != c.rank && me.flags[q].load(std::memory_order_acquire) < tok) return false;
+        }
+        return true;
+      },
+      [&] { return std::string(what) + ": " + rank_list(c, srcs, n, tok, false); });
+}
+
+}  // namespace taskring::kernels::comm

@@ -1,0 +1,293 @@
+// Collectives over a comm domain (comm.hpp): allreduce (one-phase and ring),
+// allgather, reduce_scatter, broadcast, all_to_all. One kernel per rank;
+// every rank of the domain runs the same collective (a group task).
+//
+// Data moves through each rank's window scratch (two parities, chosen by the
+// collective's sequence number: a rank can only start collective k+2 after
+// every rank entered k+1, i.e. finished reading k's scratch). Reductions
+// accumulate in FP32 and round to the output dtype once; the summation order
+// is fixed (one-phase, reduce_scatter: ranks 0..n-1; ring: chunk c starts at
+// rank c and goes around the ring), so every rank gets the same bits.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "builtin_util.hpp"
+#include "taskring/kernels/comm.hpp"
+#include "taskring/kernels/comm_kernels.hpp"
+
+namespace taskring::kernels {
+
+using tile::View2D;
+namespace cm = comm;
+
+namespace {
+
+// A tensor read as a flat, contiguous run of elements.
+struct Flat {
+  char* data = nullptr;
+  DataType dtype = DataType::FP32;
+  uint64_t n = 0;
+  size_t es = 4;
+};
+
+bool flat(const KernelArgs& k, int i, const char* role, bool need_float, Flat* f) {
+  View2D v;
+  if (!k.view(i, role, &v, need_float)) return false;
+  if (need_float && !detail::check_float(k, v, role)) return false;
+  const bool contiguous = (v.rows <= 1 || v.row_stride == v.cols) && (v.cols <= 1 || v.col_stride == 1);
+  if (!contiguous)
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s must be contiguous (row stride %lld for %lld cols)", role,
+                  static_cast<long long>(v.row_stride), static_cast<long long>(v.cols));
+  f->data = static_cast<char*>(v.data);
+  f->dtype = v.dtype;
+  f->n = static_cast<uint64_t>(v.numel());
+  f->es = v.elem_size();
+  return true;
+}
+
+void to_f32(const Flat& src, uint64_t first, uint64_t count, float* dst) {
+  if (src.dtype == DataType::FP32) {
+    std::memcpy(dst, src.data + first * 4, count * 4);
+    return;
+  }
+  for (uint64_t i = 0; i < count; ++i) dst[i] = tile::read_as_float(src.data + (first + i) * src.es, src.dtype);
+}
+
+void from_f32(const float* src, uint64_t count, const Flat& dst, uint64_t first) {
+  if (dst.dtype == DataType::FP32) {
+    std::memcpy(dst.data + first * 4, src, count * 4);
+    return;
+  }
+  for (uint64_t i = 0; i < count; ++i) tile::write_from_float(dst.data + (first + i) * dst.es, dst.dtype, src[i]);
+}
+
+bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, uint64_t bytes, const char* op) {
+  if (off % 64 != 0)
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s: scratch offset %llu is not 64-byte aligned", op,
+                  static_cast<unsigned long long>(off));
+  return cm::check_window_range(k, c, off, bytes, "collective scratch");
+}
+
+uint64_t chunk_begin(uint64_t n, int nranks, int c) { return n * static_cast<uint64_t>(c) / static_cast<uint64_t>(nranks); }
+
+uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
+
+// One-phase: every rank stages its input (FP32) into its own scratch, then
+// reads every rank's and sums in rank order.
+bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
+  const uint32_t seq = cm::begin_collective(c);
+  const uint64_t slot = off + (seq & 1) * round64(in.n * 4);
+  to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(c, c.rank) + slot));
+  for (int p = 0; p < c.nranks; ++p)
+    if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
+  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "allreduce: staged inputs")) return false;
+  constexpr uint64_t kBlock = 4096;
+  float acc[kBlock];
+  for (uint64_t b = 0; b < in.n; b += kBlock) {
+    const uint64_t m = std::min(kBlock, in.n - b);
+    std::memcpy(acc, cm::window_of(c, 0) + slot + b * 4, m * 4);
+    for (int q = 1; q < c.nranks; ++q) {
+      const float* s = reinterpret_cast<const float*>(cm::window_of(c, q) + slot) + b;
+      for (uint64_t i = 0; i < m; ++i) acc[i] += s[i];
+    }
+    from_f32(acc, m, out, b);
+  }
+  return true;
+}
+
+// Ring: reduce-scatter (n-1 steps, each rank adds its left neighbour's
+// partial of one chunk into its own accumulator A), then allgather (n-1
+// steps, each rank copies one final chunk from its left neighbour's B).
+// Tokens: 0 staged; s+1 after reduce-scatter step s; n final chunk in B;
+// n+s+1 after allgather step s. A is never written after reduce-scatter
+// and each chunk of B is written once, so no step overwrites data a
+// neighbour may still read.
+bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
+  const int n = c.nranks, r = c.rank, left = (r + n - 1) % n, right = (r + 1) % n;
+  const uint32_t seq = cm::begin_collective(c);
+  const uint64_t a_off = off + (seq & 1) * 2 * round64(in.n * 4), b_off = a_off + round64(in.n * 4);
+  float* A = reinterpret_cast<float*>(cm::window_of(c, r) + a_off);
+  float* B = reinterpret_cast<float*>(cm::window_of(c, r) + b_off);
+  const float* LA = reinterpret_cast<const float*>(cm::window_of(c, left) + a_off);
+  const float* LB = reinterpret_cast<const float*>(cm::window_of(c, left) + b_off);
+  to_f32(in, 0, in.n, A);
+  cm::post_flag(c, right, cm::token(seq, 0));
+  for (int s = 0; s < n - 1; ++s) {
+    const int ch = (r - s - 1 + 2 * n) % n;
+    if (!cm::wait_flags(k, c, &left, 1, cm::token(seq, static_cast<uint32_t>(s)), "ring allreduce: reduce-scatter"))
+      return false;
+    for (uint64_t i = chunk_begin(in.n, n, ch), e = chunk_begin(in.n, n, ch + 1); i < e; ++i) A[i] += LA[i];
+    cm::post_flag(c, right, cm::token(seq, static_cast<uint32_t>(s + 1)));
+  }
+  const int mine = (r + 1) % n;
+  const uint64_t m0 = chunk_begin(in.n, n, mine), m1 = chunk_begin(in.n, n, mine + 1);
+  std::memcpy(B + m0, A + m0, (m1 - m0) * 4);
+  cm::post_flag(c, right, cm::token(seq, static_cast<uint32_t>(n)));
+  for (int s = 0; s < n - 1; ++s) {
+    const int ch = (r - s + n) % n;
+    if (!cm::wait_flags(k, c, &left, 1, cm::token(seq, static_cast<uint32_t>(n + s)), "ring allreduce: allgather"))
+      return false;
+    const uint64_t i0 = chunk_begin(in.n, n, ch), i1 = chunk_begin(in.n, n, ch + 1);
+    std::memcpy(B + i0, LB + i0, (i1 - i0) * 4);
+    cm::post_flag(c, right, cm::token(seq, static_cast<uint32_t>(n + s + 1)));
+  }
+  from_f32(B, in.n, out, 0);
+  return true;
+}
+
+// Stages `bytes` of `src` into this rank's parity slot and waits until every
+// rank staged; returns the slot offset (UINT64_MAX after a failure).
+uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* src, uint64_t bytes, uint64_t off,
+                   const char* what) {
+  const uint32_t seq = cm::begin_collective(c);
+  const uint64_t slot = off + (seq & 1) * round64(bytes);
+  std::memcpy(cm::window_of(c, c.rank) + slot, src, bytes);
+  for (int p = 0; p < c.nranks; ++p)
+    if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
+  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), what)) return UINT64_MAX;
+  return slot;
+}
+
+}  // namespace
+
+uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks) {
+  switch (op) {
+    case CollectiveOp::kAllreduceOnePhase: return 2 * round64(in_elems * 4);
+    case CollectiveOp::kAllreduceRing: return 4 * round64(in_elems * 4);
+    case CollectiveOp::kReduceScatter: return 2 * round64(in_elems * 4);
+    case CollectiveOp::kAllgather:
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kAllToAll: return 2 * round64(in_elems * elem_size);
+  }
+  (void)nranks;
+  return 0;
+}
+
+// in [n] float, out [n] float; s0 ctx, s1 algo (0 one-phase, 1 ring), s2 scratch offset.
+extern "C" void taskring_comm_allreduce(int64_t* raw) {
+  KernelArgs k(raw, "allreduce");
+  if (!k.usable() || !k.expect_counts(2, 2, 3, 3)) return;
+  const cm::CommContext* c = cm::context_arg(k, 0);
+  Flat in, out;
+  if (c == nullptr || !flat(k, 0, "in", true, &in) || !flat(k, 1, "out", true, &out)) return;
+  if (in.n != out.n)
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out has %llu elements, in has %llu",
+                        static_cast<unsigned long long>(out.n), static_cast<unsigned long long>(in.n));
+  const uint64_t algo = k.scalar(1), off = k.scalar(2);
+  if (algo > 1)
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "algorithm %llu: 0 one-phase, 1 ring",
+                        static_cast<unsigned long long>(algo));
+  const auto op = algo == 0 ? CollectiveOp::kAllreduceOnePhase : CollectiveOp::kAllreduceRing;
+  if (!scratch_fits(k, *c, off, collective_scratch_bytes(op, in.n, 4, c->nranks), "allreduce")) return;
+  if (algo == 0)
+    (void)allreduce_one_phase(k, *c, in, out, off);
+  else
+    (void)allreduce_ring(k, *c, in, out, off);
+}
+
+// in [m] any dtype, out [nranks·m] same dtype; s0 ctx, s1 scratch offset.
+extern "C" void taskring_comm_allgather(int64_t* raw) {
+  KernelArgs k(raw, "allgather");
+  if (!k.usable() || !k.expect_counts(2, 2, 2, 2)) return;
+  const cm::CommContext* c = cm::context_arg(k, 0);
+  Flat in, out;
+  if (c == nullptr || !flat(k, 0, "in", false, &in) || !flat(k, 1, "out", false, &out)) return;
+  if (in.dtype != out.dtype || out.n != in.n * static_cast<uint64_t>(c->nranks))
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out must be %d x in (%llu elements, same dtype), got %llu",
+                        c->nranks, static_cast<unsigned long long>(in.n), static_cast<unsigned long long>(out.n));
+  const uint64_t bytes = in.n * in.es, off = k.scalar(1);
+  if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kAllgather, in.n, in.es, c->nranks),
+                    "allgather"))
+    return;
+  const uint64_t slot = stage_all(k, *c, in.data, bytes, off, "allgather: staged inputs");
+  if (slot == UINT64_MAX) return;
+  for (int q = 0; q < c->nranks; ++q) std::memcpy(out.data + q * bytes, cm::window_of(*c, q) + slot, bytes);
+}
+
+// in [nranks·m] float, out [m] float: out = Σ_q in_q[rank·m ..]; s0 ctx, s1 scratch offset.
+extern "C" void taskring_comm_reduce_scatter(int64_t* raw) {
+  KernelArgs k(raw, "reduce_scatter");
+  if (!k.usable() || !k.expect_counts(2, 2, 2, 2)) return;
+  const cm::CommContext* c = cm::context_arg(k, 0);
+  Flat in, out;
+  if (c == nullptr || !flat(k, 0, "in", true, &in) || !flat(k, 1, "out", true, &out)) return;
+  if (in.n != out.n * static_cast<uint64_t>(c->nranks))
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "in must hold %d x out (%llu) elements, got %llu",
+                        c->nranks, static_cast<unsigned long long>(out.n), static_cast<unsigned long long>(in.n));
+  const uint64_t off = k.scalar(1);
+  if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kReduceScatter, in.n, 4, c->nranks),
+                    "reduce_scatter"))
+    return;
+  const uint32_t seq = cm::begin_collective(*c);
+  const uint64_t slot = off + (seq & 1) * round64(in.n * 4);
+  to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(*c, c->rank) + slot));
+  for (int p = 0; p < c->nranks; ++p)
+    if (p != c->rank) cm::post_flag(*c, p, cm::token(seq, 1));
+  if (!cm::wait_flags(k, *c, nullptr, 0, cm::token(seq, 1), "reduce_scatter: staged inputs")) return;
+  const uint64_t first = out.n * static_cast<uint64_t>(c->rank);
+  std::vector<float> acc(out.n);
+  std::memcpy(acc.data(), cm::window_of(*c, 0) + slot + first * 4, out.n * 4);
+  for (int q = 1; q < c->nranks; ++q) {
+    const float* s = reinterpret_cast<const float*>(cm::window_of(*c, q) + slot) + first;
+    for (uint64_t i = 0; i < out.n; ++i) acc[i] += s[i];
+  }
+  from_f32(acc.data(), out.n, out, 0);
+}
+
+// buf [m] any dtype (INOUT: the root's is sent, the others' overwritten);
+// s0 ctx, s1 root rank, s2 scratch offset.
+extern "C" void taskring_comm_broadcast(int64_t* raw) {
+  KernelArgs k(raw, "broadcast");
+  if (!k.usable() || !k.expect_counts(1, 1, 3, 3)) return;
+  const cm::CommContext* c = cm::context_arg(k, 0);
+  Flat buf;
+  if (c == nullptr || !flat(k, 0, "buf", false, &buf)) return;
+  const uint64_t root = k.scalar(1), off = k.scalar(2);
+  if (root >= static_cast<uint64_t>(c->nranks))
+    return (void)k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "root %llu is not a rank in [0, %d)",
+                        static_cast<unsigned long long>(root), c->nranks);
+  const uint64_t bytes = buf.n * buf.es;
+  if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kBroadcast, buf.n, buf.es, c->nranks),
+                    "broadcast"))
+    return;
+  const uint32_t seq = cm::begin_collective(*c);
+  const uint64_t slot = off + (seq & 1) * round64(bytes);
+  const int rt = static_cast<int>(root);
+  if (c->rank == rt) {
+    std::memcpy(cm::window_of(*c, rt) + slot, buf.data, bytes);
+    for (int p = 0; p < c->nranks; ++p)
+      if (p != rt) cm::post_flag(*c, p, cm::token(seq, 1));
+    // The root leaves once every rank copied, so its slot outlives the reads.
+    (void)cm::wait_flags(k, *c, nullptr, 0, cm::token(seq, 2), "broadcast: copies done");
+    return;
+  }
+  if (!cm::wait_flags(k, *c, &rt, 1, cm::token(seq, 1), "broadcast: root's data")) return;
+  std::memcpy(buf.data, cm::window_of(*c, rt) + slot, bytes);
+  cm::post_flag(*c, rt, cm::token(seq, 2));
+}
+
+// in [nranks·m], out [nranks·m] any dtype: out[q·m ..] = in_q[rank·m ..];
+// s0 ctx, s1 scratch offset.
+extern "C" void taskring_comm_all_to_all(int64_t* raw) {
+  KernelArgs k(raw, "all_to_all");
+  if (!k.usable() || !k.expect_counts(2, 2, 2, 2)) return;
+  const cm::CommContext* c = cm::context_arg(k, 0);
+  Flat in, out;
+  if (c == nullptr || !flat(k, 0, "in", false, &in) || !flat(k, 1, "out", false, &out)) return;
+  const uint64_t n = static_cast<uint64_t>(c->nranks);
+  if (in.dtype != out.dtype || in.n != out.n || in.n % n != 0)
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                        "in and out must have the same dtype and element count, a multiple of %d (got %llu, %llu)",
+                        c->nranks, static_cast<unsigned long long>(in.n), static_cast<unsigned long long>(out.n));
+  const uint64_t off = k.scalar(1), block = in.n / n * in.es;
+  if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kAllToAll, in.n, in.es, c->nranks),
+                    "all_to_all"))
+    return;
+  const uint64_t slot = stage_all(k, *c, in.data, in.n * in.es, off, "all_to_all: staged inputs");
+  if (slot == UINT64_MAX) return;
+  for (int q = 0; q < c->nranks; ++q)
+    std::memcpy(out.data + q * block, cm::window_of(*c, q) + slot + static_cast<uint64_t>(c->rank) * block, block);
+}
+
+}  // namespace taskring::kernels

@@ -1,0 +1,213 @@
+// The chip callables behind collectives.hpp, and the submit helpers.
+#include <string>
+
+#include "pto_orchestration_api.h"
+#include "taskring/kernels/builtin_ids.hpp"
+#include "taskring/node/collectives.hpp"
+
+namespace taskring::node {
+
+namespace {
+
+using kernels::CollectiveOp;
+namespace cid = kernels::comm_id;
+
+// A chip callable with every comm kernel bound under its id.
+ChipCallable with_comm_kernels(const char* name, OrchestrationEntry entry, OrchestrationConfigFn config) {
+  ChipCallable c;
+  c.name = name;
+  c.entry = entry;
+  c.config = config;
+  for (const kernels::CommKernel& k : kernels::comm_kernels()) c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
+  return c;
+}
+
+// Scalar 0: the comm kernel; the rest and every tensor pass through.
+void comm_call_entry(const ChipTaskArgs& args) {
+  CoreTaskArgs t;
+  for (int i = 0; i < args.tensor_count(); ++i) t.add_tensor(*args.tensor(i), args.tag(i));
+  for (int j = 1; j < args.scalar_count(); ++j) t.add_scalar(args.scalar(j));
+  rt_submit_aiv_task(static_cast<int32_t>(args.scalar(0)), t);
+}
+PTO2OrchestrationConfig comm_call_config(const ChipTaskArgs&) { return PTO2OrchestrationConfig{1}; }
+
+enum MoeTensor { kLogits, kX, kWGate, kWUp, kWDown, kIds, kW, kRecvX, kRecvW, kRecvMeta, kRecvCount, kRecvY, kOut, kMoeTensors };
+enum MoeScalar { kCtx, kExperts, kMode, kTokenBase, kCountsOff, kRecvXOff, kRecvWOff, kRecvMetaOff, kRetOff, kMoeScalars };
+
+void moe_step_entry(const ChipTaskArgs& a) {
+  auto T = [&](MoeTensor i) -> const ChipTensor& { return *a.tensor(i); };
+  auto S = [&](MoeScalar i) { return a.scalar(i); };
+  CoreTaskArgs gate;
+  gate.add_input(T(kLogits)).add_output(T(kIds)).add_output(T(kW)).add_scalar(S(kMode)).add_scalar(S(kTokenBase));
+  rt_submit_aiv_task(kernels::builtin_id::kTopkGating, gate);
+  CoreTaskArgs disp;
+  disp.add_input(T(kX)).add_input(T(kIds)).add_input(T(kW));
+  disp.add_output(T(kRecvX)).add_output(T(kRecvW)).add_output(T(kRecvMeta)).add_output(T(kRecvCount));
+  for (MoeScalar s : {kCtx, kExperts, kCountsOff, kRecvXOff, kRecvWOff, kRecvMetaOff}) disp.add_scalar(S(s));
+  rt_submit_aiv_task(cid::kMoeDispatch, disp);
+  CoreTaskArgs ffn;
+  ffn.add_input(T(kRecvX)).add_input(T(kRecvCount)).add_input(T(kWGate)).add_input(T(kWUp)).add_input(T(kWDown));
+  ffn.add_output(T(kRecvY));
+  rt_submit_aic_task(cid::kMoeExpertFfn, ffn);
+  CoreTaskArgs comb;
+  comb.add_input(T(kRecvY)).add_input(T(kRecvMeta)).add_input(T(kRecvCount)).add_input(T(kW)).add_output(T(kOut));
+  comb.add_scalar(S(kCtx)).add_scalar(S(kRetOff));
+  rt_submit_aiv_task(cid::kMoeCombine, comb);
+}
+PTO2OrchestrationConfig moe_step_config(const ChipTaskArgs&) {
+  return PTO2OrchestrationConfig{kMoeTensors + kMoeScalars};
+}
+
+uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
+
+Status check_ranks(const CommDomain& d, size_t got, const char* what) {
+  if (got == static_cast<size_t>(d.size())) return Status::Ok();
+  return invalid_argument(std::string(what) + ": " + std::to_string(got) + " per-rank entries for the " +
+                          std::to_string(d.size()) + " ranks of domain '" + d.name() + "'");
+}
+
+Expected<uint64_t> scratch_for(const CommDomain& d, std::string_view name, uint64_t need, const char* what) {
+  auto off = d.buffer_offset(name);
+  if (!off.ok()) return off.status().with_context(what);
+  // The buffer runs to the next one or the window's end; every buffer is
+  // 64-aligned, so the room left in the window bounds it.
+  if (*off + need > d.window_size())
+    return invalid_argument(std::string(what) + ": scratch buffer '" + std::string(name) + "' of domain '" + d.name() +
+                            "' at offset " + std::to_string(*off) + " leaves " + std::to_string(d.window_size() - *off) +
+                            " B in the window; this collective needs " + std::to_string(need));
+  return off;
+}
+
+Status two_tensor(Orchestrator& o, int comm, const CommDomain& d, int32_t kernel, std::span<const ChipTensor> in,
+                  std::span<const ChipTensor> out, std::string_view scratch, CollectiveOp op,
+                  std::vector<uint64_t> pre_scalars, const char* what) {
+  TASKRING_RETURN_IF_ERROR(check_ranks(d, in.size(), what));
+  TASKRING_RETURN_IF_ERROR(check_ranks(d, out.size(), what));
+  const uint64_t need = kernels::collective_scratch_bytes(op, in[0].numel(), element_size(in[0].dtype), d.size());
+  TASKRING_ASSIGN_OR_RETURN(const uint64_t off, scratch_for(d, scratch, need, what));
+  std::vector<ChipTaskArgs> args(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].numel() != in[0].numel())
+      return invalid_argument(std::string(what) + ": rank " + std::to_string(i) + "'s input has " +
+                              std::to_string(in[i].numel()) + " elements, rank 0's " + std::to_string(in[0].numel()));
+    args[i].add_input(in[i]).add_output(out[i]);
+    for (uint64_t s : pre_scalars) args[i].add_scalar(s);
+    args[i].add_scalar(off);
+  }
+  return submit_comm_group(o, comm, d, kernel, args);
+}
+
+}  // namespace
+
+ChipCallable comm_call_callable() { return with_comm_kernels("comm_call", comm_call_entry, comm_call_config); }
+
+ChipCallable moe_step_callable() { return with_comm_kernels("moe_step", moe_step_entry, moe_step_config); }
+
+Status submit_comm_group(Orchestrator& o, int comm_call, const CommDomain& d, int32_t kernel_id,
+                         std::span<const ChipTaskArgs> rank_args) {
+  TASKRING_RETURN_IF_ERROR(check_ranks(d, rank_args.size(), "submit_comm_group"));
+  std::vector<ChipTaskArgs> args(rank_args.size());
+  std::vector<const ChipTaskArgs*> ptrs;
+  const std::vector<int> chips = d.chips();
+  for (size_t i = 0; i < rank_args.size(); ++i) {
+    const ChipTaskArgs& r = rank_args[i];
+    if (r.has_error()) return invalid_argument("submit_comm_group: rank " + std::to_string(i) + ": " + r.error_msg());
+    for (int t = 0; t < r.tensor_count(); ++t) args[i].add_tensor(*r.tensor(t), r.tag(t));
+    TASKRING_ASSIGN_OR_RETURN(const DomainMember m, d.member(chips[i]));
+    args[i].add_scalar(static_cast<uint64_t>(kernel_id)).add_scalar(m.device_ctx);
+    for (int s = 0; s < r.scalar_count(); ++s) args[i].add_scalar(r.scalar(s));
+    if (args[i].has_error()) return invalid_argument("submit_comm_group: rank " + std::to_string(i) + ": " + args[i].error_msg());
+    ptrs.push_back(&args[i]);
+  }
+  return o.submit_next_level_group(comm_call, ptrs, chips);
+}
+
+Status submit_allreduce(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> in,
+                        std::span<const ChipTensor> out, kernels::AllreduceAlgo algo, std::string_view scratch) {
+  const bool ring = algo == kernels::AllreduceAlgo::kRing;
+  return two_tensor(o, comm_call, d, cid::kAllreduce, in, out, scratch,
+                    ring ? CollectiveOp::kAllreduceRing : CollectiveOp::kAllreduceOnePhase,
+                    {static_cast<uint64_t>(algo)}, "submit_allreduce");
+}
+
+Status submit_allgather(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> in,
+                        std::span<const ChipTensor> out, std::string_view scratch) {
+  return two_tensor(o, comm_call, d, cid::kAllgather, in, out, scratch, CollectiveOp::kAllgather, {},
+                    "submit_allgather");
+}
+
+Status submit_reduce_scatter(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> in,
+                             std::span<const ChipTensor> out, std::string_view scratch) {
+  return two_tensor(o, comm_call, d, cid::kReduceScatter, in, out, scratch, CollectiveOp::kReduceScatter, {},
+                    "submit_reduce_scatter");
+}
+
+Status submit_all_to_all(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> in,
+                         std::span<const ChipTensor> out, std::string_view scratch) {
+  return two_tensor(o, comm_call, d, cid::kAllToAll, in, out, scratch, CollectiveOp::kAllToAll, {},
+                    "submit_all_to_all");
+}
+
+Status submit_broadcast(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> buf, int root,
+                        std::string_view scratch) {
+  TASKRING_RETURN_IF_ERROR(check_ranks(d, buf.size(), "submit_broadcast"));
+  if (root < 0 || root >= d.size())
+    return out_of_range("submit_broadcast: root " + std::to_string(root) + " is not a rank of domain '" + d.name() + "'");
+  const uint64_t need =
+      kernels::collective_scratch_bytes(CollectiveOp::kBroadcast, buf[0].numel(), element_size(buf[0].dtype), d.size());
+  TASKRING_ASSIGN_OR_RETURN(const uint64_t off, scratch_for(d, scratch, need, "submit_broadcast"));
+  std::vector<ChipTaskArgs> args(buf.size());
+  for (size_t i = 0; i < buf.size(); ++i) args[i].add_inout(buf[i]).add_scalar(static_cast<uint64_t>(root)).add_scalar(off);
+  return submit_comm_group(o, comm_call, d, cid::kBroadcast, args);
+}
+
+std::vector<DomainBufferSpec> moe_window_buffers(const MoeShape& s, int ranks) {
+  const uint64_t n = static_cast<uint64_t>(ranks), el = s.experts / std::max<uint64_t>(n, 1), cap = s.cap(ranks);
+  return {
+      {"moe_counts", 4 * n * n * el},
+      {"moe_recv_x", cap * s.hidden * 2},
+      {"moe_recv_w", cap * 4},
+      {"moe_recv_meta", cap * 12},
+      {"moe_ret", uint64_t{4} * s.tokens * s.topk * s.hidden},
+  };
+}
+
+uint64_t moe_window_bytes(const MoeShape& s, int ranks) {
+  uint64_t b = 0;
+  for (const DomainBufferSpec& x : moe_window_buffers(s, ranks)) b += align64(x.bytes);
+  return b;
+}
+
+Status submit_moe_step(Orchestrator& o, int moe_step, const CommDomain& d, std::span<const MoeRankTensors> ranks,
+                       const MoeShape& s, bool balanced) {
+  TASKRING_RETURN_IF_ERROR(check_ranks(d, ranks.size(), "submit_moe_step"));
+  if (s.experts == 0 || s.experts % static_cast<uint32_t>(d.size()) != 0 || s.topk == 0 || s.topk > s.experts)
+    return invalid_argument("submit_moe_step: experts " + std::to_string(s.experts) + " must be a positive multiple of the " +
+                            std::to_string(d.size()) + " ranks and topk " + std::to_string(s.topk) + " in [1, experts]");
+  uint64_t offs[5];
+  const char* names[5] = {"moe_counts", "moe_recv_x", "moe_recv_w", "moe_recv_meta", "moe_ret"};
+  for (int i = 0; i < 5; ++i) {
+    auto off = d.buffer_offset(names[i]);
+    if (!off.ok()) return off.status().with_context("submit_moe_step (allocate the domain with moe_window_buffers)");
+    offs[i] = *off;
+  }
+  const std::vector<int> chips = d.chips();
+  std::vector<ChipTaskArgs> args(ranks.size());
+  std::vector<const ChipTaskArgs*> ptrs;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const MoeRankTensors& r = ranks[i];
+    TASKRING_ASSIGN_OR_RETURN(const DomainMember m, d.member(chips[i]));
+    ChipTaskArgs& a = args[i];
+    a.add_input(r.logits).add_input(r.x).add_input(r.w_gate).add_input(r.w_up).add_input(r.w_down);
+    a.add_output(r.topk_ids).add_output(r.topk_w).add_output(r.recv_x).add_output(r.recv_w).add_output(r.recv_meta);
+    a.add_output(r.recv_count).add_output(r.recv_y).add_output(r.out);
+    a.add_scalar(m.device_ctx).add_scalar(uint64_t{s.experts}).add_scalar(uint64_t{balanced ? 1u : 0u});
+    a.add_scalar(uint64_t{s.tokens} * i);
+    for (uint64_t off : offs) a.add_scalar(off);
+    if (a.has_error()) return invalid_argument("submit_moe_step: rank " + std::to_string(i) + ": " + a.error_msg());
+    ptrs.push_back(&a);
+  }
+  return o.submit_next_level_group(moe_step, ptrs, chips);
+}
+
+}  // namespace taskring::node

@@ -1,0 +1,104 @@
+#include "domain_member.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/base/shared_futex.hpp"
+#include "fd_passing.hpp"
+#include "taskring/base/waiter.hpp"
+
+namespace taskring::node {
+
+namespace cm = kernels::comm;
+
+namespace {
+
+constexpr uint64_t kSliceNs = 50'000'000;
+
+std::string missing_ranks(const cm::DomainHeader& h) {
+  std::string s;
+  for (int r = 0; r < h.nranks; ++r)
+    if (h.arrived[r].load(std::memory_order_acquire) == 0) s += (s.empty() ? "" : ",") + std::to_string(r);
+  return s;
+}
+
+}  // namespace
+
+DomainMembership::~DomainMembership() {
+  for (auto& [id, m] : maps_) x_->unmap_member(m.base, m.bytes);
+}
+
+Expected<int> DomainMembership::receive_fd() {
+  if (socket_ < 0) return failed_precondition("this child has no socket for the domain's descriptor");
+  // The parent sends the descriptor before it publishes the request.
+  return node::receive_fd(socket_);
+}
+
+Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
+  const uint64_t id = a[0], bytes = a[2], timeout_ms = a[3];
+  const int rank = static_cast<int>(a[1]);
+  TASKRING_ASSIGN_OR_RETURN(const int fd, receive_fd());
+  if (maps_.count(id) != 0) {
+    close(fd);
+    return Status(StatusCode::kAlreadyExists, "domain " + std::to_string(id) + " is already attached");
+  }
+  TASKRING_ASSIGN_OR_RETURN(char* base, x_->map_member(fd, bytes));
+  auto& h = *reinterpret_cast<cm::DomainHeader*>(base);
+  const cm::DomainLayout layout = cm::DomainLayout::make(h.nranks, h.window_size);
+  const std::string who = "comm domain '" + std::string(h.name) + "' rank " + std::to_string(rank);
+  auto fail = [&](Status s) {
+    x_->unmap_member(base, bytes);
+    return s;
+  };
+  if (h.magic != cm::kHeaderMagic || h.id != id || rank < 0 || rank >= h.nranks || layout.total != bytes)
+    return fail(internal_error(who + ": the shared object does not match the request"));
+  // Zero first, publish after: the arrival below is what lets peers write.
+  std::memset(base + layout.window(rank), 0, layout.window_size);
+  std::memset(base + layout.sync(rank), 0, sizeof(cm::SyncBlock));
+  cm::fill_context(reinterpret_cast<cm::CommContext*>(base + layout.context(rank)), base, layout, rank,
+                   timeout_ms * 1'000'000);
+  h.arrived[rank].store(1, std::memory_order_release);
+  cm::ring(h.bell);
+  auto all = [&] {
+    for (int r = 0; r < h.nranks; ++r)
+      if (h.arrived[r].load(std::memory_order_acquire) == 0) return false;
+    return true;
+  };
+  const Deadline deadline = Deadline::after_ms(timeout_ms);
+  for (uint32_t i = 0; i < 1000 && !all(); ++i) Waiter::cpu_relax();
+  while (!all()) {
+    h.bell.parked.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = h.bell.epoch.load(std::memory_order_seq_cst);
+    if (all()) {
+      h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      break;
+    }
+    if (h.abort.load(std::memory_order_acquire) != 0) {
+      h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      return fail(aborted(who + ": the allocation was aborted while waiting for ranks " + missing_ranks(h)));
+    }
+    const uint64_t left = deadline.remaining_ns();
+    if (left == 0) {
+      h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      return fail(deadline_exceeded(who + ": the allocation barrier passed its " + std::to_string(timeout_ms) +
+                                    " ms deadline; missing ranks " + missing_ranks(h)));
+    }
+    shared_futex_wait(&h.bell.epoch, seen, left < kSliceNs ? left : kSliceNs);
+    h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+  }
+  maps_[id] = Mapping{base, bytes};
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(base));
+}
+
+Status DomainMembership::release(uint64_t id) {
+  auto it = maps_.find(id);
+  if (it == maps_.end()) return not_found("domain " + std::to_string(id) + " is not attached");
+  x_->unmap_member(it->second.base, it->second.bytes);
+  maps_.erase(it);
+  return Status::Ok();
+}
+
+}  // namespace taskring::node

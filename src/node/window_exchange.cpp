@@ -1,0 +1,79 @@
+#include "window_exchange.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace taskring::node {
+
+namespace cm = kernels::comm;
+
+namespace {
+
+class MemfdObject final : public DomainObject {
+ public:
+  MemfdObject(int fd, char* view, uint64_t view_bytes, const cm::DomainLayout& layout)
+      : fd_(fd), view_(view), view_bytes_(view_bytes), layout_(layout) {}
+  ~MemfdObject() override {
+    munmap(view_, view_bytes_);
+    close(fd_);
+  }
+  cm::DomainHeader* header() override { return reinterpret_cast<cm::DomainHeader*>(view_ + layout_.header_off); }
+  cm::SyncBlock* sync(int rank) override { return reinterpret_cast<cm::SyncBlock*>(view_ + layout_.sync(rank)); }
+  int member_fd(int) override { return fd_; }
+
+ private:
+  int fd_;
+  char* view_;
+  uint64_t view_bytes_;
+  cm::DomainLayout layout_;
+};
+
+class MemfdExchange final : public WindowExchange {
+ public:
+  Expected<std::unique_ptr<DomainObject>> create(const cm::DomainLayout& layout, const std::string& name,
+                                                 uint64_t id) override {
+    const std::string what = "comm domain '" + name + "'";
+    const int fd = memfd_create(("taskring-domain-" + name).c_str(), MFD_CLOEXEC);
+    if (fd < 0) return unavailable(what + ": memfd_create failed: " + std::strerror(errno));
+    if (ftruncate(fd, static_cast<off_t>(layout.total)) != 0) {
+      const int e = errno;
+      close(fd);
+      return unavailable(what + ": sizing its " + std::to_string(layout.total) + " B failed: " + std::strerror(e));
+    }
+    // The parent maps only the header and the sync blocks (it never touches
+    // the windows).
+    void* v = mmap(nullptr, layout.windows_off, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (v == MAP_FAILED) {
+      const int e = errno;
+      close(fd);
+      return unavailable(what + ": mapping its header failed: " + std::strerror(e));
+    }
+    auto obj = std::make_unique<MemfdObject>(fd, static_cast<char*>(v), layout.windows_off, layout);
+    cm::DomainHeader* h = obj->header();
+    h->magic = cm::kHeaderMagic;
+    h->nranks = layout.nranks;
+    h->window_size = layout.window_size;
+    h->id = id;
+    std::strncpy(h->name, name.c_str(), cm::kNameBytes - 1);
+    return std::unique_ptr<DomainObject>(std::move(obj));
+  }
+
+  Expected<char*> map_member(int fd, uint64_t bytes) override {
+    void* v = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const int e = errno;
+    close(fd);
+    if (v == MAP_FAILED) return unavailable("mapping the domain's " + std::to_string(bytes) + " B failed: " + std::strerror(e));
+    return static_cast<char*>(v);
+  }
+
+  void unmap_member(char* base, uint64_t bytes) override { munmap(base, bytes); }
+};
+
+}  // namespace
+
+std::unique_ptr<WindowExchange> make_memfd_window_exchange() { return std::make_unique<MemfdExchange>(); }
+
+}  // namespace taskring::node

@@ -1,0 +1,216 @@
+// The comm kernels in one process: an in-memory domain (the layout a node
+// maps), one thread per rank. Covers the primitives' argument checks (each
+// a kernel error naming the rule), deadlines and aborts, and the
+// collectives and MoE kernels' validation. Across processes:
+// tests/node/comm_domain_test.cpp, collectives_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "taskring/kernels/comm.hpp"
+#include "taskring/kernels/comm_kernels.hpp"
+#include "taskring/kernels/invoke.hpp"
+
+namespace taskring::kernels {
+namespace {
+
+namespace cm = comm;
+
+// A domain in ordinary memory, laid out as on the node.
+class LocalDomain {
+ public:
+  LocalDomain(int n, uint64_t window, uint64_t timeout_ms = 5000) : layout_(cm::DomainLayout::make(n, window)) {
+    mem_.reset(static_cast<char*>(std::aligned_alloc(4096, layout_.total)));
+    std::memset(mem_.get(), 0, layout_.total);
+    auto* h = reinterpret_cast<cm::DomainHeader*>(mem_.get());
+    h->magic = cm::kHeaderMagic;
+    h->nranks = n;
+    h->window_size = layout_.window_size;
+    std::strcpy(h->name, "local");
+    for (int r = 0; r < n; ++r) cm::fill_context(ctx(r), mem_.get(), layout_, r, timeout_ms * 1'000'000);
+  }
+  cm::CommContext* ctx(int r) { return reinterpret_cast<cm::CommContext*>(mem_.get() + layout_.context(r)); }
+  uint64_t ctx_scalar(int r) { return reinterpret_cast<uintptr_t>(ctx(r)); }
+  cm::DomainHeader* header() { return reinterpret_cast<cm::DomainHeader*>(mem_.get()); }
+  int n() const { return layout_.nranks; }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  cm::DomainLayout layout_;
+  std::unique_ptr<char, Free> mem_;
+};
+
+Status call(taskring_kernel_fn fn, std::vector<ChipTensor> t, std::vector<uint64_t> s) {
+  KernelLocalContext ctx{};
+  return invoke_kernel(fn, t.data(), static_cast<int>(t.size()), s.data(), static_cast<int>(s.size()), &ctx);
+}
+
+// Runs body(rank) on one thread per rank; the statuses by rank.
+template <typename Body>
+std::vector<Status> on_every_rank(int n, Body body) {
+  std::vector<Status> st(static_cast<size_t>(n));
+  std::vector<std::thread> th;
+  for (int r = 0; r < n; ++r) th.emplace_back([&, r] { st[static_cast<size_t>(r)] = body(r); });
+  for (auto& t : th) t.join();
+  return st;
+}
+
+TEST(CommKernels, ContextScalarIsChecked) {
+  Status s = call(taskring_comm_probe, {}, {0, 0, 1});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("must be a CommContext"), std::string::npos) << s.message();
+  uint64_t junk[64] = {};
+  s = call(taskring_comm_probe, {}, {reinterpret_cast<uintptr_t>(junk), 0, 1});
+  EXPECT_NE(s.message().find("not a CommContext of a live domain"), std::string::npos) << s.message();
+}
+
+TEST(CommKernels, BarrierAndAllreduceAcrossThreads) {
+  constexpr int kRanks = 5;
+  LocalDomain d(kRanks, 1 << 16);
+  std::vector<std::vector<float>> in(kRanks, std::vector<float>(37)), out(kRanks, std::vector<float>(37));
+  for (int r = 0; r < kRanks; ++r)
+    for (int i = 0; i < 37; ++i) in[r][i] = static_cast<float>(r * 100 + i);
+  auto st = on_every_rank(kRanks, [&](int r) -> Status {
+    TASKRING_RETURN_IF_ERROR(call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 3}));
+    ChipTensor a = make_tensor_external(in[r].data(), {37}), b = make_tensor_external(out[r].data(), {37});
+    for (uint64_t algo : {0, 1}) TASKRING_RETURN_IF_ERROR(call(taskring_comm_allreduce, {a, b}, {d.ctx_scalar(r), algo, 0}));
+    return Status::Ok();
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_TRUE(st[r].ok()) << st[r].message();
+    for (int i = 0; i < 37; ++i) EXPECT_EQ(out[r][i], static_cast<float>(1000 + 5 * i)) << r << " " << i;
+  }
+}
+
+TEST(CommKernels, BarrierDeadlineNamesTheMissingRanks) {
+  LocalDomain d(4, 4096, 200);
+  // Only ranks 0 and 2 arrive.
+  auto st = on_every_rank(2, [&](int i) { return call(taskring_comm_probe, {}, {d.ctx_scalar(2 * i), 0, 1}); });
+  for (const Status& s : st) {
+    EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+    EXPECT_NE(s.message().find("2 missing (ranks 1,3)"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("domain 'local'"), std::string::npos) << s.message();
+  }
+}
+
+TEST(CommKernels, AbortEndsAWaitAtOnce) {
+  LocalDomain d(2, 4096, 60000);
+  std::thread aborter([&] {
+    d.header()->abort.store(1);
+    cm::ring(cm::sync_of(*d.ctx(0), 0).bell);
+  });
+  Status s = call(taskring_comm_probe, {}, {d.ctx_scalar(0), 0, 1});
+  aborter.join();
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+  EXPECT_NE(s.message().find("aborted"), std::string::npos) << s.message();
+}
+
+TEST(CommKernels, PrimitiveArgumentsAreChecked) {
+  LocalDomain d(2, 4096);
+  KernelLocalContext lc{};
+  int64_t raw[TASKRING_KERNEL_ARG_SLOTS] = {};
+  raw[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&lc);
+  KernelArgs k(raw, "probe");
+  const cm::CommContext& c = *d.ctx(0);
+  char buf[64] = {};
+  auto expect_fail = [&](bool ok, const char* want) {
+    EXPECT_FALSE(ok) << want;
+    EXPECT_NE(std::string(lc.error_message).find(want), std::string::npos) << lc.error_message;
+    lc.error_code = 0;
+    lc.error_message[0] = 0;
+  };
+  expect_fail(cm::put(k, c, 2, 0, buf, 8), "peer 2 is not a rank");
+  expect_fail(cm::put(k, c, 1, 4090, buf, 8), "exceeds the 4096 B window");
+  expect_fail(cm::get(k, c, -1, buf, 0, 8), "peer -1 is not a rank");
+  expect_fail(cm::notify(k, c, 1, 2, cm::NotifyOp::kAdd, 1), "not 4-byte aligned");
+  expect_fail(cm::notify(k, c, 1, 0, static_cast<cm::NotifyOp>(7), 1), "op 7");
+  expect_fail(cm::wait_signal(k, c, 0, static_cast<cm::Cmp>(9), 1), "comparison 9");
+  // The peer's copy of an address: windows[peer] + (addr - windows[self]).
+  char* mine = cm::window_of(c, 0) + 100;
+  EXPECT_EQ(cm::peer_address(c, 1, mine), cm::window_of(c, 1) + 100);
+  EXPECT_EQ(cm::peer_address(c, 1, buf), nullptr);
+  // Notify then wait on the same rank's signal: set and add.
+  ASSERT_TRUE(cm::notify(k, c, 0, 8, cm::NotifyOp::kSet, 5));
+  ASSERT_TRUE(cm::notify(k, c, 0, 8, cm::NotifyOp::kAdd, 2));
+  EXPECT_TRUE(cm::wait_signal(k, c, 8, cm::Cmp::kEq, 7));
+  EXPECT_TRUE(cm::wait_signal(k, c, 8, cm::Cmp::kLt, 8));
+}
+
+TEST(CommKernels, CollectiveArgumentsAreChecked) {
+  LocalDomain d(1, 4096);
+  std::vector<float> a(8), b(9);
+  ChipTensor ta = make_tensor_external(a.data(), {8}), tb = make_tensor_external(b.data(), {9}),
+             tb8 = make_tensor_external(b.data(), {8});
+  const uint64_t c = d.ctx_scalar(0);
+  struct Case {
+    Status s;
+    const char* want;
+  } cases[] = {
+      {call(taskring_comm_allreduce, {ta, tb}, {c, 0, 0}), "out has 9 elements, in has 8"},
+      {call(taskring_comm_allreduce, {ta, tb8}, {c, 2, 0}), "algorithm 2"},
+      {call(taskring_comm_allreduce, {ta, tb8}, {c, 0, 8}), "not 64-byte aligned"},
+      {call(taskring_comm_allreduce, {ta, tb8}, {c, 1, 4032}), "exceeds the 4096 B window"},
+      {call(taskring_comm_allgather, {ta, tb}, {c, 0}), "out must be 1 x in"},
+      {call(taskring_comm_broadcast, {ta}, {c, 1, 0}), "root 1 is not a rank"},
+      {call(taskring_comm_all_to_all, {ta, tb}, {c, 0}), "same dtype and element count"},
+  };
+  for (auto& x : cases) {
+    EXPECT_FALSE(x.s.ok()) << x.want;
+    EXPECT_NE(x.s.message().find(x.want), std::string::npos) << x.s.message();
+  }
+  // One rank: every collective is the identity (or a copy).
+  for (int i = 0; i < 8; ++i) a[i] = static_cast<float>(i) + 0.5f;
+  ASSERT_TRUE(call(taskring_comm_allreduce, {ta, tb8}, {c, 1, 0}).ok());
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(b[i], a[i]);
+}
+
+TEST(CommKernels, MoeDispatchChecksRoutesAndCapacity) {
+  constexpr int kRanks = 2, T = 3, D = 4, K = 2, E = 4, El = 2;
+  LocalDomain d(kRanks, 1 << 16);
+  // Every token of both ranks goes to expert 0 and 1 (rank 0): rank 0 gets 12 rows.
+  auto run = [&](int cap, int32_t bad_id) {
+    return on_every_rank(kRanks, [&, cap, bad_id](int r) -> Status {
+      std::vector<float> x(T * D, 1.0f), w(T * K, 0.5f), rw(cap), ry(cap * D);
+      std::vector<int32_t> ids(T * K), rm(cap * 3), rc(El);
+      std::vector<float> rx(cap * D);
+      for (int t = 0; t < T; ++t) ids[t * K] = 0, ids[t * K + 1] = 1;
+      if (r == 0) ids[0] = bad_id;
+      ChipTensor tx = make_tensor_external(x.data(), {T, D}), ti = make_tensor_external(ids.data(), {T, K}, DataType::INT32),
+                 tw = make_tensor_external(w.data(), {T, K}),
+                 trx = make_tensor_external(rx.data(), {static_cast<uint32_t>(cap), D}),
+                 trw = make_tensor_external(rw.data(), {static_cast<uint32_t>(cap)}),
+                 trm = make_tensor_external(rm.data(), {static_cast<uint32_t>(cap), 3}, DataType::INT32),
+                 trc = make_tensor_external(rc.data(), {El}, DataType::INT32);
+      return call(taskring_comm_moe_dispatch, {tx, ti, tw, trx, trw, trm, trc},
+                  {d.ctx_scalar(r), E, 0, 4096, 4096 + 4096, 4096 + 8192});
+    });
+  };
+  auto st = run(8, 0);  // 12 rows for rank 0, capacity 8
+  for (const Status& s : st) {
+    EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s.message();
+    EXPECT_NE(s.message().find("rank 0 receives 12 rows, more than the capacity 8"), std::string::npos) << s.message();
+  }
+}
+
+TEST(CommKernels, MoeDispatchRejectsAnExpertOutOfRange) {
+  LocalDomain d(1, 1 << 16);
+  std::vector<float> x(2), w(2), rw(4), rx(8);
+  std::vector<int32_t> ids = {0, 9}, rm(12), rc(2);
+  Status s = call(taskring_comm_moe_dispatch,
+                  {make_tensor_external(x.data(), {1, 2}), make_tensor_external(ids.data(), {1, 2}, DataType::INT32),
+                   make_tensor_external(w.data(), {1, 2}), make_tensor_external(rx.data(), {4, 2}),
+                   make_tensor_external(rw.data(), {4}), make_tensor_external(rm.data(), {4, 3}, DataType::INT32),
+                   make_tensor_external(rc.data(), {2}, DataType::INT32)},
+                  {d.ctx_scalar(0), 2, 0, 1024, 2048, 3072});
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(s.message().find("topk_ids[0][1] = 9 outside 0..1"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace taskring::kernels

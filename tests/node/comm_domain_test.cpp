@@ -1,0 +1,324 @@
+// Comm domains on a real node: allocation (dense ranks, buffers,
+// validation before anything is allocated), the kernel-side primitives
+// across chip processes, and the failure modes: a rank failing
+// mid-collective, a domain never released, a wait past its deadline, the
+// window-zeroing race with more ranks than cores.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "node_test_util.hpp"
+#include "taskring/kernels/comm_kernels.hpp"
+#include "taskring/node/collectives.hpp"
+#include "test_scale.hpp"
+
+namespace taskring::node::testing {
+namespace {
+
+using kernels::ProbeOp;
+
+std::unique_ptr<NodeWorker> make_comm_worker(int chips, uint64_t comm_timeout_ms = 20000) {
+  NodeConfig cfg;
+  cfg.chips = chips;
+  cfg.chip_threads = 1;
+  cfg.heap_ring_bytes = 1 << 20;
+  cfg.shared_bytes = 4 << 20;
+  cfg.close_timeout_ms = 2000;
+  cfg.comm_timeout_ms = comm_timeout_ms;
+  auto w = std::make_unique<NodeWorker>(cfg);
+  EXPECT_EQ(*w->register_chip(comm_call_callable()), 0);
+  EXPECT_EQ(*w->register_chip(gate_callable()), 1);
+  return w;
+}
+
+std::vector<int> iota(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  return v;
+}
+
+// A probe on every member of `d`.
+Status probe(Orchestrator& o, const CommDomain& d, ProbeOp op, uint64_t arg) {
+  std::vector<ChipTaskArgs> a(static_cast<size_t>(d.size()));
+  for (auto& x : a) x.add_scalar(static_cast<uint64_t>(op)).add_scalar(arg);
+  return submit_comm_group(o, 0, d, kernels::comm_id::kCommProbe, a);
+}
+
+// Lines of /proc/<pid>/maps naming a domain object.
+int domain_mappings(int pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find("taskring-domain") != std::string::npos;
+  return n;
+}
+
+TEST(CommDomain, MembersGetDenseRanksContextsAndBuffers) {
+  auto w = make_comm_worker(3);
+  ASSERT_TRUE(w->init().ok());
+  const int chips[] = {2, 0, 1};
+  const DomainBufferSpec bufs[] = {{"a", 100}, {"b", 64}};
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("dense", chips, 8192, bufs));
+    EXPECT_EQ(d->size(), 3);
+    EXPECT_EQ(d->chips(), std::vector<int>({2, 0, 1}));
+    for (int r = 0; r < 3; ++r) {
+      auto m = d->member(chips[r]);
+      EXPECT_TRUE(m.ok());
+      EXPECT_EQ(m->rank, r);
+      EXPECT_EQ(m->size, 3);
+      EXPECT_NE(m->device_ctx, 0u);
+      EXPECT_GE(m->window_size, 8192u);
+    }
+    EXPECT_EQ(*d->buffer_offset("a"), 0u);
+    EXPECT_EQ(*d->buffer_offset("b"), 128u);  // 64-aligned after a
+    EXPECT_EQ(*d->buffer(0, "b"), d->member(0)->window_base + 128);
+    EXPECT_EQ(d->buffer_offset("c").status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(w->live_domains(), 1);
+    return probe(o, *d, ProbeOp::kBarrier, 3);
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+}
+
+TEST(CommDomain, NonMemberLookupIsNotFound) {
+  auto w = make_comm_worker(3);
+  ASSERT_TRUE(w->init().ok());
+  const int chips[] = {0, 2};
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("pair", chips, 4096));
+    auto m = d->member(1);
+    EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
+    EXPECT_NE(m.status().message().find("not a member of comm domain 'pair'"), std::string::npos) << m.status().message();
+    return Status::Ok();
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(CommDomain, BadRequestsAreRejectedBeforeAnythingIsAllocated) {
+  auto w = make_comm_worker(2);
+  ASSERT_TRUE(w->init().ok());
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    const int two[] = {0, 1}, dup[] = {0, 0}, far[] = {0, 5};
+    std::vector<int> many(65, 0);
+    for (int i = 0; i < 65; ++i) many[static_cast<size_t>(i)] = i;
+    const DomainBufferSpec big[] = {{"x", 4096}, {"y", 1}};
+    const DomainBufferSpec twice[] = {{"x", 8}, {"x", 8}};
+    const DomainBufferSpec empty[] = {{"", 8}};
+    const DomainBufferSpec zero[] = {{"z", 0}};
+    struct Case {
+      Expected<std::shared_ptr<CommDomain>> got;
+      const char* want;
+    } cases[] = {
+        {o.allocate_domain("", two, 4096), "name must be"},
+        {o.allocate_domain(std::string(40, 'n'), two, 4096), "name must be"},
+        {o.allocate_domain("d", dup, 4096), "listed twice"},
+        {o.allocate_domain("d", far, 4096), "chip 5 is not a chip of this node"},
+        {o.allocate_domain("d", many, 4096), "65 members"},
+        {o.allocate_domain("d", {}, 4096), "0 members"},
+        {o.allocate_domain("d", two, 0), "window_size 0"},
+        {o.allocate_domain("d", two, 4096, big), "need 4160 B"},
+        {o.allocate_domain("d", two, 4096, twice), "buffer 'x' is listed twice"},
+        {o.allocate_domain("d", two, 4096, empty), "empty name"},
+        {o.allocate_domain("d", two, 4096, zero), "has 0 bytes"},
+    };
+    for (auto& c : cases) {
+      EXPECT_FALSE(c.got.ok()) << c.want;
+      if (!c.got.ok()) EXPECT_NE(c.got.status().message().find(c.want), std::string::npos) << c.got.status().message();
+    }
+    EXPECT_EQ(w->live_domains(), 0);
+    for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0);
+    return Status::Ok();
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(CommDomain, PutAndGetTilesReachThePeerWindow) {
+  constexpr int kRanks = 4;
+  auto w = make_comm_worker(kRanks);
+  ASSERT_TRUE(w->init().ok());
+  std::vector<ChipTensor> in(kRanks), out(kRanks);
+  std::vector<float*> outp(kRanks);
+  for (int r = 0; r < kRanks; ++r) {
+    auto* i = static_cast<float*>(*w->alloc_shared(6 * 4));
+    outp[r] = static_cast<float*>(*w->alloc_shared(6 * 4));
+    for (int j = 0; j < 6; ++j) i[j] = static_cast<float>(100 * r + j);
+    in[r] = make_tensor_external(i, {2, 3});
+    out[r] = make_tensor_external(outp[r], {2, 3});
+  }
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    const auto chips = iota(kRanks);
+    const DomainBufferSpec bufs[] = {{"tile", 24}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("putget", chips, 4096, bufs));
+    std::vector<ChipTaskArgs> a(kRanks);
+    for (int r = 0; r < kRanks; ++r)
+      a[r].add_input(in[r]).add_output(out[r]).add_scalar(static_cast<uint64_t>(ProbeOp::kPutGet)).add_scalar(*d->buffer_offset("tile"));
+    return submit_comm_group(o, 0, *d, kernels::comm_id::kCommProbe, a);
+  });
+  ASSERT_TRUE(s.ok()) << s.message();
+  for (int r = 0; r < kRanks; ++r) {
+    const int left = (r + kRanks - 1) % kRanks;
+    for (int j = 0; j < 6; ++j) EXPECT_EQ(outp[r][j], static_cast<float>(100 * left + j)) << "rank " << r;
+  }
+}
+
+// Every rank signals every other rank as soon as it starts; a window zeroed
+// after the publishing barrier could wipe an early signal and hang. More
+// ranks than cores, repeated, each time with a fresh domain.
+TEST(CommDomain, WindowZeroingRaceUnderOversubscription) {
+  constexpr int kRanks = 8;
+  const int repeats = taskring::testing::kSanitizedBuild ? 5 : 50;
+  auto w = make_comm_worker(kRanks, 10000);
+  ASSERT_TRUE(w->init().ok());
+  for (int i = 0; i < repeats; ++i) {
+    Status s = w->run([&](Orchestrator& o) -> Status {
+      const DomainBufferSpec bufs[] = {{"signal", 64}};
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("race", iota(kRanks), 4096, bufs));
+      return probe(o, *d, ProbeOp::kRingNotify, *d->buffer_offset("signal"));
+    });
+    ASSERT_TRUE(s.ok()) << "repeat " << i << ": " << s.message();
+  }
+  EXPECT_EQ(w->live_domains(), 0);
+}
+
+TEST(CommDomain, RankFailingMidCollectiveFailsTheRunNamingItAndPeersDoNotHang) {
+  constexpr int kRanks = 4;
+  // Peers would wait 60 s for the failed rank; the abort must end them long
+  // before the 30 s this test waits for the run.
+  auto w = make_comm_worker(kRanks, 60000);
+  ASSERT_TRUE(w->init().ok());
+  RunHandle h = w->submit([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("failing", iota(kRanks), 4096));
+    return probe(o, *d, ProbeOp::kFailOnRank, 2);
+  });
+  Status s = h.wait(Deadline::after_ms(30000));
+  ASSERT_FALSE(s.ok());
+  ASSERT_NE(s.code(), StatusCode::kDeadlineExceeded) << "peers hung: " << s.message();
+  EXPECT_NE(s.message().find("rank 2 fails on purpose"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("chip 2"), std::string::npos) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+  for (int c = 0; c < kRanks; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
+  // The next run works.
+  s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("after", iota(kRanks), 4096));
+    return probe(o, *d, ProbeOp::kBarrier, 2);
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST(CommDomain, NeverReleasedDomainIsSweptAfterTheFence) {
+  auto w = make_comm_worker(2);
+  ASSERT_TRUE(w->init().ok());
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto kept, o.allocate_domain("kept", iota(2), 4096));
+    TASKRING_ASSIGN_OR_RETURN(auto gone, o.allocate_domain("released", iota(2), 4096));
+    gone->release();
+    EXPECT_EQ(w->live_domains(), 2);
+    for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 2);
+    return probe(o, *kept, ProbeOp::kBarrier, 1);
+  });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+  for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
+}
+
+TEST(CommDomain, WaitPastItsDeadlineIsAKernelErrorNamingTheDomain) {
+  auto w = make_comm_worker(2, 300);
+  ASSERT_TRUE(w->init().ok());
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    const DomainBufferSpec bufs[] = {{"never", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("stuck", iota(2), 4096, bufs));
+    return probe(o, *d, ProbeOp::kWaitForever, *d->buffer_offset("never"));
+  });
+  ASSERT_FALSE(s.ok());
+  // TASKRING_KERNEL_ERR_DEADLINE, reported by the chip as a kernel failure.
+  EXPECT_NE(s.message().find("failed with code 4"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("domain 'stuck' rank"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("deadline of 300 ms"), std::string::npos) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+}
+
+// A member busy with a long task cannot serve its attach request: the
+// others' allocation barrier fails naming it.
+TEST(CommDomain, AllocationBarrierDeadlineNamesTheMissingRanks) {
+  auto w = make_comm_worker(3, 400);
+  ASSERT_TRUE(w->init().ok());
+  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    // Chip 2 runs a task that holds it until the gate opens; a control call
+    // reaches it only after.
+    ChipTaskArgs hold;
+    hold.add_scalar(reinterpret_cast<uintptr_t>(g));
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(1, hold, 2));
+    EXPECT_TRUE(wait_started(g, 1).ok());
+    auto d = o.allocate_domain("late", iota(3), 4096);
+    open_gate(g);
+    EXPECT_FALSE(d.ok());
+    if (!d.ok()) {
+      EXPECT_NE(d.status().message().find("comm domain 'late'"), std::string::npos) << d.status().message();
+      EXPECT_NE(d.status().message().find("missing ranks 2"), std::string::npos) << d.status().message();
+    }
+    return Status::Ok();
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
+}
+
+// close() while kernels of a domain wait (for 60 s): the abort ends them,
+// the run resolves with an error, close() completes.
+TEST(CommDomain, CloseDuringAWaitingCollectiveResolvesTheRun) {
+  auto w = make_comm_worker(2, 60000);
+  ASSERT_TRUE(w->init().ok());
+  RunHandle h = w->submit([&](Orchestrator& o) -> Status {
+    const DomainBufferSpec bufs[] = {{"never", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("closing", iota(2), 4096, bufs));
+    return probe(o, *d, ProbeOp::kWaitForever, *d->buffer_offset("never"));
+  });
+  EXPECT_TRUE(w->close().ok());
+  Status s = h.wait(Deadline::after_ms(20000));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+}
+
+TEST(CommDomain, SubmitHelpersValidateTheirArguments) {
+  auto w = make_comm_worker(2);
+  ASSERT_TRUE(w->init().ok());
+  float* mem = static_cast<float*>(*w->alloc_shared(4 * (64 + 2 * 1100)));
+  const ChipTensor a = make_tensor_external(mem, {16}), b = make_tensor_external(mem + 16, {16});
+  const ChipTensor c = make_tensor_external(mem + 32, {8});
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    const DomainBufferSpec bufs[] = {{"small", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("helpers", iota(2), 4096, bufs));
+    const ChipTensor one[] = {a}, two_in[] = {a, c}, two_out[] = {b, b};
+    struct Case {
+      Status s;
+      const char* want;
+    } cases[] = {
+        {submit_allreduce(o, 0, *d, one, one, kernels::AllreduceAlgo::kRing, "small"), "1 per-rank entries for the 2 ranks"},
+        {submit_allreduce(o, 0, *d, two_in, two_out, kernels::AllreduceAlgo::kRing, "nope"), "no buffer named 'nope'"},
+        {submit_allgather(o, 0, *d, two_in, two_out, "small"), "rank 1's input has 8 elements, rank 0's 16"},
+        {submit_broadcast(o, 0, *d, two_out, 2, "small"), "root 2 is not a rank"},
+        {submit_moe_step(o, 0, *d, {}, MoeShape{}, false), "0 per-rank entries"},
+    };
+    for (auto& x : cases) {
+      EXPECT_FALSE(x.s.ok()) << x.want;
+      EXPECT_NE(x.s.message().find(x.want), std::string::npos) << x.s.message();
+    }
+    // A scratch buffer too small for the collective: named, with the need.
+    const DomainBufferSpec tiny[] = {{"tiny", 64}};
+    TASKRING_ASSIGN_OR_RETURN(auto t, o.allocate_domain("tiny", iota(2), 64, tiny));
+    const ChipTensor x = make_tensor_external(mem + 64, {1100}), y = make_tensor_external(mem + 64 + 1100, {1100});
+    const ChipTensor ins[] = {x, y}, outs[] = {y, x};
+    Status e = submit_allreduce(o, 0, *t, ins, outs, kernels::AllreduceAlgo::kRing, "tiny");
+    EXPECT_NE(e.message().find("scratch buffer 'tiny'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("needs 17664"), std::string::npos) << e.message();
+    return Status::Ok();
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+}  // namespace
+}  // namespace taskring::node::testing

@@ -1,0 +1,336 @@
+// moe: one MoE layer with expert parallelism over every chip of the node
+// (the bug report's benchmark): top-k gating, dispatch, expert FFN (SwiGLU),
+// combine, one group task per round over a comm domain allocated for the
+// round. Golden: a single-process reference of the whole layer. Received
+// tokens (recv_x, recv_meta, recv_count) must match bit for bit; outputs
+// within the BF16 tolerance of docs/kernels.md §5 (MoE rows).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "taskring/kernels/builtin_ids.hpp"
+#include "taskring/kernels/tile_cast.hpp"
+#include "taskring/node/collectives.hpp"
+#include "taskring/workloads/host_data.hpp"
+#include "taskring/workloads/node_workload.hpp"
+
+namespace taskring::workloads {
+namespace {
+
+using node::MoeRankTensors;
+using node::MoeShape;
+using node::NodeWorker;
+using node::Orchestrator;
+
+uint16_t bf16(float f) { return tile::float_to_bf16_bits(f); }
+float f32(uint16_t b) { return tile::bf16_bits_to_float(b); }
+
+class Moe final : public NodeWorkload {
+ public:
+  Moe() {
+    params_.add("chips", 8, 1, 64, "chip children (expert-parallel ranks)")
+        .add("tokens", 16, 1, 4096, "tokens per rank")
+        .add("hidden", 64, 1, 4096, "hidden size D")
+        .add("experts", 16, 1, 1024, "experts in all (a multiple of chips)")
+        .add("topk", 2, 1, 64, "experts per token")
+        .add("ffn", 64, 1, 8192, "expert FFN size F")
+        .add("balanced-routing", 0, 0, 1, "round-robin routing (equal load per rank) instead of top-k logits")
+        .add("fused", 1, 0, 1, "1: one group task per step (moe_step); 0: gating, dispatch, FFN, combine as four")
+        .add("seed", 1, 0, INT32_MAX, "seed of the random inputs");
+  }
+  std::string_view name() const override { return "moe"; }
+  std::string_view summary() const override {
+    return "L3: MoE layer with expert parallelism (gating, dispatch, SwiGLU experts, combine) over a comm domain";
+  }
+
+  Status validate() const override {
+    const int64_t n = p("chips");
+    if (p("experts") % n != 0)
+      return invalid_argument("moe: experts " + std::to_string(p("experts")) + " must be a multiple of chips " +
+                              std::to_string(n));
+    if (p("topk") > p("experts")) return invalid_argument("moe: topk must be <= experts");
+    if (static_cast<double>(bytes_needed()) > 2e9) return invalid_argument("moe: the shapes need more than 2 GB");
+    return Status::Ok();
+  }
+
+  node::NodeConfig node_config() const override {
+    node::NodeConfig c;
+    c.chips = static_cast<int>(p("chips"));
+    c.heap_ring_bytes = 1 << 20;
+    c.shared_bytes = bytes_needed() + (1 << 20);
+    return c;
+  }
+
+  Status register_callables(NodeWorker& node) override {
+    auto id = node.register_chip(node::moe_step_callable());
+    if (!id.ok()) return id.status();
+    moe_ = *id;
+    auto comm = node.register_chip(node::comm_call_callable());
+    if (!comm.ok()) return comm.status();
+    comm_ = *comm;
+    return Status::Ok();
+  }
+
+  Status setup(NodeWorker& node) override {
+    n_ = static_cast<int>(p("chips"));
+    s_.tokens = static_cast<uint32_t>(p("tokens"));
+    s_.hidden = static_cast<uint32_t>(p("hidden"));
+    s_.experts = static_cast<uint32_t>(p("experts"));
+    s_.topk = static_cast<uint32_t>(p("topk"));
+    s_.ffn = static_cast<uint32_t>(p("ffn"));
+    balanced_ = p("balanced-routing") != 0;
+    const uint32_t T = s_.tokens, D = s_.hidden, E = s_.experts, K = s_.topk, F = s_.ffn, El = E / n_;
+    const uint32_t cap = s_.cap(n_);
+    ranks_.resize(n_);
+    host_.resize(n_);
+    const uint64_t seed = static_cast<uint64_t>(p("seed"));
+    for (int r = 0; r < n_; ++r) {
+      Host& h = host_[r];
+      auto alloc = [&](uint64_t bytes) { return node.alloc_shared(bytes); };
+      TASKRING_ASSIGN_OR_RETURN(void* logits, alloc(4ull * T * E));
+      TASKRING_ASSIGN_OR_RETURN(void* x, alloc(2ull * T * D));
+      TASKRING_ASSIGN_OR_RETURN(void* wg, alloc(2ull * El * D * F));
+      TASKRING_ASSIGN_OR_RETURN(void* wu, alloc(2ull * El * D * F));
+      TASKRING_ASSIGN_OR_RETURN(void* wd, alloc(2ull * El * F * D));
+      TASKRING_ASSIGN_OR_RETURN(h.ids, alloc(4ull * T * K));
+      TASKRING_ASSIGN_OR_RETURN(h.w, alloc(4ull * T * K));
+      TASKRING_ASSIGN_OR_RETURN(h.recv_x, alloc(2ull * cap * D));
+      TASKRING_ASSIGN_OR_RETURN(void* recv_w, alloc(4ull * cap));
+      TASKRING_ASSIGN_OR_RETURN(h.recv_meta, alloc(12ull * cap));
+      TASKRING_ASSIGN_OR_RETURN(h.recv_count, alloc(4ull * El));
+      TASKRING_ASSIGN_OR_RETURN(void* recv_y, alloc(4ull * cap * D));
+      TASKRING_ASSIGN_OR_RETURN(h.out, alloc(2ull * T * D));
+      auto fill_bf16 = [&](void* dst, uint64_t count, uint64_t sd, float scale) {
+        auto v = uniform_floats(count, sd, -scale, scale);
+        auto* d = static_cast<uint16_t*>(dst);
+        for (uint64_t i = 0; i < count; ++i) d[i] = bf16(v[i]);
+      };
+      auto lg = uniform_floats(uint64_t{T} * E, seed * 101 + r * 7 + 0, -4.0f, 4.0f);
+      std::memcpy(logits, lg.data(), lg.size() * 4);
+      fill_bf16(x, uint64_t{T} * D, seed * 101 + r * 7 + 1, 1.0f);
+      const float ws = 1.0f / std::sqrt(static_cast<float>(D)), wds = 1.0f / std::sqrt(static_cast<float>(F));
+      fill_bf16(wg, uint64_t{El} * D * F, seed * 101 + r * 7 + 2, ws);
+      fill_bf16(wu, uint64_t{El} * D * F, seed * 101 + r * 7 + 3, ws);
+      fill_bf16(wd, uint64_t{El} * F * D, seed * 101 + r * 7 + 4, wds);
+      h.logits = static_cast<float*>(logits);
+      h.x = static_cast<uint16_t*>(x);
+      h.wg = static_cast<uint16_t*>(wg), h.wu = static_cast<uint16_t*>(wu), h.wd = static_cast<uint16_t*>(wd);
+      MoeRankTensors& t = ranks_[r];
+      t.logits = make_tensor_external(logits, {T, E});
+      t.x = make_tensor_external(x, {T, D}, DataType::BF16);
+      t.w_gate = make_tensor_external(wg, {El * D, F}, DataType::BF16);
+      t.w_up = make_tensor_external(wu, {El * D, F}, DataType::BF16);
+      t.w_down = make_tensor_external(wd, {El * F, D}, DataType::BF16);
+      t.topk_ids = make_tensor_external(h.ids, {T, K}, DataType::INT32);
+      t.topk_w = make_tensor_external(h.w, {T, K});
+      t.recv_x = make_tensor_external(h.recv_x, {cap, D}, DataType::BF16);
+      t.recv_w = make_tensor_external(recv_w, {cap});
+      t.recv_meta = make_tensor_external(h.recv_meta, {cap, 3}, DataType::INT32);
+      t.recv_count = make_tensor_external(h.recv_count, {El}, DataType::INT32);
+      t.recv_y = make_tensor_external(recv_y, {cap, D});
+      t.out = make_tensor_external(h.out, {T, D}, DataType::BF16);
+    }
+    return Status::Ok();
+  }
+
+  void reset_output() override {
+    const uint32_t cap = s_.cap(n_), El = s_.experts / n_;
+    for (Host& h : host_) {
+      std::memset(h.out, 0, 2ull * s_.tokens * s_.hidden);
+      std::memset(h.recv_x, 0xFF, 2ull * cap * s_.hidden);
+      std::memset(h.recv_meta, 0xFF, 12ull * cap);
+      std::memset(h.recv_count, 0xFF, 4ull * El);
+      std::memset(h.ids, 0xFF, 4ull * s_.tokens * s_.topk);
+    }
+  }
+
+  node::OrchFunction orchestration() override {
+    return [this](Orchestrator& o) -> Status {
+      std::vector<int> chips(n_);
+      for (int r = 0; r < n_; ++r) chips[r] = r;
+      const auto bufs = node::moe_window_buffers(s_, n_);
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("moe", chips, node::moe_window_bytes(s_, n_), bufs));
+      if (p("fused") != 0) {
+        TASKRING_RETURN_IF_ERROR(node::submit_moe_step(o, moe_, *d, ranks_, s_, balanced_));
+      } else {
+        TASKRING_RETURN_IF_ERROR(building_blocks(o, *d, chips));
+      }
+      d->release();
+      return Status::Ok();
+    };
+  }
+
+  Status check(GoldenStats* stats) const override;
+  uint64_t expected_tasks() const override { return p("fused") != 0 ? 1 : 4; }
+
+  // The same step from the building blocks a workload's orchestration can
+  // combine itself: four group tasks on the comm_call callable, ordered by
+  // the tensors they share (ids/w, recv_*, recv_y).
+  Status building_blocks(Orchestrator& o, const node::CommDomain& d, const std::vector<int>& chips) {
+    namespace cid = kernels::comm_id;
+    std::vector<ChipTaskArgs> gate(n_), disp(n_), ffn(n_), comb(n_);
+    std::vector<const ChipTaskArgs*> gp;
+    uint64_t off[5];
+    const char* names[5] = {"moe_counts", "moe_recv_x", "moe_recv_w", "moe_recv_meta", "moe_ret"};
+    for (int i = 0; i < 5; ++i) {
+      TASKRING_ASSIGN_OR_RETURN(off[i], d.buffer_offset(names[i]));
+    }
+    for (int r = 0; r < n_; ++r) {
+      const MoeRankTensors& t = ranks_[r];
+      gate[r].add_input(t.logits).add_output(t.topk_ids).add_output(t.topk_w);
+      gate[r].add_scalar(uint64_t(kernels::builtin_id::kTopkGating)).add_scalar(balanced_ ? 1 : 0);
+      gate[r].add_scalar(uint64_t{s_.tokens} * r);
+      gp.push_back(&gate[r]);
+      disp[r].add_input(t.x).add_input(t.topk_ids).add_input(t.topk_w).add_output(t.recv_x).add_output(t.recv_w);
+      disp[r].add_output(t.recv_meta).add_output(t.recv_count).add_scalar(uint64_t{s_.experts});
+      for (int i = 0; i < 4; ++i) disp[r].add_scalar(off[i]);
+      ffn[r].add_input(t.recv_x).add_input(t.recv_count).add_input(t.w_gate).add_input(t.w_up).add_input(t.w_down);
+      ffn[r].add_output(t.recv_y);
+      comb[r].add_input(t.recv_y).add_input(t.recv_meta).add_input(t.recv_count).add_input(t.topk_w);
+      comb[r].add_output(t.out).add_scalar(off[4]);
+    }
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(comm_, gp, chips));
+    TASKRING_RETURN_IF_ERROR(node::submit_comm_group(o, comm_, d, cid::kMoeDispatch, disp));
+    TASKRING_RETURN_IF_ERROR(node::submit_comm_group(o, comm_, d, cid::kMoeExpertFfn, ffn));
+    return node::submit_comm_group(o, comm_, d, cid::kMoeCombine, comb);
+  }
+
+ private:
+  struct Host {
+    float* logits = nullptr;
+    uint16_t *x = nullptr, *wg = nullptr, *wu = nullptr, *wd = nullptr;
+    void *ids = nullptr, *w = nullptr, *recv_x = nullptr, *recv_meta = nullptr, *recv_count = nullptr, *out = nullptr;
+  };
+  int64_t p(const char* k) const { return params_.get(k); }
+  uint64_t bytes_needed() const {
+    const uint64_t n = p("chips"), T = p("tokens"), D = p("hidden"), E = p("experts"), K = p("topk"), F = p("ffn");
+    const uint64_t El = E / std::max<uint64_t>(n, 1), cap = n * T * K;
+    return n * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El + 2 * T * D +
+                14 * 64);
+  }
+  int moe_ = -1, comm_ = -1, n_ = 0;
+  bool balanced_ = false;
+  MoeShape s_;
+  std::vector<MoeRankTensors> ranks_;
+  std::vector<Host> host_;
+};
+
+// The reference: routes from the gating the chips computed are re-derived
+// here (top-k over the logits, or round-robin), then every rank's
+// received rows in the documented order, the experts in double, combine.
+Status Moe::check(GoldenStats* stats) const {
+  const int n = n_;
+  const uint32_t T = s_.tokens, D = s_.hidden, E = s_.experts, K = s_.topk, F = s_.ffn, El = E / n;
+  const uint32_t cap = s_.cap(n);
+  // Routing: expert ids per (rank, token, k), and weights (softmax over the chosen logits).
+  std::vector<int32_t> ids(uint64_t{n} * T * K);
+  std::vector<double> wts(ids.size());
+  for (int r = 0; r < n; ++r)
+    for (uint32_t t = 0; t < T; ++t) {
+      const float* lg = host_[r].logits + uint64_t{t} * E;
+      std::vector<int> order(E);
+      for (uint32_t e = 0; e < E; ++e) order[e] = static_cast<int>(e);
+      if (!balanced_) {
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return lg[a] > lg[b]; });
+      } else {
+        const uint64_t first = (uint64_t{T} * r + t) * K;
+        for (uint32_t j = 0; j < K; ++j) order[j] = static_cast<int>((first + j) % E);
+      }
+      double m = -INFINITY, sum = 0;
+      for (uint32_t j = 0; j < K; ++j) m = std::max(m, static_cast<double>(lg[order[j]]));
+      for (uint32_t j = 0; j < K; ++j) sum += std::exp(lg[order[j]] - m);
+      for (uint32_t j = 0; j < K; ++j) {
+        const uint64_t i = (uint64_t{r} * T + t) * K + j;
+        ids[i] = order[j];
+        wts[i] = std::exp(lg[order[j]] - m) / sum;
+        int32_t got;
+        std::memcpy(&got, static_cast<const char*>(host_[r].ids) + 4 * (uint64_t{t} * K + j), 4);
+        if (got != order[j])
+          return internal_error("moe: rank " + std::to_string(r) + " token " + std::to_string(t) + " slot " +
+                                std::to_string(j) + " routed to expert " + std::to_string(got) + ", reference " +
+                                std::to_string(order[j]));
+      }
+    }
+  // Received rows per destination, in (local expert, source, token, k) order: bit-exact.
+  std::vector<double> y_ret(uint64_t{n} * T * K * D, 0.0);  // expert output per (src, t, j)
+  uint64_t checked = 0;
+  for (int d = 0; d < n; ++d) {
+    uint64_t row = 0;
+    for (uint32_t le = 0; le < El; ++le) {
+      const uint64_t first = row;
+      std::vector<std::array<int32_t, 3>> rows;
+      for (int s = 0; s < n; ++s)
+        for (uint32_t t = 0; t < T; ++t)
+          for (uint32_t j = 0; j < K; ++j)
+            if (ids[(uint64_t{s} * T + t) * K + j] == static_cast<int32_t>(d * El + le))
+              rows.push_back({s, static_cast<int32_t>(t), static_cast<int32_t>(j)});
+      int32_t cnt;
+      std::memcpy(&cnt, static_cast<const char*>(host_[d].recv_count) + 4 * le, 4);
+      if (cnt != static_cast<int32_t>(rows.size()))
+        return internal_error("moe: rank " + std::to_string(d) + " expert " + std::to_string(le) + " received " +
+                              std::to_string(cnt) + " rows, reference " + std::to_string(rows.size()));
+      for (const auto& m : rows) {
+        const auto* meta = static_cast<const int32_t*>(host_[d].recv_meta) + 3 * row;
+        const auto* rx = static_cast<const uint16_t*>(host_[d].recv_x) + row * D;
+        const uint16_t* x = host_[m[0]].x + uint64_t(m[1]) * D;
+        if (meta[0] != m[0] || meta[1] != m[1] || meta[2] != m[2] || std::memcmp(rx, x, 2ull * D) != 0)
+          return internal_error("moe: rank " + std::to_string(d) + " received row " + std::to_string(row) +
+                                " is not (src " + std::to_string(m[0]) + ", token " + std::to_string(m[1]) + ", k " +
+                                std::to_string(m[2]) + ") bit for bit");
+        checked += D;
+        ++row;
+      }
+      // The expert, in double on the BF16 inputs.
+      const uint16_t *wg = host_[d].wg + uint64_t(le) * D * F, *wu = host_[d].wu + uint64_t(le) * D * F,
+                     *wd = host_[d].wd + uint64_t(le) * F * D;
+      for (uint64_t i = first; i < row; ++i) {
+        const auto& m = rows[i - first];
+        const uint16_t* x = host_[m[0]].x + uint64_t(m[1]) * D;
+        std::vector<double> h(F);
+        for (uint32_t f = 0; f < F; ++f) {
+          double g = 0, u = 0;
+          for (uint32_t q = 0; q < D; ++q) {
+            g += double(f32(x[q])) * f32(wg[uint64_t(q) * F + f]);
+            u += double(f32(x[q])) * f32(wu[uint64_t(q) * F + f]);
+          }
+          h[f] = g / (1.0 + std::exp(-g)) * u;
+        }
+        double* y = y_ret.data() + ((uint64_t(m[0]) * T + m[1]) * K + m[2]) * D;
+        for (uint32_t q = 0; q < D; ++q) {
+          double acc = 0;
+          for (uint32_t f = 0; f < F; ++f) acc += h[f] * f32(wd[uint64_t(f) * D + q]);
+          y[q] = acc;
+        }
+      }
+    }
+    if (row > cap) return internal_error("moe: reference rows exceed the capacity");
+  }
+  // Combine and compare: |got - ref| <= 2^-7·|ref| + 2^-7·max|ref| (docs/kernels.md §5).
+  std::vector<double> want(uint64_t{n} * T * D, 0.0);
+  double peak = 0;
+  for (int r = 0; r < n; ++r)
+    for (uint32_t t = 0; t < T; ++t)
+      for (uint32_t j = 0; j < K; ++j) {
+        const uint64_t i = (uint64_t{r} * T + t) * K + j;
+        for (uint32_t q = 0; q < D; ++q) want[(uint64_t{r} * T + t) * D + q] += wts[i] * y_ret[i * D + q];
+      }
+  for (double v : want) peak = std::max(peak, std::fabs(v));
+  std::vector<float> got(want.size());
+  for (int r = 0; r < n; ++r)
+    for (uint64_t i = 0; i < uint64_t{T} * D; ++i) got[uint64_t{r} * T * D + i] = f32(static_cast<const uint16_t*>(host_[r].out)[i]);
+  GoldenStats st;
+  Status c = compare_to_reference("moe out", got, want, Tolerance{peak / 128.0, 1.0 / 128.0}, &st);
+  if (stats != nullptr) {
+    *stats = st;
+    stats->checked += checked;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<NodeWorkload> make_moe_workload() { return std::make_unique<Moe>(); }
+
+}  // namespace taskring::workloads
