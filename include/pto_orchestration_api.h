@@ -86,3 +86,24 @@ using taskring::TensorArgType;
 using taskring::TensorCreateInfo;
 using taskring::TensorRef;
 using taskring::to_u64;
+
+// Upstream's assertion and spin hint, for orchestration sources that use
+// them. always_assert(cond): a false condition fails the run with
+// EXPLICIT_ORCH_FATAL (9) naming the condition and its place, where upstream
+// aborts the process (taskring's errors are values; docs/compat.md); the
+// orchestration continues, and every later rt_* call is a no-op.
+#ifndef always_assert
+#define always_assert(cond)                                                                            \
+  do {                                                                                                 \
+    if (!(cond)) {                                                                                     \
+      ::taskring::rt_report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, "always_assert(%s) failed at %s:%d", \
+                                  #cond, __FILE__, __LINE__);                                          \
+    }                                                                                                  \
+  } while (0)
+#endif
+// SPIN_WAIT_HINT(): inside a polling loop, lets other threads of the host run
+// (sim's cores share the host's hardware threads).
+#ifndef SPIN_WAIT_HINT
+#include <sched.h>
+#define SPIN_WAIT_HINT() ((void)sched_yield())
+#endif

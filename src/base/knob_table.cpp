@@ -51,7 +51,7 @@ const KnobSpec kKnobs[] = {
     {"TASKRING_STALL_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`10000`", "",
      "no-progress backstop: an orchestrator waiting on a full ring for this long with no task retiring fails the "
      "run with `FLOW_CONTROL_DEADLOCK` (tmr); also the time a stopped or destroyed run is given to drain (both "
-     "runtimes)"},
+     "runtimes), and the longest a kernel waits for a co-resident sibling (`kernel_sync.h`) before it fails"},
     {"TASKRING_TENSOR_WAIT_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`15000`", "",
      "deadline of `get_tensor_data` / `set_tensor_data` waits (`TENSOR_WAIT_TIMEOUT`)"},
     {"TASKRING_RUN_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 86400000, "`60000`", "",

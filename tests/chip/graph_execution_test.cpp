@@ -397,6 +397,31 @@ void alloc_body(const GraphTaskArgs& args) {
   u.add_scalar(uint32_t{0x72345678}).add_scalar(uint32_t{2}).add_scalar(uint32_t{3}).add_scalar(uint32_t{2}).add_scalar(uint32_t{2});
   rt_submit_aiv_task(kChecksum, u);
 }
+// A node with an explicit dependency on the task that wrote boundary tensor
+// 0 outside the body (upstream's graph_execution example does this).
+void outside_dep_body(const GraphTaskArgs& args) {
+  CoreTaskArgs t;
+  t.add_inout(*args.tensor(0));
+  PTO2TaskId dep = args.tensor(0)->owner_task_id;
+  t.set_dependencies(&dep, 1);
+  t.add_scalar(uint32_t{0x73456789}).add_scalar(uint32_t{1}).add_scalar(uint32_t{1}).add_scalar(uint32_t{1}).add_scalar(uint32_t{2});
+  rt_submit_aiv_task(kChecksum, t);
+}
+void outside_dep_entry(const ChipTaskArgs& args) {
+  TensorCreateInfo ci({4, 4}, DataType::INT32);
+  for (int i = 0; i < 2; ++i) {
+    PTO2_SCOPE() {
+      CoreTaskArgs p;
+      p.add_input(*args.tensor(1)).add_output(ci);
+      p.add_scalar(uint32_t{0x71234567}).add_scalar(uint32_t{2}).add_scalar(uint32_t{1}).add_scalar(uint32_t{0}).add_scalar(uint32_t{2});
+      TaskOutputTensors made = rt_submit_aiv_task(kChecksum, p);
+      GraphTaskArgs g;
+      g.add_inout(made.get_ref(0));
+      g_results.push_back(rt_submit_graph(GRAPH_KEY("outside_dep"), outside_dep_body, g));
+    }
+  }
+}
+
 void unbalanced_body(const GraphTaskArgs& args) {
   rt_scope_begin(PTO2ScopeMode::MANUAL);
   rt_scope_begin(PTO2ScopeMode::AUTO);
@@ -484,6 +509,32 @@ TEST(GraphExecution, LimitsAndUnrecordableConstructsAreClearErrors) {
     }
   }
   EXPECT_EQ(run_construct("hbg", 13), "");
+}
+
+TEST(GraphExecution, ABodyNodeMayDependOnATaskOutsideTheBody) {
+  for (const char* rt : {"hbg", "tmr"}) {
+    SCOPED_TRACE(rt);
+    g_results.clear();
+    auto w = worker(rt);
+    int id = register_entry(*w, outside_dep_entry);
+    std::vector<int32_t> a(16, 5), b(16, 6);
+    ChipTensor ta = make_tensor_external(a.data(), {4, 4}, DataType::INT32);
+    ChipTensor tb = make_tensor_external(b.data(), {4, 4}, DataType::INT32);
+    ChipTaskArgs args;
+    args.add_inout(ta).add_input(tb);
+    auto r = w->run(id, args);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    // Both producers and both body nodes ran.
+    EXPECT_EQ(r->stats.kernel_calls, 4u);
+    if (std::string(rt) == "hbg") {
+      // The outside task differs per call, so the body runs as ordinary
+      // tasks (which wait for it) on every call, never as a Definition.
+      ASSERT_EQ(g_results.size(), 2u);
+      EXPECT_TRUE(g_results[0].fallback && !g_results[0].replayed);
+      EXPECT_TRUE(g_results[1].fallback && !g_results[1].replayed);
+      EXPECT_EQ(r->graph.fallbacks, 2u);
+    }
+  }
 }
 
 TEST(GraphExecution, AllocTensorsInsideABodyRecordsAndReplays) {

@@ -280,19 +280,22 @@ std::string make_case(Kind k, std::mt19937_64& g, std::function<void(const ChipT
       uint32_t idx[5] = {static_cast<uint32_t>(8 + g() % 100000), 0, 0, 0, 0};
       uint32_t nd = 1;
       if (sub == 1) nd = (g() % 2 == 0) ? 0 : 2 + static_cast<uint32_t>(g() % 4), idx[0] = 0;
-      if (sub == 2) idx[0] = 0;  // wrong element size below
+      if (sub == 2) idx[0] = 0;  // a poisoned view below
       bool set = k == Kind::kSetTensorData;
       what = std::string(set ? "set" : "get") + "_tensor_data " +
              (sub == 0 ? "index " + std::to_string(idx[0]) + " of 8"
               : sub == 1 ? "ndims " + std::to_string(nd)
-              : sub == 2 ? "8-byte element of an int32 tensor"
+              : sub == 2 ? "an out-of-range (poisoned) view"
                          : "null index array");
       *body = [=](const ChipTaskArgs& a) {
         good_first(*a.tensor(0));
         const uint32_t* ip = sub == 3 ? nullptr : idx;
         if (sub == 2) {
-          if (set) set_tensor_data<int64_t>(*a.tensor(0), nd, ip, 5);
-          else (void)get_tensor_data<int64_t>(*a.tensor(0), nd, ip);
+          // (A T wider than the element is not an error: as upstream, the
+          // element's own bytes are read or written whatever T is.)
+          ChipTensor bad = a.tensor(0)->view({4}, {6});
+          if (set) set_tensor_data<int32_t>(bad, nd, ip, 5);
+          else (void)get_tensor_data<int32_t>(bad, nd, ip);
         } else {
           if (set) set_tensor_data<int32_t>(*a.tensor(0), nd, ip, 5);
           else (void)get_tensor_data<int32_t>(*a.tensor(0), nd, ip);

@@ -118,6 +118,21 @@ TEST_P(CompatRun, MakeTensorExternalWithDefaultAddressSpaceWrapsEntryData) {
   EXPECT_EQ(dst, src);
 }
 
+TEST_P(CompatRun, OrchestrationReadsEntryDataThroughDataAs) {
+  std::vector<int32_t> cfg = {3, 2};
+  std::vector<float> x = {1, 2, 3, 4}, y(4, 0.0f);
+  ChipTensor tc = make_tensor_external(cfg.data(), {2}, DataType::INT32);
+  ChipTensor tx = make_tensor_external(x.data(), {4});
+  ChipTensor ty = make_tensor_external(y.data(), {4});
+  ChipTaskArgs args;
+  args.add_input(tc, tx);
+  args.add_output(ty);
+  auto r = run("compat_read_config", args);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(y, (std::vector<float>{7, 8, 9, 10}));
+  EXPECT_EQ(r->stats.tasks_submitted, 4u);  // 3 add_scalar + copy: the config was read
+}
+
 TEST_P(CompatRun, ViewsTakeManualDepFromTheirArgument) {
   std::vector<float> x(16), y(16, 0.0f);
   for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i);
@@ -144,7 +159,7 @@ TEST_P(CompatRun, ErrorCodesMatchUpstream) {
     const char* name;
   };
   for (Case c : {Case{9, "EXPLICIT_ORCH_FATAL"}, Case{7, "REQUIRE_SYNC_START_INVALID"},
-                 Case{2, "HEAP_RING_DEADLOCK"}, Case{5, "INVALID_ARGS"}}) {
+                 Case{2, "HEAP_RING_DEADLOCK"}, Case{5, "INVALID_ARGS"}, Case{90, "EXPLICIT_ORCH_FATAL"}}) {
     std::vector<float> t(16, 0.0f);
     ChipTensor tt = make_tensor_external(t.data(), {16});
     ChipTaskArgs args;
@@ -156,6 +171,11 @@ TEST_P(CompatRun, ErrorCodesMatchUpstream) {
     ASSERT_FALSE(r.ok()) << c.name;
     EXPECT_NE(r.status().message().find(std::string("': ") + c.name + ": "), std::string::npos)
         << c.name << ": " << r.status().to_string();
+    if (c.which == 90) {
+      // Only the failing assertion is reported, naming its condition.
+      EXPECT_NE(r.status().message().find("always_assert(t.ndims == 7) failed at"), std::string::npos)
+          << r.status().to_string();
+    }
   }
 }
 

@@ -101,7 +101,11 @@ struct PTO2RuntimeOps {
   // `name` is the GRAPH_KEY name or null; the closure lives for the call.
   GraphSubmitResult (*submit_graph)(PTO2Runtime*, uint64_t key, const char* name, GraphInvokeFn invoke,
                                     const void* closure, const GraphTaskArgs& args);
-  void* reserved[7];
+  // Address translation for data_as / make_tensor_external (see
+  // tensor_detail::g_host_view); null: addresses are used as they are.
+  void* (*host_view)(PTO2Runtime*, uint64_t addr);
+  uint64_t (*device_address)(PTO2Runtime*, const void* p);
+  void* reserved[5];
 };
 
 inline constexpr uint32_t PTO2_RUNTIME_OPS_ABI_VERSION = 1;
@@ -116,6 +120,8 @@ namespace orch_detail {
 inline thread_local PTO2Runtime* g_bound_runtime = nullptr;
 inline PTO2Runtime* rt() { return g_bound_runtime; }
 inline bool live() { return g_bound_runtime != nullptr && !g_bound_runtime->ops->is_fatal(g_bound_runtime); }
+inline void* host_view(uint64_t addr) { return g_bound_runtime->ops->host_view(g_bound_runtime, addr); }
+inline uint64_t device_address(const void* p) { return g_bound_runtime->ops->device_address(g_bound_runtime, p); }
 }  // namespace orch_detail
 
 }  // namespace taskring
@@ -126,6 +132,9 @@ inline bool live() { return g_bound_runtime != nullptr && !g_bound_runtime->ops-
 // shared library) on its orchestrator thread before the entry.
 extern "C" __attribute__((weak, visibility("default"), used)) void framework_bind_runtime(taskring::PTO2Runtime* rt) {
   taskring::orch_detail::g_bound_runtime = rt;
+  const bool maps = rt != nullptr && rt->ops->host_view != nullptr && rt->ops->device_address != nullptr;
+  taskring::tensor_detail::g_host_view = maps ? taskring::orch_detail::host_view : nullptr;
+  taskring::tensor_detail::g_device_address = maps ? taskring::orch_detail::device_address : nullptr;
 }
 
 namespace taskring {

@@ -45,7 +45,7 @@ enum {
   TASKRING_KERNEL_ERR_INVALID_ARGUMENT = 1, /* rank, shape, dtype, count */
   TASKRING_KERNEL_ERR_OUT_OF_RANGE = 2,     /* an index read from a tensor */
   TASKRING_KERNEL_ERR_UNSUPPORTED = 3,      /* valid but not implemented */
-  TASKRING_KERNEL_ERR_DEADLINE = 4          /* a comm wait passed its deadline or was aborted */
+  TASKRING_KERNEL_ERR_DEADLINE = 4          /* a wait (comm counter, sibling signal) passed its deadline or was aborted */
 };
 
 /* Core types. */
@@ -70,7 +70,15 @@ typedef struct KernelLocalContext {
 typedef struct KernelGlobalContext {
   int32_t cluster_count;
   int32_t aiv_count;
-  void* reserved[4];
+  /* The wait hook behind the primitives of taskring/kernels/kernel_sync.h:
+   * a kernel that waits for a co-resident sibling (another block of a
+   * require_sync_start task, the AIC/AIV kernels of a MIX task) calls it
+   * between polls, with first_poll = 1 on the first poll of a wait (the
+   * deadline counts from there). It lets the siblings run and returns 0, or
+   * non-zero once the wait has lasted longer than the runtime's deadline
+   * (the caller must then fail and return). Null outside a runtime launch. */
+  int32_t (*wait_yield)(struct KernelLocalContext* ctx, int32_t first_poll);
+  void* reserved[3];
 } KernelGlobalContext;
 
 static inline KernelLocalContext* taskring_kernel_local(int64_t* args) {

@@ -55,6 +55,19 @@ enum class ViewError : uint32_t {
 
 std::string_view view_error_name(ViewError e);
 
+namespace tensor_detail {
+// Address translation for code that runs as the chip's control processor (an
+// orchestration): set per thread by framework_bind_runtime from the bound
+// runtime, null elsewhere (addresses are then used as they are). Thread-local
+// because several chips may orchestrate concurrently in one process.
+//   g_host_view(addr): a pointer the orchestration can dereference for a
+//     device address (addr itself when it is not one).
+//   g_device_address(p): the device address a host pointer into device
+//     memory stands for, 0 when it does not point there.
+inline thread_local void* (*g_host_view)(uint64_t addr) = nullptr;
+inline thread_local uint64_t (*g_device_address)(const void* p) = nullptr;
+}  // namespace tensor_detail
+
 struct TensorBuffer {
   uint64_t addr = 0;  // byte address (host or device, see address_space)
   uint64_t size = 0;  // bytes
@@ -146,13 +159,15 @@ struct alignas(64) ChipTensor {
     return reshape(std::span<const uint32_t>(shapes.begin(), shapes.size()), manual_dep);
   }
 
-  // Upstream `data_as<T>()`: `buffer.addr` as a T* (the buffer base; it
-  // ignores start_offset, unlike data()). Inside an orchestration running on
-  // sim, entry and task-output tensors hold device addresses; see
-  // docs/compat.md for reading them.
+  // Upstream `data_as<T>()`: the buffer base (`buffer.addr`, ignoring
+  // start_offset, unlike data()) as a T*. In an orchestration a device
+  // address is translated to a pointer the orchestration can read, as on the
+  // real control processor; make_tensor_external maps such a pointer back.
   template <typename T>
   T* data_as() const {
-    return reinterpret_cast<T*>(static_cast<uintptr_t>(buffer.addr));
+    void* p = tensor_detail::g_host_view != nullptr ? tensor_detail::g_host_view(buffer.addr)
+                                                    : reinterpret_cast<void*>(static_cast<uintptr_t>(buffer.addr));
+    return static_cast<T*>(p);
   }
 
   // Recomputes extent_elem_cache and is_contiguous from shapes/strides.
@@ -188,7 +203,9 @@ Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::
                                              int32_t version = 0, AddressSpace space = AddressSpace::HOST);
 
 // Upstream spelling: a contiguous tensor over `ptr` whose buffer is exactly
-// numel·elem_size bytes. Poisoned on malformed input.
+// numel·elem_size bytes. Poisoned on malformed input. In an orchestration, a
+// pointer into device memory (from data_as) becomes the DEVICE tensor it
+// stands for, whatever `space` says.
 ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, uint32_t ndims,
                                 DataType dtype = DataType::FLOAT32, bool manual_dep = false, int32_t version = 0,
                                 AddressSpace space = AddressSpace::HOST);

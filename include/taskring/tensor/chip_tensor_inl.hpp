@@ -381,8 +381,15 @@ inline ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, 
   }
   uint32_t strides[MAX_TENSOR_DIMS] = {};
   if (ViewError e = tensor_detail::row_major_strides(shape, strides); e != ViewError::kNone) return tensor_detail::poisoned(e);
+  uint64_t addr = reinterpret_cast<uintptr_t>(ptr);
+  if (tensor_detail::g_device_address != nullptr) {
+    if (uint64_t device = tensor_detail::g_device_address(ptr); device != 0) {
+      addr = device;
+      space = AddressSpace::DEVICE;
+    }
+  }
   ChipTensor t;
-  ViewError e = tensor_detail::make_impl(reinterpret_cast<uintptr_t>(ptr), bytes, shape, std::span<const uint32_t>(strides, ndims),
+  ViewError e = tensor_detail::make_impl(addr, bytes, shape, std::span<const uint32_t>(strides, ndims),
                           0, dtype, manual_dep, version, space, &t);
   return e == ViewError::kNone ? t : tensor_detail::poisoned(e);
 }

@@ -27,4 +27,18 @@ bool run_block(const exec::LaunchTask& task, int block, const exec::LaunchPlace&
   return false;
 }
 
+// Runs blocks [first, first + count) of `task` as one co-resident group
+// (exec::launch_co_resident); the failure message names the failing block.
+template <typename NameFn>
+bool run_co_resident(const exec::LaunchTask& task, int first, int count, bool whole_task,
+                     const exec::LaunchPlace& place, Device& device, const taskring_kernel_fn* kernels,
+                     RunCounters& counters, NameFn&& task_name, std::string* failure) {
+  exec::LaunchFailure f;
+  if (exec::launch_co_resident(task, first, count, whole_task, place, device, kernels, counters.kernel_calls, &f)) {
+    return true;
+  }
+  *failure = block_failure_message(task_name(), task.kernels, f.block, task.block_num, f);
+  return false;
+}
+
 }  // namespace taskring::engine

@@ -80,6 +80,7 @@ class RuntimeBase : public L2Runtime {
   bool is_fatal() const { return fatal_.is_set(); }
   int32_t cluster_count() const { return topo_.clusters; }
   int32_t aiv_count() const { return topo_.aiv_count(); }
+  Device* device() const { return config_.device; }
   PTO2Runtime* api() { return &api_.rt; }
 
   // ---- executor side (engine/executor_loop.hpp) ----
@@ -165,7 +166,9 @@ class RuntimeBase : public L2Runtime {
 
   // Executes a kernel or dummy task: a dummy completes at once, so does a
   // task whose dispatch predicate (Item::predicate) is false when its first
-  // block is claimed; otherwise one SPMD block is claimed and run (skipped once the run is fatal; a
+  // block is claimed. A require_sync_start task (Item::sync_start) runs all
+  // its blocks here as one co-resident group; otherwise one SPMD block is
+  // claimed and run (a MIX block's kernels co-resident) (skipped once the run is fatal; a
   // kernel failure is latched as KERNEL_FAILED naming the task with
   // `task_name()`), and the last block completes it: Derived::complete(it,
   // next_local).
@@ -176,18 +179,34 @@ class RuntimeBase : public L2Runtime {
       self->complete(it, next_local);
       return;
     }
+    const exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars, it->scalar_count, it->kernels,
+                                it->block_num, profile_task_id(*it)};
+    const exec::LaunchPlace place{executor, executors_, topo_, config_.profile, config_.stall_timeout_ms};
+    std::string failure;
+    if (it->sync_start && it->block_num > 1) {
+      // require_sync_start: one executor claims the whole task (it is never
+      // requeued) and starts every block together as one co-resident group.
+      if (exec::predicate_allows_run(it->predicate, *config_.device) && !is_fatal() &&
+          !engine::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
+                                   request_.kernels, counters_, task_name, &failure)) {
+        report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
+      }
+      self->complete(it, next_local);
+      return;
+    }
+    // The AIC/AIV kernels of one MIX block share a cluster: they run
+    // together, so one may wait for another (an AIC->AIV FIFO).
+    const bool mix = static_cast<int>(it->shape) == static_cast<int>(TaskShape::kMix);
     run_one_block(
         it, [&] { return exec::predicate_allows_run(it->predicate, *config_.device); },
         [this](Item* x) { push_ready(x); },
         [&](int block) {
           if (is_fatal()) return;
-          exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars, it->scalar_count, it->kernels,
-                                it->block_num, profile_task_id(*it)};
-          std::string failure;
-          if (!engine::run_block(task, block, exec::LaunchPlace{executor, executors_, topo_, config_.profile}, *config_.device,
-                                 request_.kernels, counters_, task_name, &failure)) {
-            report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
-          }
+          const bool ok = mix ? engine::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
+                                                        request_.kernels, counters_, task_name, &failure)
+                              : engine::run_block(task, block, place, *config_.device, request_.kernels, counters_,
+                                                  task_name, &failure);
+          if (!ok) report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
         },
         [&] { self->complete(it, next_local); });
   }

@@ -11,6 +11,7 @@
 //   bool tensor_access(const ChipTensor&, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes,
 //                      bool write);
 //   int32_t cluster_count() const;  int32_t aiv_count() const;
+//   Device* device() const;   // data_as / make_tensor_external in an orchestration (exec/address_map.hpp)
 //   optional: GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn, const void* closure,
 //                                            const GraphTaskArgs&);
 //
@@ -20,6 +21,7 @@
 
 #include <string>
 
+#include "exec/address_map.hpp"
 #include "orchestration_log.hpp"
 #include "submit_kind.hpp"
 #include "taskring/chip/error_codes.hpp"
@@ -69,6 +71,12 @@ struct Table {
                   uint32_t bytes) {
     return self<R>(rt)->tensor_access(t, nd, idx, const_cast<void*>(in), bytes, true);
   }
+  static void* host_view(PTO2Runtime* rt, uint64_t addr) {
+    return exec::orchestration_host_view(*self<R>(rt)->device(), addr);
+  }
+  static uint64_t device_address(PTO2Runtime* rt, const void* p) {
+    return exec::orchestration_device_address(*self<R>(rt)->device(), p);
+  }
   static int32_t clusters(PTO2Runtime* rt) { return self<R>(rt)->cluster_count(); }
   static int32_t aivs(PTO2Runtime* rt) { return self<R>(rt)->aiv_count(); }
   static GraphSubmitResult graph(PTO2Runtime* rt, uint64_t key, const char* name, GraphInvokeFn invoke,
@@ -105,6 +113,8 @@ const PTO2RuntimeOps* runtime_ops() {
                                       &T::clusters,
                                       &T::aivs,
                                       ops_detail::graph_entry<R>(),
+                                      &T::host_view,
+                                      &T::device_address,
                                       {}};
   return &kOps;
 }

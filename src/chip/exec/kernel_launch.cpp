@@ -3,26 +3,13 @@
 #include <algorithm>
 
 #include "device_profile.hpp"
+#include "exec/kernel_wait.hpp"
+#include "exec/launch_scratch.hpp"
 #include "taskring/kernels/invoke.hpp"
 
 namespace taskring::exec {
 
-namespace {
-// An executor's launch context; a kernel sees it through args[48]/args[49].
-struct LaunchScratch {
-  ChipTensor tensors[TASKRING_KERNEL_MAX_TENSORS];
-  int64_t args[TASKRING_KERNEL_ARG_SLOTS];
-  KernelLocalContext local;
-  KernelGlobalContext global;
-};
-}  // namespace
-
-bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Device& device,
-                  const taskring_kernel_fn* kernels, std::atomic<uint64_t>& calls, LaunchFailure* failure) {
-  thread_local LaunchScratch s;
-  const Topology& topo = place.topology;
-  int owned = (topo.clusters - place.executor + place.executors - 1) / place.executors;
-  int cluster = place.executor + place.executors * (block % std::max(owned, 1));
+void prepare_scratch(LaunchScratch& s, const LaunchTask& t, const Topology& topo, Device& device) {
   for (int i = 0; i < t.tensor_count; ++i) {
     s.tensors[i] = t.tensors[i];
     s.tensors[i].buffer.addr = reinterpret_cast<uintptr_t>(device.device_view_unchecked(t.tensors[i].buffer.addr));
@@ -30,21 +17,48 @@ bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Devi
   kernels::pack_kernel_args(s.args, s.tensors, t.tensor_count, t.scalars, t.scalar_count, &s.local, &s.global);
   s.global.cluster_count = topo.clusters;
   s.global.aiv_count = topo.aiv_count();
+  s.global.wait_yield = &kernel_wait_yield;
+}
+
+void prepare_call(LaunchScratch& s, const LaunchTask& t, int block, int slot, int cluster, int aiv_core,
+                  const Topology& topo) {
+  s.local.block_idx = block;
+  s.local.block_num = t.block_num;
+  s.local.core_type = slot == 0 ? TASKRING_CORE_AIC : TASKRING_CORE_AIV;
+  if (slot != 0 && aiv_core >= 0) {
+    s.local.core_id = topo.clusters + aiv_core;
+    s.local.sub_block_id = aiv_core % 2;
+  } else {
+    s.local.core_id = slot == 0 ? cluster : topo.clusters + 2 * cluster + (slot - 1);
+    s.local.sub_block_id = slot == 2 ? 1 : 0;
+  }
+  s.local.tensor_count = t.tensor_count;
+  s.local.scalar_count = t.scalar_count;
+  s.local.func_id = t.kernels[slot];
+  s.local.error_code = 0;
+  s.local.error_message[0] = '\0';
+}
+
+int home_cluster(const LaunchPlace& place, int block) {
+  const Topology& topo = place.topology;
+  int owned = (topo.clusters - place.executor + place.executors - 1) / place.executors;
+  return place.executor + place.executors * (block % std::max(owned, 1));
+}
+
+bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Device& device,
+                  const taskring_kernel_fn* kernels, std::atomic<uint64_t>& calls, LaunchFailure* failure) {
+  thread_local LaunchScratch s;
+  const Topology& topo = place.topology;
+  const int cluster = home_cluster(place, block);
+  prepare_scratch(s, t, topo, device);
+  WaitContext& w = wait_context();
+  w.timeout_ns = place.wait_timeout_ms * 1'000'000ull;
   // Profiled: one TSC read per kernel call plus one per block (a call ends where the next starts).
   uint64_t started = place.profile ? DeviceProfile::now() : 0;
   for (int slot = 0; slot < 3; ++slot) {
     int32_t fid = t.kernels[slot];
     if (fid < 0) continue;
-    s.local.block_idx = block;
-    s.local.block_num = t.block_num;
-    s.local.core_type = slot == 0 ? TASKRING_CORE_AIC : TASKRING_CORE_AIV;
-    s.local.core_id = slot == 0 ? cluster : topo.clusters + 2 * cluster + (slot - 1);
-    s.local.sub_block_id = slot == 2 ? 1 : 0;
-    s.local.tensor_count = t.tensor_count;
-    s.local.scalar_count = t.scalar_count;
-    s.local.func_id = fid;
-    s.local.error_code = 0;
-    s.local.error_message[0] = '\0';
+    prepare_call(s, t, block, slot, cluster, -1, topo);
     kernels[fid](s.args);
     calls.fetch_add(1, std::memory_order_relaxed);
     if (place.profile) {

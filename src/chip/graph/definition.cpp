@@ -138,6 +138,7 @@ Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& node
     NodeDef& d = nd[i];
     std::memcpy(d.kernels, rn.kernels, sizeof(d.kernels));
     d.block_num = rn.block_num;
+    d.sync_start = rn.sync_start ? 1 : 0;
     d.shape = rn.shape;
     d.tensor_first = t;
     d.tensor_count = static_cast<uint32_t>(rn.tmpl.size());

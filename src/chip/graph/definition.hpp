@@ -60,7 +60,7 @@ struct NodeDef {
   int32_t kernels[3];
   int16_t block_num;
   uint8_t shape;  // engine::TaskShape values
-  uint8_t pad = 0;
+  uint8_t sync_start = 0;  // require_sync_start
   uint32_t tensor_first, tensor_count, scalar_first, scalar_count;
   uint64_t heap_offset, output_bytes;
 };
@@ -107,6 +107,7 @@ struct RecordedNode {
   int32_t kernels[3];
   int16_t block_num;
   uint8_t shape;
+  bool sync_start = false;
   std::vector<ChipTensor> tmpl;  // as recorded (buffer.addr of non-boundary sources is ignored)
   std::vector<TensorSourceRef> src;
   std::vector<uint64_t> scalars;

@@ -140,6 +140,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
   n.kernels[2] = kernels.aiv1_kernel_id;
   n.shape = shape;
   n.block_num = dummy ? 1 : args.launch_spec.blocks();
+  n.sync_start = !dummy && args.launch_spec.require_sync_start();
   const bool manual = !scopes_.empty() && scopes_.back();
   for (int i = 0; i < args.dependency_count(); ++i) {
     PTO2TaskId id = args.dependency_ids()[i];
@@ -148,9 +149,10 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       add_unique(&n.fanin, id.local());
       continue;
     }
-    fail(std::string(op) + " (node " + std::to_string(idx) + "): explicit dependency on task " +
-         std::to_string(id.ring()) + ":" + std::to_string(id.local()) +
-         ", which is not a node of this body (a Graph orders outside tasks only through its boundary)");
+    // A task outside the body (upstream allows it: the node waits for it).
+    outside_dependency_ = true;
+    fail(std::string(op) + " (node " + std::to_string(idx) + ") depends explicitly on task " +
+         std::to_string(id.ring()) + ":" + std::to_string(id.local()) + ", outside the body");
     return result;
   }
   n.heap_offset = vtop_;

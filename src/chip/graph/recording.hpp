@@ -60,6 +60,10 @@ class Recording {
                 uint64_t (*storage_bytes_for)(uint32_t, uint32_t, uint32_t));
 
   bool failed() const { return !error_.empty(); }
+  // A node depends explicitly on a task outside the body: the body is valid
+  // but cannot become a Definition (the outside task differs per call), so
+  // the caller runs it as ordinary tasks (failed() is true too).
+  bool needs_outside_task() const { return outside_dependency_; }
   const std::string& error() const { return error_; }
   size_t node_count() const { return nodes_.size(); }
 
@@ -68,6 +72,7 @@ class Recording {
   void note_view_range(int boundary, const ChipTensor& view);
 
   std::string body_;
+  bool outside_dependency_ = false;
   uint64_t full_key_;
   std::vector<ChipTensor> btensors_;
   GraphTaskArgs bargs_;

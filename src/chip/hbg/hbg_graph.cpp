@@ -81,11 +81,29 @@ GraphSubmitResult HbgRuntime::submit_graph(uint64_t key, const char* name, Graph
                                  " distinct Graph Definitions in one run (GRAPH_MAX_DEFINITIONS)");
     return r;
   }
+  if (it == definitions_.end() && outside_dependent_keys_.count(full) != 0) {
+    run_inline("", body, invoke, closure, args, false);
+    ++gstats_.fallbacks;
+    r.fallback = true;
+    return r;
+  }
   if (it == definitions_.end()) {
     uint64_t t0 = mono_ns();
     recording_ = std::make_unique<graph::Recording>(body, full, args);
     invoke(recording_->boundary(), closure);
     std::unique_ptr<graph::Recording> rec = std::move(recording_);
+    if (!is_fatal() && rec->needs_outside_task()) {
+      // Recording submitted nothing, so the body runs again, as ordinary
+      // tasks that can wait for the outside task; so does every later call
+      // with this key (one warning).
+      gstats_.record_ns += mono_ns() - t0;
+      outside_dependent_keys_.insert(full);
+      run_inline((rec->error() + "; a Definition cannot hold a per-call outside task").c_str(), body, invoke,
+                 closure, args, true);
+      ++gstats_.fallbacks;
+      r.fallback = true;
+      return r;
+    }
     auto def = std::make_unique<Definition>();
     def->body = body;
     Status s = is_fatal() ? Status::Ok() : rec->finish(args, &def->image, &execution_storage_bytes);

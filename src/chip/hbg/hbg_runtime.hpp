@@ -113,6 +113,9 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   std::vector<std::unique_ptr<PendingSubmission>> submissions_;
   std::unordered_map<uint64_t, std::unique_ptr<Definition>> definitions_;  // by full key, across runs
   std::unordered_set<uint64_t> used_keys_;  // this run
+  // Bodies with a node that depends explicitly on a task outside the body:
+  // run as ordinary tasks on every call (across runs, like definitions_).
+  std::unordered_set<uint64_t> outside_dependent_keys_;
   graph::SubmissionArena arena_;
   std::vector<DeviceAddr> fallback_device_;  // per-submission uploads of this run
   graph::AlignedBuffer image_;

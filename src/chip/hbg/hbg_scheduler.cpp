@@ -59,6 +59,7 @@ void HbgRuntime::boot() {
     r.shape = it.shape;
     r.block_num = it.block_num;
     r.predicate = it.predicate;
+    r.sync_start = it.sync_start;
     std::memcpy(r.kernels, it.kernels, sizeof(r.kernels));
     r.tensor_count = it.tensor_count;
     r.scalar_count = it.scalar_count;
@@ -171,6 +172,7 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
     x->kind = RunKind::kNode;
     x->shape = d.shape;
     x->block_num = d.block_num;
+    x->sync_start = d.sync_start != 0;
     std::memcpy(x->kernels, d.kernels, sizeof(x->kernels));
     x->tensor_count = static_cast<int32_t>(d.tensor_count);
     x->scalar_count = static_cast<int32_t>(d.scalar_count);

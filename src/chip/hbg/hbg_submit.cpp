@@ -139,6 +139,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   t->kernels[2] = kernels.aiv1_kernel_id;
   t->shape = shape;
   t->block_num = dummy ? 1 : args.launch_spec.blocks();
+  t->sync_start = !dummy && args.launch_spec.require_sync_start();
   t->predicate = predicate;
   t->tensor_count = static_cast<uint32_t>(nt);
   t->scalar_count = static_cast<uint32_t>(args.scalar_count());

@@ -26,6 +26,7 @@ struct alignas(64) Runnable {
   RunKind kind = RunKind::kTask;
   uint8_t shape = 3;  // engine::TaskShape
   int16_t block_num = 1;
+  bool sync_start = false;  // require_sync_start: all blocks start together
   int32_t kernels[3] = {-1, -1, -1};
   int32_t tensor_count = 0, scalar_count = 0;
   const ChipTensor* tensors = nullptr;  // device views

@@ -64,6 +64,7 @@ Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submiss
     std::memcpy(d.kernels, t.kernels, sizeof(d.kernels));
     d.block_num = t.block_num;
     d.predicate = t.predicate;
+    d.sync_start = t.sync_start;
     d.shape = t.shape;
     d.kind = t.kind;
     d.tensor_count = static_cast<int32_t>(t.tensor_count);

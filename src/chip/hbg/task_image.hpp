@@ -36,6 +36,7 @@ struct ImageTask {
   SelfRelative<uint32_t> fanout;
   uint64_t submission_addr;  // kGraph: device address of the submission image
   exec::ResolvedPredicate predicate;
+  bool sync_start;
 };
 
 struct ImageHeader {
@@ -55,6 +56,7 @@ struct HostTask {
   uint32_t tensor_first, tensor_count, scalar_first, scalar_count, fanin_first, fanin_count;
   uint32_t submission = 0;  // kGraph: index of its pending submission
   exec::ResolvedPredicate predicate;
+  bool sync_start = false;
 };
 
 struct HostBuild {

@@ -69,6 +69,7 @@ struct alignas(64) TaskSlot {
   engine::TaskShape shape = engine::TaskShape::kDummy;
   uint8_t ring = 0;
   int16_t block_num = 1;
+  bool sync_start = false;  // require_sync_start: all blocks start together
   int32_t kernels[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
   int32_t tensor_count = 0;
   int32_t scalar_count = 0;

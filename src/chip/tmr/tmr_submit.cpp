@@ -139,6 +139,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
 
   t->shape = shape;
   t->block_num = dummy ? 1 : args.launch_spec.blocks();
+  t->sync_start = !dummy && args.launch_spec.require_sync_start();
   t->predicate = predicate;
   t->kernels[0] = kernels.aic_kernel_id;
   t->kernels[1] = kernels.aiv0_kernel_id;

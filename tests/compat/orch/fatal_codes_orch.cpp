@@ -4,6 +4,7 @@
 //   7 a require_sync_start task with more blocks than the chip has cores
 //   2 an OUTPUT larger than the heap ring (run with PTO2_RING_HEAP=1024)
 //   5 an argument container with a latched error
+//   90 always_assert(false-condition) (code 9, like an explicit fatal)
 //   3 nested scopes 4..8 sharing the last ring fill its task window together
 //     (run with PTO2_RING_TASK_WINDOW=4; tmr only)
 // Entry: t inout FP32[N]; scalar case.
@@ -56,6 +57,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     alloc_tensors(ci);
   } else if (which == PTO2_ERROR_FLOW_CONTROL_DEADLOCK) {
     nest(t, 2);
+  } else if (which == 90) {
+    SPIN_WAIT_HINT();
+    always_assert(t.shapes[0] > 0);  // holds
+    always_assert(t.ndims == 7);     // fails
   } else if (which == PTO2_ERROR_INVALID_ARGS) {
     CoreTaskArgs args;
     args.add_scalar((uint64_t)1);

@@ -1,0 +1,34 @@
+#include "exec/kernel_wait.hpp"
+
+#include <sched.h>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/base/waiter.hpp"
+
+namespace taskring::exec {
+
+WaitContext& wait_context() {
+  // One per executor thread: the launch that runs on it owns it.
+  thread_local WaitContext ctx;
+  return ctx;
+}
+
+int32_t kernel_wait_yield(KernelLocalContext*, int32_t first_poll) {
+  WaitContext& w = wait_context();
+  uint64_t* deadline = w.current_deadline != nullptr ? w.current_deadline : &w.deadline_ns;
+  const uint64_t now = mono_ns();
+  if (first_poll != 0) *deadline = now + w.timeout_ns;
+  if (now > *deadline) return 1;
+  if (w.yield != nullptr) {
+    w.yield(w.group);
+  } else {
+    // A sibling outside any group can only be on another executor thread:
+    // give the hardware thread away now and then so it can run.
+    static thread_local uint32_t polls = 0;
+    if ((++polls & 31) == 0) sched_yield();
+    else Waiter::cpu_relax();
+  }
+  return 0;
+}
+
+}  // namespace taskring::exec
