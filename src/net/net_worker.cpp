@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <optional>
 
@@ -399,6 +400,14 @@ Status NetWorker::init() {
       m.pool = static_cast<char*>(*pool);
       m.staging = static_cast<char*>(*staging);
     }
+  }
+  if (node_status.ok() && m.cfg.node_setup) {
+    try {
+      node_status = m.cfg.node_setup(*m.node);
+    } catch (const std::exception& e) {
+      node_status = internal_error(std::string("threw: ") + e.what());
+    }
+    if (!node_status.ok()) node_status = node_status.with_context("NetConfig::node_setup");
   }
 
   // 2. MPI. Every rank reaches the handshake even when its node failed, so

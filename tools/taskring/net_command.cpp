@@ -72,11 +72,17 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
   cfg.node = w.node_config();
   cfg.node.runtime = runtime;
   if (capture_fd >= 0) cfg.pool_bytes = static_cast<uint64_t>(nodes) * kTraceCap + (1ull << 20);
+  // The workload's inputs are set up on every rank before it says HELLO,
+  // so no round reaches a rank whose inputs are not there yet.
+  cfg.node_setup = [&w](node::NodeWorker& n) { return w.setup(n); };
   NetWorker net(cfg);
-  Status setup_status = w.register_callables(net.node());
-  const Status* setup = &setup_status;
-  auto round = net.register_task("round", [&w, setup](node::NodeWorker& n, const ChipTaskArgs&) -> Status {
-    TASKRING_RETURN_IF_ERROR(*setup);
+  Status reg = w.register_callables(net.node());
+  if (!reg.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), reg.to_string().c_str());
+    out.rc = 1;
+    return out;
+  }
+  auto round = net.register_task("round", [&w](node::NodeWorker& n, const ChipTaskArgs&) -> Status {
     w.reset_output();
     TASKRING_RETURN_IF_ERROR(n.run(w.orchestration(), Deadline::after_ms(600000)));
     return w.check();
@@ -110,7 +116,6 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
     out.rc = 1;
     return out;
   }
-  if (setup_status.ok()) setup_status = w.setup(net.node());
   if (net.rank() != 0) {
     Status srv = net.serve();
     Status c = net.close();

@@ -127,6 +127,11 @@ struct NetConfig {
   // arrives; see src/net/transport.hpp). Longer: lower latency for
   // back-to-back tasks, more CPU taken from the chips. 0..1000000.
   uint64_t poll_window_us = 1000;
+  // Optional per-rank setup of the node (inputs in its shared heap, ...):
+  // runs in init() right after the node is up and before this rank says
+  // HELLO, so no L4 task reaches a rank before it finished; an error fails
+  // every rank's init() naming this rank, like a failed node init.
+  std::function<Status(NodeWorker& node)> node_setup;
   // What this rank announces; differs from kNetProtocolVersion only in the
   // tests of the mismatch check.
   uint32_t protocol_version = kNetProtocolVersion;
