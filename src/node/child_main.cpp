@@ -37,7 +37,7 @@ class ChildServer {
     if (s_.exchange != nullptr) domains_ = std::make_unique<DomainMembership>(s_.exchange, s_.comm_socket);
     ChipWorkerConfig c;
     c.runtime = s_.runtime;
-    const std::string rank = std::to_string(s_.index);
+    const std::string rank = std::to_string(s_.rank_base + s_.index);
     const std::string threads = std::to_string(s_.sim_threads);
     EnvLookup base = s_.env;
     c.env = [base, rank, threads](std::string_view name) -> std::optional<std::string> {

@@ -25,6 +25,7 @@ namespace taskring::node {
 struct ChildSpec {
   ChildKind kind = ChildKind::kChip;
   int index = 0;
+  int rank_base = 0;  // chip.run spans carry rank = rank_base + index
   Mailbox* mailbox = nullptr;
   ShmBell* parent_bell = nullptr;
   pid_t parent_pid = 0;

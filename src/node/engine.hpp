@@ -99,6 +99,15 @@ struct EngineConfig {
   uint64_t heap_wait_ms = 10000;
   uint64_t control_timeout_ms = 30000;
   uint64_t run_admission_ms = 600000;
+  // The level is a label: what a target is called in messages ("chip" at
+  // L3, "rank" at L4, where each target is a whole node).
+  std::string target_word = "chip";
+  // Spans of a run: <family>.run, .run.orch, .run.dispatch ("network" at L4).
+  std::string span_family = "node";
+  // When set, replaces the L3 placement rules for every tensor argument (a
+  // HOST tensor in the shared heap, or a DEVICE address): non-OK rejects
+  // the argument with that message. L4 uses it to check remote descriptors.
+  std::function<Status(const ChipTensor&)> check_tensor;
   WindowExchange* exchange = nullptr;  // comm domains; nullptr: none (UNIMPLEMENTED)
   uint64_t comm_timeout_ms = 30000;
 };

@@ -311,15 +311,16 @@ void Engine::maybe_finish_run(RunState* run) {
   run->status = run->first_error;
   if (strace::enabled()) {
     const uint64_t inv = strace::alloc_invocation();
-    const uint64_t hid = strace::fnv1a64("node.run");
+    const std::string run_name = cfg_.span_family + ".run";
+    const uint64_t hid = strace::fnv1a64(run_name.c_str());
     const uint64_t d0 = run->t_first_dispatch ? run->t_first_dispatch : run->t_orch_end;
-    strace::emit_span("node.run.orch", static_cast<int64_t>(run->t_begin),
+    strace::emit_span((run_name + ".orch").c_str(), static_cast<int64_t>(run->t_begin),
                       static_cast<int64_t>(run->t_orch_end - run->t_begin), inv, hid, 1,
                       strace::Attrs{{"tasks", run->counts.submitted}});
-    strace::emit_span("node.run.dispatch", static_cast<int64_t>(d0),
+    strace::emit_span((run_name + ".dispatch").c_str(), static_cast<int64_t>(d0),
                       static_cast<int64_t>(run->t_last_done >= d0 ? run->t_last_done - d0 : 0), inv, hid, 1,
                       strace::Attrs{{"completed", run->counts.completed}});
-    strace::emit_span("node.run", static_cast<int64_t>(run->t_begin),
+    strace::emit_span(run_name.c_str(), static_cast<int64_t>(run->t_begin),
                       static_cast<int64_t>(run->t_last_done - run->t_begin), inv, hid, 0,
                       strace::Attrs{{"run", run->id}, {"ok", run->status.ok() ? 1 : 0}});
   }

@@ -9,9 +9,9 @@ namespace taskring::node {
 namespace {
 constexpr size_t kMaxScopeDepth = 64;
 
-std::string target_text(bool sub, std::span<const int> chips) {
+std::string target_text(bool sub, std::span<const int> chips, const std::string& word) {
   if (sub) return "SUB";
-  std::string s = chips.size() == 1 ? "chip " : "chips ";
+  std::string s = word + (chips.size() == 1 ? " " : "s ");
   for (size_t i = 0; i < chips.size(); ++i) s += (i ? "," : "") + std::to_string(chips[i]);
   return s;
 }
@@ -104,11 +104,12 @@ Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* co
                               std::to_string(chips.size()) + " chips");
     for (size_t i = 0; i < chips.size(); ++i) {
       if (chips[i] < 0 || chips[i] >= this->chips())
-        return out_of_range(what + ": chip " + std::to_string(chips[i]) + " is not in [0, " +
+        return out_of_range(what + ": " + cfg_.target_word + " " + std::to_string(chips[i]) + " is not in [0, " +
                             std::to_string(this->chips()) + ")");
       for (size_t j = 0; j < i; ++j)
         if (chips[j] == chips[i])
-          return invalid_argument(what + ": chip " + std::to_string(chips[i]) + " appears twice in the group");
+          return invalid_argument(what + ": " + cfg_.target_word + " " + std::to_string(chips[i]) +
+                                  " appears twice in the group");
     }
   }
   for (size_t m = 0; m < args.size(); ++m) {
@@ -128,15 +129,18 @@ Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* co
       const ChipTensor& t = *a->tensor(i);
       Status v = t.validate();
       if (!v.ok()) return invalid_argument(arg + ": " + v.message());
-      if (t.address_space == AddressSpace::DEVICE) {
+      const bool writes = tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING;
+      if (cfg_.check_tensor) {
+        Status c = cfg_.check_tensor(t);
+        if (!c.ok()) return Status(c.code(), arg + ": " + c.message());
+      } else if (t.address_space == AddressSpace::DEVICE) {
         if (sub) return invalid_argument(arg + " is a DEVICE tensor; SUB workers take host tensors only");
         continue;
       }
-      if (t.extent_bytes() > 0 && !cfg_.host_visible(t.data_addr(), t.extent_bytes()))
+      if (!cfg_.check_tensor && t.extent_bytes() > 0 && !cfg_.host_visible(t.data_addr(), t.extent_bytes()))
         return invalid_argument(arg + " (" + t.describe() +
                                 ") is not in the node's shared heap, so no child can see it; allocate it with "
                                 "NodeWorker::alloc_shared or Orchestrator::alloc");
-      const bool writes = tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING;
       if (!sub && writes && !t.is_contiguous)
         return invalid_argument(arg + " (" + t.describe() +
                                 ") is a non-contiguous view a chip task writes; a chip writes back whole byte "
@@ -153,7 +157,7 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
     std::lock_guard<std::mutex> lk(mu_);
     if (!run->first_error.ok()) return run->first_error;
     if (!run->orchestrating) return failed_precondition(std::string(api) + ": the run's orchestration has ended");
-    what = std::string(api) + " task " + std::to_string(run->tasks.size()) + " (" + target_text(sub, chips);
+    what = std::string(api) + " task " + std::to_string(run->tasks.size()) + " (" + target_text(sub, chips, cfg_.target_word);
   }
   const auto& names = sub ? cfg_.sub_callables : cfg_.chip_callables;
   if (callable >= 0 && callable < static_cast<int>(names.size())) what += ", callable '" + names[callable] + "'";

@@ -135,6 +135,8 @@ Status NodeWorker::Impl::validate() const {
     return invalid_argument(w + "heap_ring_bytes " + std::to_string(cfg.heap_ring_bytes) + " not in [1024, 2^40]");
   if (cfg.shared_bytes > (1ull << 40))
     return invalid_argument(w + "shared_bytes " + std::to_string(cfg.shared_bytes) + " exceeds 2^40");
+  if (cfg.rank_base < 0 || cfg.rank_base > (1 << 20) - kMaxChildren)
+    return invalid_argument(w + "rank_base " + std::to_string(cfg.rank_base) + " not in [0, 2^20 - 64]");
   if (cfg.startup_timeout_ms == 0) return invalid_argument(w + "startup_timeout_ms must be > 0");
   if (cfg.control_timeout_ms == 0) return invalid_argument(w + "control_timeout_ms must be > 0");
   if (cfg.comm_timeout_ms == 0) return invalid_argument(w + "comm_timeout_ms must be > 0");
@@ -169,6 +171,7 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
     spec.sub_functions = &sub_fns;
     spec.runtime = cfg.runtime;
     spec.sim_threads = threads;
+    spec.rank_base = cfg.rank_base;
     spec.env = cfg.env;
     spec.hook = cfg.child_init;
     spec.comm_socket = child_socks[i];

@@ -47,6 +47,7 @@ struct BenchOptions {
   std::string workload;
   int ranks = 8;
   int chips = 8;  // node workloads (node_command.cpp)
+  int nodes = 0;  // node workloads across MPI ranks (net_command.cpp)
   int rounds = 8;
   int warmup = 2;
   bool json = false;
@@ -348,6 +349,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
   cmd->add_option("--runtime", opts->runtime, "node workloads: the chips' L2 runtime (tmr or hbg)")
       ->check(CLI::IsMember({"tmr", "hbg"}));
+  cmd->add_option("--nodes", opts->nodes, "L4: nodes (MPI ranks) of a node workload; run under mpirun -np N")
+      ->check(CLI::Range(1, 256));
   auto balanced = std::make_shared<bool>(false);
   auto params = std::make_shared<std::vector<std::string>>();
   cmd->add_flag("--balanced-routing", *balanced, "node workload moe: round-robin routing (equal load per rank)");
@@ -368,7 +371,8 @@ void add_bench_command(CLI::App& app) {
         }
         no.params.emplace_back(kv.substr(0, eq), v);
       }
-      set_exit_code(run_node_bench(no));
+      no.nodes = opts->nodes;
+      set_exit_code(no.nodes > 0 ? run_net_bench(no) : run_node_bench(no));
       return;
     }
     if (*balanced || !params->empty()) {

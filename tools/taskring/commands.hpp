@@ -7,12 +7,17 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 #include <utility>
 
 #include "taskring/workloads/params.hpp"
+
+namespace taskring::workloads {
+class NodeWorkload;
+}
 
 namespace taskring::cli {
 
@@ -58,8 +63,24 @@ struct NodeBenchOptions {
   // Workload parameters set from flags (--balanced-routing, --param k=v).
   std::vector<std::pair<std::string, int64_t>> params;
   std::string runtime = "tmr";  // the chips' L2 runtime: tmr or hbg
+  int nodes = 0;  // > 0: L4 over MPI ranks (net_command.cpp), under mpirun -np nodes
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);
+
+// Shared by the L3 and L4 benches (node_command.cpp): the workload with
+// --chips applied, or nullptr after printing why (a usage error); and the
+// validation of captured spans as a (chip rank, round) matrix of `ranks`
+// ranks, printed as a table or JSON (the exit status: 0, 1 invalid cells,
+// 3 no matrix).
+std::unique_ptr<workloads::NodeWorkload> prepare_node_bench(const NodeBenchOptions& o);
+// `dispatches_per_round` is the workload's chip runs per round.
+int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, int dispatches_per_round,
+                         const NodeBenchOptions& o);
+
+// The L4 forms (net_command.cpp; net_command_stub.cpp without MPI), run by
+// every rank under `mpirun -np nodes`. Same exit statuses.
+int run_net_rounds(workloads::NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds);
+int run_net_bench(const NodeBenchOptions& o);
 
 }  // namespace taskring::cli

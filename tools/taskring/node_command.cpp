@@ -45,6 +45,7 @@ struct NodeRunBinding {
   const bool* skip_device_run;
 };
 NodeRunBinding g_bind;
+int g_nodes = 0;  // --nodes: > 0 runs the workload on that many MPI ranks (L4)
 std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> g_node_workloads;
 bool g_node_parsed = false;
 
@@ -197,6 +198,8 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     for (workloads::Param& p : w->params().entries()) {
       add_param_option(sub, p);
     }
+    sub->add_option("--nodes", g_nodes, "L4: run on this many nodes (MPI ranks); start under mpirun -np N")
+        ->check(CLI::Range(1, 256));
     NodeWorkload* raw = w.get();
     sub->callback([raw] {
       g_node_parsed = true;
@@ -205,6 +208,10 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
                                                                      : *g_bind.runtime;
       // The chip children read their knobs from the environment at init.
       if (*g_bind.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
+      if (g_nodes > 0) {
+        set_exit_code(run_net_rounds(*raw, rt, g_nodes, *g_bind.warmup, *g_bind.rounds));
+        return;
+      }
       set_exit_code(run_node_rounds(*raw, rt, *g_bind.warmup, *g_bind.rounds, true, *g_bind.json));
     });
     g_node_workloads.emplace_back(sub, std::move(w));
@@ -219,38 +226,64 @@ bool is_node_workload(std::string_view name) {
   return false;
 }
 
-int run_node_bench(const NodeBenchOptions& o) {
+std::unique_ptr<NodeWorkload> prepare_node_bench(const NodeBenchOptions& o) {
   auto made = workloads::make_node_workload(o.workload);
   if (!made.ok()) {
     std::fprintf(stderr, "taskring bench: %s\n", made.status().to_string().c_str());
-    return 2;
+    return nullptr;
   }
-  NodeWorkload& w = **made;
-  if (o.chips < 1 || o.rounds < 1 || o.warmup < 0) {
-    std::fprintf(stderr, "taskring bench: --chips and --rounds must be >= 1, --warmup >= 0\n");
-    return 2;
+  if (o.chips < 1 || o.rounds < 1 || o.warmup < 0 || o.nodes < 0) {
+    std::fprintf(stderr, "taskring bench: --chips, --rounds (and --nodes) must be >= 1, --warmup >= 0\n");
+    return nullptr;
   }
-  Status ps = w.params().set("chips", o.chips);
+  Status ps = (*made)->params().set("chips", o.chips);
   if (!ps.ok()) {
     std::fprintf(stderr, "taskring bench: --chips: %s\n", ps.to_string().c_str());
-    return 2;
+    return nullptr;
   }
   for (const auto& [name, value] : o.params) {
-    ps = w.params().set(name, value);
+    ps = (*made)->params().set(name, value);
     if (!ps.ok()) {
       std::fprintf(stderr, "taskring bench: --%s: %s\n", name.c_str(), ps.to_string().c_str());
-      return 2;
+      return nullptr;
     }
   }
-  ps = w.validate();
+  ps = (*made)->validate();
   if (!ps.ok()) {
     std::fprintf(stderr, "taskring bench: %s\n", ps.to_string().c_str());
-    return 2;
+    return nullptr;
   }
   if (!log::strace::enabled()) {
     std::fprintf(stderr, "taskring bench: spans are disabled (TASKRING_LOG_LEVEL above timing)\n");
-    return 2;
+    return nullptr;
   }
+  return std::move(*made);
+}
+
+int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, int dispatches_per_round,
+                         const NodeBenchOptions& o) {
+  trace::Trace t = trace::parse_trace(captured, source);
+  trace::StageNames names;
+  auto invs = trace::group_invocations(t, names);
+  trace::MatrixOptions mo;
+  mo.ranks = ranks;
+  mo.rounds = o.rounds;
+  mo.warmup = o.warmup;
+  mo.dispatches_per_round = dispatches_per_round;
+  mo.rank_by = trace::RankBy::kAttr;
+  auto m = trace::build_matrix(t, invs, names, mo);
+  if (!m.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
+    return 3;
+  }
+  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
+  return trace::verdict_exit_code(t, *m);
+}
+
+int run_node_bench(const NodeBenchOptions& o) {
+  std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
+  if (!made) return 2;
+  NodeWorkload& w = *made;
   int fds[2];
   if (pipe(fds) != 0) {
     std::perror("taskring bench: pipe");
@@ -294,22 +327,9 @@ int run_node_bench(const NodeBenchOptions& o) {
   const bool runner_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
 
-  trace::Trace t = trace::parse_trace(captured, "<node runner's stderr>");
-  trace::StageNames names;
-  auto invs = trace::group_invocations(t, names);
-  trace::MatrixOptions mo;
-  mo.ranks = o.chips;
-  mo.rounds = o.rounds;
-  mo.warmup = o.warmup;
-  mo.dispatches_per_round = static_cast<int>(w.chip_runs_per_round());
-  mo.rank_by = trace::RankBy::kAttr;
-  auto m = trace::build_matrix(t, invs, names, mo);
-  if (!m.ok()) {
-    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
-    return 3;
-  }
-  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
-  const int rc = trace::verdict_exit_code(t, *m);
+  const int rc = validate_chip_matrix(captured, "<node runner's stderr>", o.chips,
+                                      static_cast<int>(w.chip_runs_per_round()), o);
+  if (rc == 3) return 3;
   if (timed_out)
     std::fprintf(stderr, "taskring bench: the node runner did not finish within %llu ms\n",
                  static_cast<unsigned long long>(o.timeout_ms));

@@ -51,6 +51,9 @@ struct NodeConfig {
   uint64_t comm_timeout_ms = 30000;
   // Deadline of close()'s drain and reap steps.
   uint64_t close_timeout_ms = 10000;
+  // Chip i's chip.run spans carry rank = rank_base + i (TASKRING_RANK). L4
+  // sets it to node_rank * chips so ranks are unique across the nodes.
+  int rank_base = 0;
   ChildInitHook child_init;  // optional
   EnvLookup env = process_env();
 };

@@ -41,6 +41,10 @@
 #include "taskring/node/node_config.hpp"
 #include "taskring/node/orchestrator.hpp"
 
+namespace taskring::net {
+class NetWorker;  // L4 hands out RunHandles of its own engine
+}
+
 namespace taskring::node {
 
 using OrchFunction = std::function<Status(Orchestrator&)>;
@@ -67,6 +71,7 @@ class RunHandle {
 
  private:
   friend class NodeWorker;
+  friend class net::NetWorker;
   explicit RunHandle(std::shared_ptr<RunState> run) : run_(std::move(run)) {}
   std::shared_ptr<RunState> run_;
 };

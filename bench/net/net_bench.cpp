@@ -1,0 +1,209 @@
+// bench_net: the costs of L4 (issue 14), measured in one run of
+//
+//   mpirun --oversubscribe -np 2 bench_net [--quick] [--json FILE]
+//
+//   (a) remote task round trip: NetWorker::run of one no-op node task on
+//       rank 1 (encode, MPI send, the rank's executor, COMPLETION, the
+//       engine's retire), next to the floor: a raw MPI ping-pong of 8 B
+//       between the same two processes (MPI_Send/MPI_Recv);
+//   (b) transfer bandwidth for 4 KiB .. 64 MiB: remote_copy_to (PUT:
+//       request, ready, data, done) and remote_copy_from (FETCH: request,
+//       reply, data) between rank 0 and a buffer on rank 1, next to MPI's
+//       own for the same sizes: one MPI_Send of n bytes answered by a 1-byte
+//       acknowledgement.
+// The taskring phase runs first; its worker is closed without finalising
+// MPI (NetConfig::finalize_mpi = false), then the raw MPI phase runs in the
+// same processes. Prints a table and, with --json FILE, the numbers as JSON.
+// Numbers depend on the machine and its load: quote `uptime` beside them.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "taskring/base/clock.hpp"
+#include "taskring/net/net_worker.hpp"
+
+using namespace taskring;
+using namespace taskring::net;
+
+namespace {
+
+struct Stats {
+  double median_us = 0, p99_us = 0;
+};
+
+Stats summarise(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Stats s;
+  if (v.empty()) return s;
+  s.median_us = v[v.size() / 2];
+  s.p99_us = v[std::min(v.size() - 1, v.size() * 99 / 100)];
+  return s;
+}
+
+std::string loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+struct Bw {
+  uint64_t bytes;
+  double put_gbs = 0, fetch_gbs = 0, mpi_gbs = 0;
+};
+
+double gbs(uint64_t bytes, double median_us) { return median_us > 0 ? bytes / (median_us * 1e3) : 0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: mpirun -np 2 bench_net [--quick] [--json FILE]\n");
+      return 2;
+    }
+  }
+  const int iters = quick ? 200 : 2000;
+  std::vector<uint64_t> sizes = {4096, 65536, 1u << 20, 8u << 20, 64u << 20};
+  if (quick) sizes = {4096, 1u << 20, 8u << 20};
+  const std::string load_before = loadavg();
+
+  NetConfig cfg;
+  cfg.node.chips = 0;
+  cfg.node.sub_workers = 1;
+  cfg.node.heap_ring_bytes = 1 << 20;
+  cfg.node.shared_bytes = 1 << 20;
+  cfg.pool_bytes = (64ull << 20) + (1 << 20);
+  cfg.staging_bytes = 1 << 20;
+  cfg.finalize_mpi = false;
+  NetWorker w(cfg);
+  const int noop = *w.register_task("noop", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); });
+  Status s = w.init();
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench_net: %s\n", s.to_string().c_str());
+    return 1;
+  }
+  if (w.ranks() != 2) {
+    std::fprintf(stderr, "bench_net: run with mpirun -np 2 (got %d ranks)\n", w.ranks());
+    (void)w.close();
+    MPI_Finalize();
+    return 2;
+  }
+  const int rank = w.rank();
+  Stats rt;
+  std::vector<Bw> bw;
+  if (rank == 0) {
+    std::vector<double> v;
+    ChipTaskArgs none;
+    for (int i = 0; i < iters + iters / 10; ++i) {
+      const uint64_t t0 = mono_ns();
+      s = w.run([&](Orchestrator& o) { return o.submit_next_level(noop, none, 1); });
+      if (!s.ok()) break;
+      if (i >= iters / 10) v.push_back((mono_ns() - t0) / 1e3);
+    }
+    rt = summarise(v);
+    for (uint64_t n : sizes) {
+      auto b = w.remote_malloc(1, n);
+      if (!b.ok()) {
+        s = b.status();
+        break;
+      }
+      std::vector<char> host(n, 1);
+      std::vector<double> put, fetch;
+      const int reps = std::max(3, static_cast<int>((quick ? 8 : 64) * (1u << 20) / std::max<uint64_t>(n, 1u << 16)));
+      for (int i = 0; i < reps + 1 && s.ok(); ++i) {
+        uint64_t t0 = mono_ns();
+        s = w.remote_copy_to(b->whole(), host.data());
+        if (i) put.push_back((mono_ns() - t0) / 1e3);
+        t0 = mono_ns();
+        if (s.ok()) s = w.remote_copy_from(host.data(), b->whole());
+        if (i) fetch.push_back((mono_ns() - t0) / 1e3);
+      }
+      bw.push_back(Bw{n, gbs(n, summarise(put).median_us), gbs(n, summarise(fetch).median_us), 0});
+      if (s.ok()) s = w.remote_free(*b);
+    }
+    if (!s.ok()) std::fprintf(stderr, "bench_net: taskring phase: %s\n", s.to_string().c_str());
+  } else {
+    s = w.serve();
+  }
+  Status c = w.close();
+  if (!c.ok()) std::fprintf(stderr, "bench_net: close: %s\n", c.to_string().c_str());
+
+  // ---- raw MPI, same processes ----
+  Stats floor;
+  {
+    std::vector<double> v;
+    char msg[8] = {};
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < iters + iters / 10; ++i) {
+      const uint64_t t0 = mono_ns();
+      if (rank == 0) {
+        MPI_Send(msg, 8, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
+        MPI_Recv(msg, 8, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(msg, 8, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(msg, 8, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+      }
+      if (i >= iters / 10) v.push_back((mono_ns() - t0) / 1e3);
+    }
+    floor = summarise(v);
+  }
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const uint64_t n = sizes[k];
+    std::vector<char> buf(n, 2);
+    char ack = 0;
+    std::vector<double> v;
+    const int reps = std::max(3, static_cast<int>((quick ? 8 : 64) * (1u << 20) / std::max<uint64_t>(n, 1u << 16)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < reps + 1; ++i) {
+      const uint64_t t0 = mono_ns();
+      if (rank == 0) {
+        MPI_Send(buf.data(), static_cast<int>(n), MPI_BYTE, 1, 8, MPI_COMM_WORLD);
+        MPI_Recv(&ack, 1, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf.data(), static_cast<int>(n), MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&ack, 1, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
+      }
+      if (i) v.push_back((mono_ns() - t0) / 1e3);
+    }
+    if (rank == 0 && k < bw.size()) bw[k].mpi_gbs = gbs(n, summarise(v).median_us);
+  }
+  const std::string load_after = loadavg();
+  if (rank == 0) {
+    std::printf("bench_net, 2 ranks  (loadavg before: %s; after: %s)\n\n", load_before.c_str(), load_after.c_str());
+    std::printf("(a) round trip, µs                 median      p99\n");
+    std::printf("    MPI ping-pong 8 B (floor)    %8.2f %8.2f\n", floor.median_us, floor.p99_us);
+    std::printf("    L4 remote task (no-op)       %8.2f %8.2f   (%.2fx floor; goal <= 2x)\n\n", rt.median_us,
+                rt.p99_us, floor.median_us > 0 ? rt.median_us / floor.median_us : 0);
+    std::printf("(b) bandwidth, GB/s       PUT    FETCH     MPI   PUT/MPI FETCH/MPI (goal >= 0.8 at >= 1 MiB)\n");
+    for (const Bw& b : bw)
+      std::printf("    %9llu B     %7.3f  %7.3f  %7.3f   %5.2f   %5.2f\n", static_cast<unsigned long long>(b.bytes),
+                  b.put_gbs, b.fetch_gbs, b.mpi_gbs, b.mpi_gbs > 0 ? b.put_gbs / b.mpi_gbs : 0,
+                  b.mpi_gbs > 0 ? b.fetch_gbs / b.mpi_gbs : 0);
+    if (!json_path.empty()) {
+      std::ofstream j(json_path);
+      j << "{\n  \"bench\": \"net\",\n  \"ranks\": 2,\n  \"quick\": " << (quick ? "true" : "false")
+        << ",\n  \"loadavg_before\": \"" << load_before << "\",\n  \"loadavg_after\": \"" << load_after
+        << "\",\n  \"round_trip_us\": {\"mpi_floor_median\": " << floor.median_us
+        << ", \"mpi_floor_p99\": " << floor.p99_us << ", \"l4_task_median\": " << rt.median_us
+        << ", \"l4_task_p99\": " << rt.p99_us << ", \"ratio\": "
+        << (floor.median_us > 0 ? rt.median_us / floor.median_us : 0) << "},\n  \"bandwidth_gbs\": [";
+      for (size_t k = 0; k < bw.size(); ++k)
+        j << (k ? ", " : "") << "\n    {\"bytes\": " << bw[k].bytes << ", \"put\": " << bw[k].put_gbs
+          << ", \"fetch\": " << bw[k].fetch_gbs << ", \"mpi\": " << bw[k].mpi_gbs << "}";
+      j << "\n  ]\n}\n";
+    }
+  }
+  MPI_Finalize();
+  return s.ok() && c.ok() ? 0 : 1;
+}

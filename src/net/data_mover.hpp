@@ -1,0 +1,66 @@
+// DataMover: bytes of remote buffers between ranks, MPI point-to-point.
+//
+// Fetch (read a remote range into local memory):
+//   requester: FETCH{tag, id, gen, offset, n} -> owner
+//   owner:     FETCH_REPLY{tag, status}; when OK the n bytes follow on `tag`
+//   requester: posts the receive on `tag`; done when it completes
+// Put (write local memory into a remote range):
+//   requester: PUT{tag, ...} -> owner
+//   owner:     posts the receive into its pool, PUT_READY{tag, status}
+//   requester: sends the n bytes on `tag`
+//   owner:     PUT_DONE{tag, status} once they landed
+// The owner validates every request against its BufferTable (id,
+// generation, range) and answers a bad one with the error instead of data.
+// PUT_DONE makes a write visible before the writer reports its task done, so
+// a later reader (ordered after it by the L4 dependency) sees the bytes. A
+// range owned by the caller's own rank is a memcpy.
+//
+// fetch()/put() block the calling thread (never the progress thread) until
+// the transfer finished, the peer is lost, or the deadline passes.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+
+#include "buffer_table.hpp"
+#include "transport.hpp"
+
+namespace taskring::net {
+
+class DataMover {
+ public:
+  DataMover(Transport& t, BufferTable& own, char* pool_base) : t_(t), own_(own), pool_(pool_base) {}
+
+  Status fetch(const RemoteTensor& src, void* dst, Deadline deadline);
+  Status put(const RemoteTensor& dst, const void* src, Deadline deadline);
+
+  // Progress thread: the data messages (FETCH ... PUT_DONE).
+  void handle(int src, Msg type, Reader& r);
+  // Progress thread: fails every transfer with `rank`.
+  void fail_peer(int rank, const Status& why);
+
+  // Owner side: where `d` lives in this rank's pool, after checking it.
+  Expected<char*> local(const RemoteTensor& d) const;
+
+ private:
+  struct Xfer {
+    int peer = -1;
+    bool is_put = false;
+    void* dst = nullptr;
+    const void* src = nullptr;
+    uint64_t n = 0;
+    std::atomic<bool> done{false};
+    Status status;
+    Waiter waiter;
+  };
+  Status transfer(const RemoteTensor& d, void* dst, const void* src, bool is_put, Deadline deadline);
+  void finish(int tag, Status s);
+
+  Transport& t_;
+  BufferTable& own_;
+  char* pool_;
+  std::map<int, std::shared_ptr<Xfer>> mine_;  // by tag; progress thread only
+};
+
+}  // namespace taskring::net

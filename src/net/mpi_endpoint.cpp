@@ -1,0 +1,78 @@
+#include "mpi_endpoint.hpp"
+
+namespace taskring::net {
+
+Status MpiEndpoint::health() {
+  if (!failed_.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard<std::mutex> lk(mu_);
+  return failure_;
+}
+
+void MpiEndpoint::fail(Status why) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (failed_.load(std::memory_order_relaxed)) return;
+    failure_ = std::move(why);
+    failed_.store(true, std::memory_order_release);
+  }
+  node::bell_ring(*bell_);
+}
+
+Status MpiEndpoint::start(uint64_t, const node::TaskPayload& task) {
+  if (failed_.load(std::memory_order_acquire)) return health();
+  const uint64_t seq = seq_.load(std::memory_order_relaxed) + 1;
+  Writer w(Msg::kTask);
+  w.put(seq).put(static_cast<int32_t>(task.callable)).put(static_cast<uint32_t>(task.tensors.size()));
+  for (size_t i = 0; i < task.tensors.size(); ++i) w.put(task.tensors[i]).put(static_cast<int32_t>(task.tags[i]));
+  w.put(static_cast<uint32_t>(task.scalars.size()));
+  for (uint64_t s : task.scalars) w.put(s);
+  done_.store(false, std::memory_order_relaxed);
+  seq_.store(seq, std::memory_order_release);
+  in_flight_.store(true, std::memory_order_release);
+  t_.expect(1);
+  auto msg = std::make_shared<std::vector<char>>(w.take());
+  Transport* t = &t_;
+  const int rank = rank_;
+  t_.post([t, rank, msg] { t->send(rank, std::move(*msg)); });
+  return Status::Ok();
+}
+
+void MpiEndpoint::on_completion(uint64_t seq, Status s) {
+  if (seq != seq_.load(std::memory_order_acquire) || !in_flight_.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    result_ = std::move(s);
+  }
+  done_.store(true, std::memory_order_release);
+  node::bell_ring(*bell_);
+}
+
+std::optional<node::Outcome> MpiEndpoint::poll(bool) {
+  if (!in_flight_.load(std::memory_order_acquire)) return std::nullopt;
+  if (done_.load(std::memory_order_acquire)) {
+    in_flight_.store(false, std::memory_order_relaxed);
+    t_.expect(-1);
+    std::lock_guard<std::mutex> lk(mu_);
+    if (result_.ok()) return node::Outcome{node::OutcomeKind::kSuccess, Status::Ok()};
+    return node::Outcome{node::OutcomeKind::kTaskFailure, result_.with_context(name_)};
+  }
+  if (failed_.load(std::memory_order_acquire)) {
+    in_flight_.store(false, std::memory_order_relaxed);
+    t_.expect(-1);
+    return node::Outcome{node::OutcomeKind::kEndpointFailure, health()};
+  }
+  return std::nullopt;
+}
+
+Expected<uint64_t> MpiEndpoint::control(const node::ControlRequest&, Deadline) {
+  return unimplemented(name_ + ": chip control calls (malloc/copy, comm domains) do not apply to a whole node "
+                       "at L4; use NetWorker::remote_malloc / remote_copy_to / remote_copy_from");
+}
+
+Status MpiEndpoint::control_post(const node::ControlRequest& req) {
+  return control(req, Deadline::after_ms(0)).status();
+}
+
+Expected<uint64_t> MpiEndpoint::control_wait(Deadline deadline) { return control(node::ControlRequest{}, deadline); }
+
+}  // namespace taskring::net

@@ -1,0 +1,45 @@
+// Runs a command under `mpirun --oversubscribe -np N` on this machine with
+// a hard bound (`timeout -k 5`), capturing stdout+stderr and the wall time.
+// --allow-run-as-root: CI runs as root, and Open MPI refuses root without it.
+// btl_vader_single_copy_mechanism=none: containers often forbid the CMA
+// (ptrace) single-copy path; the copy-in/copy-out path works everywhere.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace taskring::testing {
+
+struct MpiResult {
+  int rc = -1;        // exit status; 124 when the bound killed it
+  std::string out;    // stdout and stderr, interleaved
+  double seconds = 0;
+};
+
+inline MpiResult mpirun(int np, const std::string& command, int bound_s) {
+  char dir[] = "/tmp/taskring_mpirun_XXXXXX";
+  MpiResult r;
+  if (mkdtemp(dir) == nullptr) return r;
+  const std::string d = dir;
+  const std::string cmd = "timeout -k 5 " + std::to_string(bound_s) + " " + std::string(TASKRING_MPIEXEC) +
+                          " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
+                          std::to_string(np) + " " + command + " > " + d + "/out 2>&1";
+  const auto t0 = std::chrono::steady_clock::now();
+  const int st = std::system(cmd.c_str());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream f(d + "/out");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  r.out = ss.str();
+  std::system(("rm -rf " + d).c_str());
+  return r;
+}
+
+}  // namespace taskring::testing

@@ -1,0 +1,54 @@
+// `taskring run/bench <node workload> --nodes N` under mpirun -np N, through
+// the built binary: every node's golden each round, and the (chip rank,
+// round) matrix of N x C chips validated from spans gathered over MPI.
+#include <gtest/gtest.h>
+
+#include "mpirun_util.hpp"
+
+namespace {
+
+using taskring::testing::mpirun;
+
+const std::string kBin = TASKRING_BIN;
+
+TEST(NetCli, RunMultiChipOnTwoNodesPassesEveryGolden) {
+  auto r = mpirun(2, kBin + " run multi_chip --nodes 2 --chips 2 --rounds 3 --warmup 1", 150);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("2 nodes x 2 chips"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 of 3 measured rounds passed on every node"), std::string::npos) << r.out;
+}
+
+TEST(NetCli, RunPipelineOnThreeNodes) {
+  auto r = mpirun(3, kBin + " run pipeline --nodes 3 --chips 2 --rounds 2 --warmup 0", 150);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("2 of 2 measured rounds passed on every node"), std::string::npos) << r.out;
+}
+
+TEST(NetCli, NodesMustMatchTheRanks) {
+  auto r = mpirun(2, kBin + " run multi_chip --nodes 3 --chips 1", 150);
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_NE(r.rc, 124) << r.out;
+  EXPECT_NE(r.out.find("--nodes 3 but mpirun started 2 ranks"), std::string::npos) << r.out;
+}
+
+TEST(NetCli, BenchValidatesEveryChipOfEveryNodeAndRound) {
+  char dir[] = "/tmp/taskring_net_cli_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string log = std::string(dir) + "/spans.log";
+  auto r = mpirun(2, kBin + " bench multi_chip --nodes 2 --chips 2 --rounds 3 --warmup 1 --json --log " + log, 150);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  // 2 nodes x 2 chips = 4 chip ranks, 3 rounds: 12 cells, every one valid.
+  EXPECT_NE(r.out.find("\"valid_cells\": 12"), std::string::npos) << r.out;
+  // The gathered spans validate again with `taskring trace`.
+  const std::string cmd = kBin + " trace " + log + " --expect-ranks 4 --expect-rounds 3 --warmup 1 --rank-by attr > " +
+                          std::string(dir) + "/out 2>&1";
+  const int st = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  std::ifstream f(std::string(dir) + "/out");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_NE(ss.str().find("12/12 cells valid"), std::string::npos) << ss.str();
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+}  // namespace

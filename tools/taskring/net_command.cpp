@@ -1,0 +1,231 @@
+// The L4 forms of `taskring run` and `taskring bench` (node workloads over
+// MPI ranks). Started by mpirun, one process per node:
+//
+//   mpirun -np K taskring run multi_chip --nodes K --chips C [--rounds R --warmup W]
+//   mpirun -np K taskring bench multi_chip --nodes K --chips C --rounds R --warmup W [--json]
+//
+// Every rank builds the workload's node (C chips, their SUB workers) and its
+// inputs; rank 0 drives the L4 worker: each round is one L4 run of one task
+// per rank ("round": the workload's orchestration on that node, then its
+// golden check there), so a round passes only when every node passed.
+//
+// bench: every rank sends its stderr (its own and its chip children's
+// spans; chip ranks are node*C + chip) into an anonymous in-memory file
+// before anything starts; after the rounds, an L4 "collect" task per rank
+// writes that text into a buffer owned by rank 0 (moved by the L4 data path,
+// MPI point-to-point), and rank 0 validates the (chip rank, round) matrix of
+// K*C ranks x R rounds with the trace analyser.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "taskring/base/clock.hpp"
+#include "taskring/log/strace.hpp"
+#include "taskring/net/net_worker.hpp"
+#include "taskring/workloads/node_workload.hpp"
+
+namespace taskring::cli {
+namespace {
+
+using net::NetConfig;
+using net::NetWorker;
+using workloads::NodeWorkload;
+
+// Bytes of span text one rank may send back (bench).
+constexpr uint64_t kTraceCap = 8ull << 20;
+
+struct NetRun {
+  int rc = 0;            // 0 ok, 1 failure, 2 usage
+  std::string trace;     // bench: every rank's captured text, rank 0 only
+};
+
+std::string read_fd_all(int fd) {
+  std::string s;
+  char buf[65536];
+  off_t off = 0;
+  while (true) {
+    ssize_t n = pread(fd, buf, sizeof(buf), off);
+    if (n <= 0) break;
+    s.append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  return s;
+}
+
+NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds, bool print,
+                  int capture_fd) {
+  NetRun out;
+  const std::string who = "taskring " + std::string(capture_fd >= 0 ? "bench " : "run ") + std::string(w.name());
+  Status v = w.validate();
+  if (!v.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), v.to_string().c_str());
+    out.rc = 2;
+    return out;
+  }
+  NetConfig cfg;
+  cfg.node = w.node_config();
+  cfg.node.runtime = runtime;
+  if (capture_fd >= 0) cfg.pool_bytes = static_cast<uint64_t>(nodes) * kTraceCap + (1ull << 20);
+  // The workload's inputs are set up on every rank before it says HELLO,
+  // so no round reaches a rank whose inputs are not there yet.
+  cfg.node_setup = [&w](node::NodeWorker& n) { return w.setup(n); };
+  NetWorker net(cfg);
+  Status reg = w.register_callables(net.node());
+  if (!reg.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), reg.to_string().c_str());
+    out.rc = 1;
+    return out;
+  }
+  auto round = net.register_task("round", [&w](node::NodeWorker& n, const ChipTaskArgs&) -> Status {
+    w.reset_output();
+    TASKRING_RETURN_IF_ERROR(n.run(w.orchestration(), Deadline::after_ms(600000)));
+    return w.check();
+  });
+  auto collect = net.register_task("collect", [capture_fd](node::NodeWorker&, const ChipTaskArgs& a) -> Status {
+    if (capture_fd < 0) return failed_precondition("nothing captured (not a bench)");
+    log::strace::flush_strace();
+    std::string text = read_fd_all(capture_fd);
+    const ChipTensor& t = *a.tensor(0);
+    const uint64_t room = t.extent_bytes() - 8;
+    const uint64_t n = std::min<uint64_t>(text.size(), room);
+    std::memcpy(t.data<char>(), &n, 8);
+    std::memcpy(t.data<char>() + 8, text.data(), n);
+    if (text.size() > room)
+      return resource_exhausted("this rank's span text (" + std::to_string(text.size()) + " B) exceeds " +
+                                std::to_string(room) + " B");
+    return Status::Ok();
+  });
+  if (!round.ok() || !collect.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), (round.ok() ? collect : round).status().to_string().c_str());
+    out.rc = 1;
+    return out;
+  }
+  Status s = net.init();
+  if (s.ok() && net.ranks() != nodes)
+    s = invalid_argument("--nodes " + std::to_string(nodes) + " but mpirun started " + std::to_string(net.ranks()) +
+                         " ranks (mpirun -np " + std::to_string(nodes) + ")");
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), s.to_string().c_str());
+    (void)net.close();
+    out.rc = 1;
+    return out;
+  }
+  if (net.rank() != 0) {
+    Status srv = net.serve();
+    Status c = net.close();
+    out.rc = srv.ok() && c.ok() ? 0 : 1;
+    return out;
+  }
+  const int chips = cfg.node.chips;
+  if (print)
+    std::printf("%s: %d nodes x %d chips, %d SUB workers per node, %llu node tasks per node per round (%s)\n",
+                who.c_str(), nodes, chips, cfg.node.sub_workers, static_cast<unsigned long long>(w.expected_tasks()),
+                w.params().describe().c_str());
+  int passed = 0;
+  for (int i = 0; i < warmup + rounds; ++i) {
+    const uint64_t t0 = mono_ns();
+    s = net.run([&](node::Orchestrator& o) -> Status {
+      ChipTaskArgs none;
+      for (int r = 0; r < nodes; ++r) TASKRING_RETURN_IF_ERROR(o.submit_next_level(*round, none, r));
+      return Status::Ok();
+    });
+    const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
+    if (print)
+      std::printf("%-8s %3d  host_ms %9.3f  golden %s on %d nodes\n", i < warmup ? "warmup" : "round",
+                  i < warmup ? i : i - warmup + 1, ms, s.ok() ? "PASS" : "FAIL", nodes);
+    if (!s.ok()) std::fprintf(stderr, "%s: round %d: %s\n", who.c_str(), i, s.to_string().c_str());
+    if (i >= warmup && s.ok()) ++passed;
+  }
+  if (capture_fd >= 0) {
+    std::vector<net::RemoteBuffer> bufs;
+    Status cs;
+    for (int r = 0; r < nodes && cs.ok(); ++r) {
+      auto b = net.remote_malloc(0, kTraceCap);
+      if (!b.ok()) cs = b.status();
+      else bufs.push_back(*b);
+    }
+    if (cs.ok())
+      cs = net.run([&](node::Orchestrator& o) -> Status {
+        for (int r = 0; r < nodes; ++r) {
+          auto t = net.remote_tensor(bufs[static_cast<size_t>(r)].whole(), {static_cast<uint32_t>(kTraceCap)},
+                                     DataType::UINT8);
+          if (!t.ok()) return t.status();
+          ChipTaskArgs a;
+          a.add_output(*t);
+          TASKRING_RETURN_IF_ERROR(o.submit_next_level(*collect, a, r));
+        }
+        return Status::Ok();
+      });
+    std::vector<char> buf(kTraceCap);
+    for (size_t r = 0; r < bufs.size() && cs.ok(); ++r) {
+      cs = net.remote_copy_from(buf.data(), bufs[r].whole());
+      uint64_t n = 0;
+      std::memcpy(&n, buf.data(), 8);
+      if (cs.ok()) out.trace.append(buf.data() + 8, std::min<uint64_t>(n, kTraceCap - 8));
+    }
+    if (!cs.ok()) {
+      std::fprintf(stderr, "%s: collecting the spans: %s\n", who.c_str(), cs.to_string().c_str());
+      passed = -1;
+    }
+  }
+  Status c = net.close();
+  if (!c.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), c.to_string().c_str());
+  if (print) std::printf("\n%d of %d measured rounds passed on every node\n", passed, rounds);
+  out.rc = passed == rounds && c.ok() ? 0 : 1;
+  return out;
+}
+
+}  // namespace
+
+int run_net_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds) {
+  return run_rounds(w, runtime, nodes, warmup, rounds, true, -1).rc;
+}
+
+int run_net_bench(const NodeBenchOptions& o) {
+  if (o.nodes < 1) {
+    std::fprintf(stderr, "taskring bench: --nodes must be >= 1\n");
+    return 2;
+  }
+  std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
+  if (!made) return 2;
+  NodeWorkload& w = *made;
+  // Before any fork or thread: this rank's stderr (and its children's)
+  // goes to an in-memory file, appended by every process.
+  std::fflush(nullptr);
+  const int mem = memfd_create("taskring-bench-spans", MFD_CLOEXEC);
+  const int saved = dup(2);
+  if (mem < 0 || saved < 0 || fcntl(mem, F_SETFL, O_APPEND) != 0 || dup2(mem, 2) < 0) {
+    std::perror("taskring bench: capturing stderr");
+    return 1;
+  }
+  NetRun r = run_rounds(w, o.runtime, o.nodes, o.warmup, o.rounds, false, mem);
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  const std::string own = read_fd_all(mem);
+  close(mem);
+  if (!o.log_path.empty() && !r.trace.empty()) {
+    FILE* f = std::fopen(o.log_path.c_str(), "wb");
+    if (f) {
+      std::fwrite(r.trace.data(), 1, r.trace.size(), f);
+      std::fclose(f);
+    }
+  }
+  if (r.trace.empty()) {  // not rank 0, or nothing collected: show what went wrong here
+    if (r.rc != 0) std::fwrite(own.data(), 1, own.size(), stderr);
+    return r.rc;
+  }
+  const int rc = validate_chip_matrix(r.trace, "<spans of every node>", o.nodes * o.chips,
+                                      static_cast<int>(w.chip_runs_per_round()), o);
+  if (rc == 3) return 3;
+  if (r.rc != 0) std::fprintf(stderr, "taskring bench: the L4 run failed:\n%s", own.c_str());
+  return rc != 0 ? rc : r.rc;
+}
+
+}  // namespace taskring::cli
