@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "latency_stats.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/net/net_worker.hpp"
 
@@ -32,18 +33,8 @@ using namespace taskring::net;
 
 namespace {
 
-struct Stats {
-  double median_us = 0, p99_us = 0;
-};
-
-Stats summarise(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  Stats s;
-  if (v.empty()) return s;
-  s.median_us = v[v.size() / 2];
-  s.p99_us = v[std::min(v.size() - 1, v.size() * 99 / 100)];
-  return s;
-}
+using Stats = taskring::bench::LatencyStats;
+using taskring::bench::summarise;
 
 std::string loadavg() {
   std::ifstream f("/proc/loadavg");

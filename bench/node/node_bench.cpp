@@ -23,6 +23,7 @@
 
 #include "shared_region.hpp"
 #include "shm_bell.hpp"
+#include "latency_stats.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/init.hpp"
 #include "taskring/node/node_worker.hpp"
@@ -32,18 +33,8 @@ using namespace taskring::node;
 
 namespace {
 
-struct Stats {
-  double median_us = 0, p99_us = 0;
-};
-
-Stats summarise(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  Stats s;
-  if (v.empty()) return s;
-  s.median_us = v[v.size() / 2];
-  s.p99_us = v[std::min(v.size() - 1, v.size() * 99 / 100)];
-  return s;
-}
+using Stats = taskring::bench::LatencyStats;
+using taskring::bench::summarise;
 
 // A pause that outlasts the peer's spin phase, so it parks.
 void pause_us(uint64_t us) {
