@@ -10,6 +10,7 @@
 #include "taskring/chip/chip_worker.hpp"
 
 #include "c_api_callable.hpp"
+#include "c_api_common.hpp"
 
 static_assert(sizeof(taskring_tensor) == sizeof(taskring::ChipTensor));
 static_assert(alignof(taskring_tensor) == alignof(taskring::ChipTensor));
@@ -23,61 +24,13 @@ struct taskring_worker {
 
 namespace {
 
-int32_t fail(taskring_error* err, const taskring::Status& s) {
-  if (err != nullptr) {
-    err->code = static_cast<int32_t>(s.code());
-    std::snprintf(err->message, sizeof(err->message), "%s", s.to_string().c_str());
-  }
-  return static_cast<int32_t>(s.code());
-}
-
-int32_t ok(taskring_error* err) {
-  if (err != nullptr) {
-    err->code = 0;
-    err->message[0] = '\0';
-  }
-  return TASKRING_OK;
-}
-
-// Runs `body`, mapping an escaping exception (allocation failure, a bug) to
-// INTERNAL instead of letting it cross the C boundary.
-template <typename Body>
-int32_t guarded(taskring_error* err, Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return fail(err, taskring::internal_error(std::string("exception at the C ABI: ") + e.what()));
-  } catch (...) {
-    return fail(err, taskring::internal_error("unknown exception at the C ABI"));
-  }
-}
+using taskring::c_abi::fail;
+using taskring::c_abi::guarded;
+using taskring::c_abi::ok;
 
 int32_t need_worker(taskring_worker* w, taskring_error* err, const char* fn) {
   if (w == nullptr || !w->worker) return fail(err, taskring::invalid_argument(std::string(fn) + ": null worker"));
   return TASKRING_OK;
-}
-
-taskring::Status build_args(const taskring_arg* args, int32_t n, const uint64_t* scalars, int32_t ns,
-                            taskring::ChipTaskArgs* out) {
-  if (n < 0 || ns < 0 || (n > 0 && args == nullptr) || (ns > 0 && scalars == nullptr)) {
-    return taskring::invalid_argument("taskring_prepare: bad argument or scalar array");
-  }
-  for (int32_t i = 0; i < n; ++i) {
-    if (args[i].tensor == nullptr) return taskring::invalid_argument("taskring_prepare: argument " + std::to_string(i) + " has no tensor");
-    const auto* t = reinterpret_cast<const taskring::ChipTensor*>(args[i].tensor);
-    switch (args[i].tag) {
-      case TASKRING_ARG_INPUT: out->add_input(*t); break;
-      case TASKRING_ARG_INOUT: out->add_inout(*t); break;
-      case TASKRING_ARG_OUTPUT_EXISTING: out->add_output(*t); break;
-      case TASKRING_ARG_NO_DEP: out->add_no_dep(*t); break;
-      default:
-        return taskring::invalid_argument("taskring_prepare: argument " + std::to_string(i) + " has tag " +
-                                          std::to_string(args[i].tag) + " (expected INPUT 0, INOUT 2, OUTPUT_EXISTING 3 or NO_DEP 4)");
-    }
-  }
-  out->add_scalars(scalars, ns);
-  if (out->has_error()) return taskring::invalid_argument(std::string("taskring_prepare: ") + out->error_msg());
-  return taskring::Status::Ok();
 }
 
 void fill_report(const taskring::RunReport& r, taskring_run_report* out) {
@@ -168,7 +121,7 @@ int32_t taskring_prepare(taskring_worker* w, int32_t callable_id, const taskring
   return guarded(err, [&]() -> int32_t {
     if (int32_t rc = need_worker(w, err, "taskring_prepare")) return rc;
     auto pending = std::make_unique<taskring::ChipTaskArgs>();
-    taskring::Status s = build_args(args, n_args, scalars, n_scalars, pending.get());
+    taskring::Status s = taskring::c_abi::build_args("taskring_prepare", args, n_args, scalars, n_scalars, pending.get());
     if (!s.ok()) return fail(err, s);
     s = w->worker->prepare(callable_id, *pending);
     if (!s.ok()) return fail(err, s);

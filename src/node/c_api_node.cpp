@@ -10,6 +10,7 @@
 #include "taskring/node/node_worker.hpp"
 
 #include "c_api_callable.hpp"
+#include "c_api_common.hpp"
 
 using taskring::ChipTaskArgs;
 using taskring::Status;
@@ -28,59 +29,17 @@ struct taskring_run_handle {
 
 namespace {
 
-int32_t fail(taskring_error* err, const Status& s) {
-  if (err != nullptr) {
-    err->code = static_cast<int32_t>(s.code());
-    std::snprintf(err->message, sizeof(err->message), "%s", s.to_string().c_str());
-  }
-  return static_cast<int32_t>(s.code());
-}
-
-int32_t ok(taskring_error* err) {
-  if (err != nullptr) {
-    err->code = 0;
-    err->message[0] = '\0';
-  }
-  return TASKRING_OK;
-}
-
-int32_t from(taskring_error* err, const Status& s) { return s.ok() ? ok(err) : fail(err, s); }
-
-template <typename Body>
-int32_t guarded(taskring_error* err, Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return fail(err, taskring::internal_error(std::string("exception at the C ABI: ") + e.what()));
-  } catch (...) {
-    return fail(err, taskring::internal_error("unknown exception at the C ABI"));
-  }
-}
+using taskring::c_abi::fail;
+using taskring::c_abi::from;
+using taskring::c_abi::guarded;
+using taskring::c_abi::ok;
 
 Status need(const void* p, const char* fn, const char* what) {
   if (p == nullptr) return taskring::invalid_argument(std::string(fn) + ": null " + what);
   return Status::Ok();
 }
 
-Status build_args(const char* fn, const taskring_arg* args, int32_t n, const uint64_t* scalars, int32_t ns,
-                  ChipTaskArgs* out) {
-  if (n < 0 || ns < 0 || (n > 0 && args == nullptr) || (ns > 0 && scalars == nullptr))
-    return taskring::invalid_argument(std::string(fn) + ": bad argument or scalar array");
-  for (int32_t i = 0; i < n; ++i) {
-    if (args[i].tensor == nullptr)
-      return taskring::invalid_argument(std::string(fn) + ": argument " + std::to_string(i) + " has no tensor");
-    const auto* t = reinterpret_cast<const taskring::ChipTensor*>(args[i].tensor);
-    const int32_t tag = args[i].tag;
-    if (tag != TASKRING_ARG_INPUT && tag != TASKRING_ARG_INOUT && tag != TASKRING_ARG_OUTPUT_EXISTING &&
-        tag != TASKRING_ARG_NO_DEP)
-      return taskring::invalid_argument(std::string(fn) + ": argument " + std::to_string(i) + " has tag " +
-                                        std::to_string(tag) + " (expected 0, 2, 3 or 4)");
-    out->add_tensor(*t, static_cast<taskring::TensorArgType>(tag));
-  }
-  out->add_scalars(scalars, ns);
-  if (out->has_error()) return taskring::invalid_argument(std::string(fn) + ": " + out->error_msg());
-  return Status::Ok();
-}
+using taskring::c_abi::build_args;
 
 Status call_orch(taskring_orch_fn fn, void* user, Orchestrator& o) {
   taskring_orch handle{&o};
