@@ -3,6 +3,7 @@
 // Definition into the replay's execution storage.
 #include <sched.h>
 
+#include <bit>
 #include <cstring>
 #include <new>
 
@@ -149,7 +150,11 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
   auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + a64(sizeof(ChipTensor) * h.tensor_arg_count));
   const ChipTensor* tmpl = def.tensor_tmpl();
   const graph::TensorSourceRef* src = def.tensor_src();
-  for (uint32_t k = 0; k < h.tensor_arg_count; ++k) {
+  // Counts and section pointers in locals: the stores below go to device
+  // memory the compiler must assume may alias the Definition image.
+  const uint32_t tensor_args = h.tensor_arg_count, scalar_args = h.scalar_arg_count;
+  const uint64_t required_heap = h.required_heap, heap_base = sub->heap_base;
+  for (uint32_t k = 0; k < tensor_args; ++k) {
     // Built in place: one 128-byte copy per argument, not two.
     ChipTensor& c = tens[k];
     const graph::TensorSourceRef& s = src[k];
@@ -158,30 +163,39 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
     } else if (s.kind == graph::TensorSource::kBoundaryView) {
       c = tmpl[k];
       const ChipTensor& b = btensors[s.index];
-      int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
-      if (start < 0 || start % static_cast<int64_t>(c.elem_size()) != 0) return fail("boundary view out of range");
+      const uint64_t es = c.elem_size();
+      const int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
+      if (start < 0 || es == 0) return fail("boundary view out of range");
+      const uint64_t ustart = static_cast<uint64_t>(start);
+      // Element sizes are powers of two: a mask and a shift, not a 64-bit
+      // division (tens of cycles) per argument per replay.
+      const bool pow2 = (es & (es - 1)) == 0;
+      if ((pow2 ? (ustart & (es - 1)) : (ustart % es)) != 0) return fail("boundary view out of range");
       c.buffer = b.buffer;
       c.owner_task_id = b.owner_task_id;
-      c.start_offset = static_cast<uint64_t>(start) / c.elem_size();
-      if (c.start_offset * c.elem_size() + c.extent_bytes() > c.buffer.size) return fail("boundary view out of range");
+      c.start_offset = pow2 ? ustart >> std::countr_zero(es) : ustart / es;
+      if (ustart + c.extent_elem_cache * es > c.buffer.size) return fail("boundary view out of range");
     } else {
       c = tmpl[k];
-      if (static_cast<uint64_t>(s.offset) + c.buffer.size > h.required_heap) return fail("internal tensor outside the heap");
-      c.buffer.addr = sub->heap_base + static_cast<uint64_t>(s.offset);
+      if (static_cast<uint64_t>(s.offset) + c.buffer.size > required_heap) return fail("internal tensor outside the heap");
+      c.buffer.addr = heap_base + static_cast<uint64_t>(s.offset);
     }
     c.address_space = AddressSpace::DEVICE;
   }
-  for (uint32_t k = 0; k < h.scalar_arg_count; ++k) {
-    uint16_t s = def.scalar_src()[k];
-    scal[k] = s == 0 ? def.scalars()[k] : bscalars[s - 1];
+  const uint16_t* scalar_src = def.scalar_src();
+  const uint64_t* scalar_val = def.scalars();
+  for (uint32_t k = 0; k < scalar_args; ++k) {
+    uint16_t s = scalar_src[k];
+    scal[k] = s == 0 ? scalar_val[k] : bscalars[s - 1];
   }
   const graph::NodeDef* nd = def.nodes();
   const uint32_t* fio = def.fanin_offsets();
   const uint32_t* foo = def.fanout_offsets();
+  const uint16_t* fanout_idx = def.fanout_idx();
   int32_t sinks = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    Runnable* x = new (nodes + i) Runnable();
-    const graph::NodeDef& d = nd[i];
+    Runnable* x = new (nodes + i) Runnable;  // default-init: members set below, no zero fill first
+    const graph::NodeDef d = nd[i];
     x->fanin_pending.store(static_cast<int32_t>(fio[i + 1] - fio[i]), std::memory_order_relaxed);
     x->kind = RunKind::kNode;
     x->shape = d.shape;
@@ -192,7 +206,7 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
     x->scalar_count = static_cast<int32_t>(d.scalar_count);
     x->tensors = tens + d.tensor_first;
     x->scalars = scal + d.scalar_first;
-    x->fanout16 = def.fanout_idx() + foo[i];
+    x->fanout16 = fanout_idx + foo[i];
     x->fanout_count = static_cast<int32_t>(foo[i + 1] - foo[i]);
     x->index = i;
     x->exec = exec;
