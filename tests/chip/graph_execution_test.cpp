@@ -602,4 +602,63 @@ TEST(GraphExecution, EveryBufferIsReleasedOnHealthyAndFailedPaths) {
   EXPECT_TRUE(fin.ok()) << fin.to_string();
 }
 
+// ---------------------------------------------------------------- replay completion
+
+// Adds 1 to element 0 of tensor 0 (INOUT), slowly enough that a replay
+// completed before its last node would let the next one overlap it.
+extern "C" void slow_increment(int64_t* args) {
+  auto* v = reinterpret_cast<int32_t*>(static_cast<uintptr_t>(taskring::testing::arg_tensor(args, 0)->data_addr()));
+  volatile int32_t spin = 0;
+  for (int i = 0; i < 20000; ++i) spin = spin + 1;
+  *v = *v + 1;
+}
+constexpr int kSlowIncrement = 5;
+constexpr int kChainNodes = 8;
+constexpr int kSinkReplays = 6;
+
+// One isolated node (a root and a sink: done first) beside a chain of
+// kChainNodes nodes whose last node is the other sink.
+void sinks_body(const GraphTaskArgs& args) {
+  CoreTaskArgs lone;
+  lone.add_inout(*args.tensor(1));
+  rt_submit_aiv_task(kSlowIncrement, lone);
+  for (int i = 0; i < kChainNodes; ++i) {
+    CoreTaskArgs t;
+    t.add_inout(*args.tensor(0));
+    rt_submit_aiv_task(kSlowIncrement, t);
+  }
+}
+void sinks_entry(const ChipTaskArgs& args) {
+  GraphTaskArgs g;
+  g.add_inout(*args.tensor(0)).add_inout(*args.tensor(1));
+  for (int i = 0; i < kSinkReplays; ++i) rt_submit_graph(GRAPH_KEY("sinks"), sinks_body, g);
+}
+
+TEST(GraphExecution, AReplayEndsWithItsLastSinkNotItsFirst) {
+  // A replay's GRAPH task completes when its last sink does; were it to
+  // complete with the lone sink, the next replay's chain would overlap this
+  // one's and increments would be lost or counted after the run.
+  auto w = worker("hbg");
+  ChipCallable c;
+  c.name = "sinks";
+  c.entry = sinks_entry;
+  c.kernels = {{kSlowIncrement, slow_increment, "", "slow_increment"}};
+  auto id = w->register_callable(c);
+  ASSERT_TRUE(id.ok());
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int32_t> chain(16, 0), lone(16, 0);
+    ChipTensor tc = make_tensor_external(chain.data(), {4, 4}, DataType::INT32);
+    ChipTensor tl = make_tensor_external(lone.data(), {4, 4}, DataType::INT32);
+    ChipTaskArgs args;
+    args.add_inout(tc).add_inout(tl);
+    auto r = w->run(*id, args);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(chain[0], kSinkReplays * kChainNodes) << "round " << round;
+    EXPECT_EQ(lone[0], kSinkReplays) << "round " << round;
+    EXPECT_EQ(r->graph.graph_tasks, static_cast<uint64_t>(kSinkReplays));
+    EXPECT_EQ(r->graph.graph_nodes_run, static_cast<uint64_t>(kSinkReplays * (kChainNodes + 1)));
+    EXPECT_EQ(r->stats.kernel_calls, static_cast<uint64_t>(kSinkReplays * (kChainNodes + 1)));
+  }
+}
+
 }  // namespace

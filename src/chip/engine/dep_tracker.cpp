@@ -13,15 +13,16 @@ bool DepTracker::overlaps(const ChipTensor& probe, const ChipTensor& entry, bool
 bool DepTracker::has_entry(const ChipTensor& probe, bool readers) {
   auto it = buckets_.find(probe.buffer.addr);
   if (it == buckets_.end()) return false;
+  const Range pr = range_of(probe);
   bool covered = false;
-  for (const Entry& e : it->second.writers) {
-    if (overlaps(probe, e.view, &covered)) return true;
-  }
-  if (!readers) return false;
-  for (const Entry& e : it->second.readers) {
-    if (overlaps(probe, e.view, &covered)) return true;
-  }
-  return false;
+  auto any = [&](const List& l) {
+    for (size_t i = 0; i < l.ranges.size(); ++i) {
+      if (!disjoint(pr, l.ranges[i]) && overlaps(probe, l.entries[i].view, &covered)) return true;
+    }
+    return false;
+  };
+  if (any(it->second.writers)) return true;
+  return readers && any(it->second.readers);
 }
 
 }  // namespace taskring::engine

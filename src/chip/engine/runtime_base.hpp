@@ -110,6 +110,7 @@ class RuntimeBase : public L2Runtime {
   void start_executors() {
     topo_ = config_.device->topology();
     executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
+    counters_.set_executors(executors_);
     api_.rt.ops = runtime_ops<Derived>();
     api_.owner = static_cast<Derived*>(this);
     for (int e = 0; e < executors_; ++e) {

@@ -20,6 +20,13 @@ void run_one_block(Task* t, Admit&& admit, Push&& push, Run&& run, Complete&& co
   // Read block_num before finishing a block: once another executor finishes
   // the last one, the task may complete and its slot be reused.
   const int32_t nblocks = t->block_num;
+  if (nblocks == 1) {
+    // A one-block task is queued once and popped by one executor: nothing
+    // to claim or count, so no atomic read-modify-write (two per task).
+    if (admit()) run(0);
+    complete();
+    return;
+  }
   int32_t block = t->next_block.fetch_add(1, std::memory_order_acq_rel);
   if (block >= nblocks) return;
   if (block == 0 && !admit()) {

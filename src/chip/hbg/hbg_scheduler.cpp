@@ -3,6 +3,7 @@
 // Definition into the replay's execution storage.
 #include <sched.h>
 
+#include <bit>
 #include <cstring>
 #include <new>
 
@@ -116,6 +117,17 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
       std::vector<uint8_t> copy(def.base, def.base + def.h().total_bytes);
       reinterpret_cast<graph::DefinitionHeader*>(copy.data())->content_hash = 0;
       if (graph::hash_image(copy.data(), copy.size()) != def.h().content_hash) return fail("Definition hash mismatch");
+      // The run's kernel table is fixed, so a Definition's kernel ids are
+      // checked once per run, not per node per replay.
+      const graph::NodeDef* vd = def.nodes();
+      for (uint32_t i = 0; i < def.h().node_count; ++i) {
+        for (int slot = 0; slot < 3; ++slot) {
+          int32_t fid = vd[i].kernels[slot];
+          if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || request_.kernels[fid] == nullptr)) {
+            return fail("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
+          }
+        }
+      }
       verified_defs_.insert(sub->definition_addr);
     }
   }
@@ -138,36 +150,52 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
   auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + a64(sizeof(ChipTensor) * h.tensor_arg_count));
   const ChipTensor* tmpl = def.tensor_tmpl();
   const graph::TensorSourceRef* src = def.tensor_src();
-  for (uint32_t k = 0; k < h.tensor_arg_count; ++k) {
-    ChipTensor c = tmpl[k];
+  // Counts and section pointers in locals: the stores below go to device
+  // memory the compiler must assume may alias the Definition image.
+  const uint32_t tensor_args = h.tensor_arg_count, scalar_args = h.scalar_arg_count;
+  const uint64_t required_heap = h.required_heap, heap_base = sub->heap_base;
+  for (uint32_t k = 0; k < tensor_args; ++k) {
+    // Built in place: one 128-byte copy per argument, not two.
+    ChipTensor& c = tens[k];
     const graph::TensorSourceRef& s = src[k];
     if (s.kind == graph::TensorSource::kBoundaryExact) {
       c = btensors[s.index];
     } else if (s.kind == graph::TensorSource::kBoundaryView) {
+      c = tmpl[k];
       const ChipTensor& b = btensors[s.index];
-      int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
-      if (start < 0 || start % static_cast<int64_t>(c.elem_size()) != 0) return fail("boundary view out of range");
+      const uint64_t es = c.elem_size();
+      const int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
+      if (start < 0 || es == 0) return fail("boundary view out of range");
+      const uint64_t ustart = static_cast<uint64_t>(start);
+      // Element sizes are powers of two: a mask and a shift, not a 64-bit
+      // division (tens of cycles) per argument per replay.
+      const bool pow2 = (es & (es - 1)) == 0;
+      if ((pow2 ? (ustart & (es - 1)) : (ustart % es)) != 0) return fail("boundary view out of range");
       c.buffer = b.buffer;
       c.owner_task_id = b.owner_task_id;
-      c.start_offset = static_cast<uint64_t>(start) / c.elem_size();
-      if (c.start_offset * c.elem_size() + c.extent_bytes() > c.buffer.size) return fail("boundary view out of range");
+      c.start_offset = pow2 ? ustart >> std::countr_zero(es) : ustart / es;
+      if (ustart + c.extent_elem_cache * es > c.buffer.size) return fail("boundary view out of range");
     } else {
-      if (static_cast<uint64_t>(s.offset) + c.buffer.size > h.required_heap) return fail("internal tensor outside the heap");
-      c.buffer.addr = sub->heap_base + static_cast<uint64_t>(s.offset);
+      c = tmpl[k];
+      if (static_cast<uint64_t>(s.offset) + c.buffer.size > required_heap) return fail("internal tensor outside the heap");
+      c.buffer.addr = heap_base + static_cast<uint64_t>(s.offset);
     }
     c.address_space = AddressSpace::DEVICE;
-    tens[k] = c;
   }
-  for (uint32_t k = 0; k < h.scalar_arg_count; ++k) {
-    uint16_t s = def.scalar_src()[k];
-    scal[k] = s == 0 ? def.scalars()[k] : bscalars[s - 1];
+  const uint16_t* scalar_src = def.scalar_src();
+  const uint64_t* scalar_val = def.scalars();
+  for (uint32_t k = 0; k < scalar_args; ++k) {
+    uint16_t s = scalar_src[k];
+    scal[k] = s == 0 ? scalar_val[k] : bscalars[s - 1];
   }
   const graph::NodeDef* nd = def.nodes();
   const uint32_t* fio = def.fanin_offsets();
   const uint32_t* foo = def.fanout_offsets();
+  const uint16_t* fanout_idx = def.fanout_idx();
+  int32_t sinks = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    Runnable* x = new (nodes + i) Runnable();
-    const graph::NodeDef& d = nd[i];
+    Runnable* x = new (nodes + i) Runnable;  // default-init: members set below, no zero fill first
+    const graph::NodeDef d = nd[i];
     x->fanin_pending.store(static_cast<int32_t>(fio[i + 1] - fio[i]), std::memory_order_relaxed);
     x->kind = RunKind::kNode;
     x->shape = d.shape;
@@ -178,21 +206,16 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
     x->scalar_count = static_cast<int32_t>(d.scalar_count);
     x->tensors = tens + d.tensor_first;
     x->scalars = scal + d.scalar_first;
-    x->fanout16 = def.fanout_idx() + foo[i];
+    x->fanout16 = fanout_idx + foo[i];
     x->fanout_count = static_cast<int32_t>(foo[i + 1] - foo[i]);
     x->index = i;
     x->exec = exec;
-    for (int slot = 0; slot < 3; ++slot) {
-      int32_t fid = d.kernels[slot];
-      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || request_.kernels[fid] == nullptr)) {
-        return fail("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
-      }
-    }
+    sinks += x->fanout_count == 0 ? 1 : 0;
   }
   exec->node_count = n;
   exec->outer = r;
   exec->nodes = nodes;
-  exec->remaining.store(static_cast<int32_t>(n), std::memory_order_release);
+  exec->remaining.store(sinks, std::memory_order_release);
   if (n == 0) {
     complete(r, next_local);
     return;
@@ -207,16 +230,28 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
 
 void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
   if (r->kind == RunKind::kNode) {
+    // Only sinks count down `remaining`: every node is an ancestor of a sink,
+    // and a sink runs after all its ancestors released it, so the last sink
+    // ends the replay. The other nodes touch no shared counter (one contended
+    // cache line per node before). Once a node has released its last
+    // consumer the replay may end and its storage be reused: read everything
+    // first, touch nothing of the node after.
     GraphExec* exec = r->exec;
-    for (int32_t k = 0; k < r->fanout_count; ++k) {
-      Runnable* c = &exec->nodes[r->fanout16[k]];
+    Runnable* nodes = exec->nodes;
+    const uint16_t* fanout = r->fanout16;
+    const int32_t count = r->fanout_count;
+    for (int32_t k = 0; k < count; ++k) {
+      Runnable* c = &nodes[fanout[k]];
       if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         if (*next_local == nullptr) *next_local = c;
         else push_ready(c);
       }
     }
-    nodes_run_.fetch_add(1, std::memory_order_relaxed);
-    if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(exec->outer, next_local);
+    if (count != 0) return;
+    if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      nodes_run_.fetch_add(exec->node_count, std::memory_order_relaxed);
+      complete(exec->outer, next_local);
+    }
     return;
   }
   for (int32_t k = 0; k < r->fanout_count; ++k) {

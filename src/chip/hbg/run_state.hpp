@@ -3,8 +3,9 @@
 // Runnable per node (placed in the replay's device execution storage).
 //
 // fanin_pending starts at the task's fanin count; the Runnable is ready at 0.
-// A node's completion releases its fanout inside its GraphExec; the last node
-// of a GraphExec completes the outer GRAPH task.
+// A node's completion releases its fanout inside its GraphExec; `remaining`
+// counts the sinks (nodes without consumers) still to complete, and the last
+// sink completes the outer GRAPH task.
 #pragma once
 
 #include <atomic>
