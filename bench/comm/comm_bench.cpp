@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -69,8 +71,16 @@ int main(int argc, char** argv) {
     if (s == "--json" && i + 1 < argc) a.json = argv[++i];
     else if (s == "--samples" && i + 1 < argc) a.samples = std::max(1, std::atoi(argv[++i]));
     else if (s == "--ranks" && i + 1 < argc) a.ranks = {std::atoi(argv[++i])};
-    else {
-      std::fprintf(stderr, "usage: bench_comm [--json FILE] [--samples N] [--ranks N]\n");
+    else if (s == "--bytes" && i + 1 < argc) {
+      // Comma-separated allreduce sizes; "none" measures the barrier only.
+      a.bytes.clear();
+      for (std::string_view v = argv[++i]; !v.empty() && v != "none";) {
+        const size_t c = v.find(',');
+        a.bytes.push_back(std::strtoull(std::string(v.substr(0, c)).c_str(), nullptr, 10));
+        v = c == std::string_view::npos ? std::string_view{} : v.substr(c + 1);
+      }
+    } else {
+      std::fprintf(stderr, "usage: bench_comm [--json FILE] [--samples N] [--ranks N] [--bytes B,B,...|none]\n");
       return 2;
     }
   }

@@ -78,7 +78,8 @@ TEST(CommKernels, BarrierAndAllreduceAcrossThreads) {
   auto st = on_every_rank(kRanks, [&](int r) -> Status {
     TASKRING_RETURN_IF_ERROR(call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 3}));
     ChipTensor a = make_tensor_external(in[r].data(), {37}), b = make_tensor_external(out[r].data(), {37});
-    for (uint64_t algo : {0, 1}) TASKRING_RETURN_IF_ERROR(call(taskring_comm_allreduce, {a, b}, {d.ctx_scalar(r), algo, 0}));
+    for (uint64_t algo : {0, 1, 2, 3})
+      TASKRING_RETURN_IF_ERROR(call(taskring_comm_allreduce, {a, b}, {d.ctx_scalar(r), algo, 0}));
     return Status::Ok();
   });
   for (int r = 0; r < kRanks; ++r) {
@@ -152,7 +153,7 @@ TEST(CommKernels, CollectiveArgumentsAreChecked) {
     const char* want;
   } cases[] = {
       {call(taskring_comm_allreduce, {ta, tb}, {c, 0, 0}), "out has 9 elements, in has 8"},
-      {call(taskring_comm_allreduce, {ta, tb8}, {c, 2, 0}), "algorithm 2"},
+      {call(taskring_comm_allreduce, {ta, tb8}, {c, 4, 0}), "algorithm 4"},
       {call(taskring_comm_allreduce, {ta, tb8}, {c, 0, 8}), "not 64-byte aligned"},
       {call(taskring_comm_allreduce, {ta, tb8}, {c, 1, 4032}), "exceeds the 4096 B window"},
       {call(taskring_comm_allgather, {ta, tb}, {c, 0}), "out must be 1 x in"},
