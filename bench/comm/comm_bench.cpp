@@ -1,7 +1,7 @@
 // bench_comm: the comm domain's collectives on the node (issue 17),
 // measured inside the chip processes:
 //   (a) allreduce bus bandwidth, 2(n-1)/n · bytes / time, per algorithm
-//       (one-phase, ring), size and rank count; time = the slowest rank's
+//       (one-phase, ring, direct, auto), size and rank count; time = the slowest rank's
 //       time per allreduce over R back-to-back allreduces in one kernel
 //       (ProbeOp::kTimedAllreduce), after a barrier;
 //   (b) barrier latency (ProbeOp::kTimedBarrier), per rank count;
@@ -151,11 +151,12 @@ int main(int argc, char** argv) {
     };
     rows.push_back(Row{n, "barrier", 0, timed(ProbeOp::kTimedBarrier, 200, 0, 0), 0});
     for (uint64_t b : a.bytes)
-      for (uint64_t algo : {0, 1}) {
+      for (uint64_t algo : {0, 1, 2, 3}) {
+        static const char* const kNames[] = {"onephase", "ring", "direct", "auto"};
         const uint64_t reps = std::clamp<uint64_t>((64ull << 20) / b, 5, 2000);
         const double us = timed(ProbeOp::kTimedAllreduce, reps, b, algo);
         const double bus = 2.0 * (n - 1) / n * static_cast<double>(b) / (us * 1000.0);
-        rows.push_back(Row{n, algo ? "ring" : "onephase", b, us, bus});
+        rows.push_back(Row{n, kNames[algo], b, us, bus});
       }
     (void)w.close();
   }
