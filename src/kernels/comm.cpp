@@ -1,13 +1,12 @@
 // Kernel-side comm primitives over a domain's windows (see comm.hpp).
 #include "taskring/kernels/comm.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "taskring/base/clock.hpp"
+#include "taskring/base/cpus.hpp"
 #include "taskring/base/shared_futex.hpp"
 #include "taskring/base/waiter.hpp"
 
@@ -81,13 +80,6 @@ bool wait_until(const KernelArgs& k, const CommContext& c, Pred&& pred, What&& w
   return wait_on(k, c, sync_of(c, c.rank).bell, pred, what);
 }
 
-// CPUs this process may run on.
-int usable_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
 std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok, bool barrier) {
   const SyncBlock& me = sync_of(c, c.rank);
   std::string s;
@@ -141,7 +133,7 @@ void fill_context(CommContext* ctx, char* base, const DomainLayout& layout, int 
   ctx->nranks = layout.nranks;
   ctx->win_size = layout.window_size;
   ctx->timeout_ns = timeout_ns;
-  ctx->spin = layout.nranks <= usable_cpus() ? kSpinChecks : 0;
+  ctx->spin = spin_budget(kSpinChecks, layout.nranks);
   ctx->header = reinterpret_cast<uintptr_t>(base + layout.header_off);
   for (int r = 0; r < layout.nranks; ++r) {
     ctx->windows[r] = reinterpret_cast<uintptr_t>(base + layout.window(r));
