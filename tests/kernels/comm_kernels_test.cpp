@@ -88,6 +88,15 @@ TEST(CommKernels, BarrierAndAllreduceAcrossThreads) {
   }
 }
 
+TEST(CommKernels, AutoAllreducePicksByRanksAndSize) {
+  using kernels::AllreduceAlgo;
+  EXPECT_EQ(kernels::pick_allreduce(1 << 20, 2), AllreduceAlgo::kOnePhase);  // 2 ranks: one-phase moves less
+  EXPECT_EQ(kernels::pick_allreduce(16 << 10, 8), AllreduceAlgo::kOnePhase);  // 64 KiB: one meeting
+  EXPECT_EQ(kernels::pick_allreduce(32 << 10, 4), AllreduceAlgo::kOnePhase);  // 128 KiB still one-phase
+  EXPECT_EQ(kernels::pick_allreduce((32 << 10) + 1, 4), AllreduceAlgo::kDirect);
+  EXPECT_EQ(kernels::pick_allreduce(1 << 20, 8), AllreduceAlgo::kDirect);
+}
+
 TEST(CommKernels, BarrierDeadlineNamesTheMissingRanks) {
   LocalDomain d(4, 4096, 200);
   // Only ranks 0 and 2 arrive.

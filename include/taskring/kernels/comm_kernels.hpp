@@ -53,7 +53,8 @@ std::span<const CommKernel> comm_kernels();
 // kRing: reduce-scatter then allgather around the ring (2(n-1) hand-offs);
 // kDirect: each rank reduces its 1/n chunk straight from every rank's
 // window, then every rank gathers the reduced chunks (two meetings);
-// kAuto: kOnePhase for small inputs, kDirect otherwise (pick_allreduce).
+// kAuto: kOnePhase on 2 ranks or up to 128 KiB, kDirect otherwise
+// (pick_allreduce).
 // kOnePhase, kDirect and kAuto give the same bits (sums in rank order).
 enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1, kDirect = 2, kAuto = 3 };
 enum class CollectiveOp : uint32_t {
