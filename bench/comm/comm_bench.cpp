@@ -1,7 +1,7 @@
 // bench_comm: the comm domain's collectives on the node (issue 17),
 // measured inside the chip processes:
 //   (a) allreduce bus bandwidth, 2(n-1)/n · bytes / time, per algorithm
-//       (one-phase, ring), size and rank count; time = the slowest rank's
+//       (one-phase, ring, direct, auto), size and rank count; time = the slowest rank's
 //       time per allreduce over R back-to-back allreduces in one kernel
 //       (ProbeOp::kTimedAllreduce), after a barrier;
 //   (b) barrier latency (ProbeOp::kTimedBarrier), per rank count;
@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -69,8 +71,16 @@ int main(int argc, char** argv) {
     if (s == "--json" && i + 1 < argc) a.json = argv[++i];
     else if (s == "--samples" && i + 1 < argc) a.samples = std::max(1, std::atoi(argv[++i]));
     else if (s == "--ranks" && i + 1 < argc) a.ranks = {std::atoi(argv[++i])};
-    else {
-      std::fprintf(stderr, "usage: bench_comm [--json FILE] [--samples N] [--ranks N]\n");
+    else if (s == "--bytes" && i + 1 < argc) {
+      // Comma-separated allreduce sizes; "none" measures the barrier only.
+      a.bytes.clear();
+      for (std::string_view v = argv[++i]; !v.empty() && v != "none";) {
+        const size_t c = v.find(',');
+        a.bytes.push_back(std::strtoull(std::string(v.substr(0, c)).c_str(), nullptr, 10));
+        v = c == std::string_view::npos ? std::string_view{} : v.substr(c + 1);
+      }
+    } else {
+      std::fprintf(stderr, "usage: bench_comm [--json FILE] [--samples N] [--ranks N] [--bytes B,B,...|none]\n");
       return 2;
     }
   }
@@ -141,11 +151,12 @@ int main(int argc, char** argv) {
     };
     rows.push_back(Row{n, "barrier", 0, timed(ProbeOp::kTimedBarrier, 200, 0, 0), 0});
     for (uint64_t b : a.bytes)
-      for (uint64_t algo : {0, 1}) {
+      for (uint64_t algo : {0, 1, 2, 3}) {
+        static const char* const kNames[] = {"onephase", "ring", "direct", "auto"};
         const uint64_t reps = std::clamp<uint64_t>((64ull << 20) / b, 5, 2000);
         const double us = timed(ProbeOp::kTimedAllreduce, reps, b, algo);
         const double bus = 2.0 * (n - 1) / n * static_cast<double>(b) / (us * 1000.0);
-        rows.push_back(Row{n, algo ? "ring" : "onephase", b, us, bus});
+        rows.push_back(Row{n, kNames[algo], b, us, bus});
       }
     (void)w.close();
   }

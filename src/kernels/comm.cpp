@@ -6,6 +6,7 @@
 #include <string>
 
 #include "taskring/base/clock.hpp"
+#include "taskring/base/cpus.hpp"
 #include "taskring/base/shared_futex.hpp"
 #include "taskring/base/waiter.hpp"
 
@@ -14,7 +15,6 @@ namespace taskring::kernels::comm {
 namespace {
 
 constexpr uint64_t kPage = 4096;
-constexpr uint32_t kSpin = 1000;              // checks before the first park
 constexpr uint64_t kParkSliceNs = 50'000'000;  // re-check abort/deadline at least this often
 
 uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
@@ -37,42 +37,47 @@ const char* cmp_name(Cmp c) {
   return i < 6 ? kNames[i] : "?";
 }
 
-// Waits spin-then-park on this rank's doorbell until `pred()`. On an abort
-// or the deadline it reports "domain 'x' rank r: <what>: <why>", where
-// `what()` describes what is still missing (evaluated only on failure).
+// Waits spin-then-park on `bell` until `pred()`. On an abort or the
+// deadline it reports "domain 'x' rank r: <what>: <why>", where `what()`
+// describes what is still missing (evaluated only on failure). The spin
+// phase is skipped when ranks outnumber the CPUs (CommContext::spin).
 template <typename Pred, typename What>
-bool wait_until(const KernelArgs& k, const CommContext& c, Pred&& pred, What&& what) {
-  SyncBlock& me = sync_of(c, c.rank);
+bool wait_on(const KernelArgs& k, const CommContext& c, CommBell& bell, Pred&& pred, What&& what) {
   DomainHeader& h = header_of(c);
   auto fail = [&](const char* why) {
     const std::string w = what();
     return k.fail(TASKRING_KERNEL_ERR_DEADLINE, "domain '%s' rank %d: %s: %s", domain_name(c), c.rank, w.c_str(), why);
   };
-  for (uint32_t i = 0; i < kSpin; ++i) {
+  for (uint32_t i = 0; i < c.spin; ++i) {
     if (pred()) return true;
     Waiter::cpu_relax();
   }
   const Deadline deadline = Deadline::after_ns(c.timeout_ns);
   while (true) {
-    me.bell.parked.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t seen = me.bell.epoch.load(std::memory_order_seq_cst);
+    bell.parked.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = bell.epoch.load(std::memory_order_seq_cst);
     if (pred()) {
-      me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      bell.parked.fetch_sub(1, std::memory_order_relaxed);
       return true;
     }
     if (h.abort.load(std::memory_order_acquire) != 0) {
-      me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      bell.parked.fetch_sub(1, std::memory_order_relaxed);
       return fail("aborted, another member of the run failed");
     }
     const uint64_t left = deadline.remaining_ns();
     if (left == 0) {
-      me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      bell.parked.fetch_sub(1, std::memory_order_relaxed);
       const std::string why = "deadline of " + std::to_string(c.timeout_ns / 1000000) + " ms passed";
       return fail(why.c_str());
     }
-    shared_futex_wait(&me.bell.epoch, seen, std::min(left, kParkSliceNs));
-    me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+    shared_futex_wait(&bell.epoch, seen, std::min(left, kParkSliceNs));
+    bell.parked.fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+template <typename Pred, typename What>
+bool wait_until(const KernelArgs& k, const CommContext& c, Pred&& pred, What&& what) {
+  return wait_on(k, c, sync_of(c, c.rank).bell, pred, what);
 }
 
 std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok, bool barrier) {
@@ -82,12 +87,29 @@ std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok
   for (int i = 0; i < n; ++i) {
     const int q = srcs ? srcs[i] : i;
     if (q == c.rank) continue;
-    const uint32_t v = (barrier ? me.barrier[q] : me.flags[q]).load(std::memory_order_acquire);
-    if (v >= tok) continue;
+    const uint32_t v = (barrier ? sync_of(c, q).barrier_reached : me.flags[q]).load(std::memory_order_acquire);
+    if (static_cast<int32_t>(v - tok) >= 0) continue;
     if (missing++ < 16) s += (s.empty() ? "" : ",") + std::to_string(q);
   }
   if (missing > 16) s += ",...";
   return std::to_string(missing) + " missing (ranks " + s + ")";
+}
+
+uint64_t mask_of(const CommContext& c, const int* srcs, int nsrcs) {
+  uint64_t m = 0;
+  if (srcs == nullptr) {
+    for (int q = 0; q < c.nranks; ++q) m |= uint64_t{1} << q;
+  } else {
+    for (int i = 0; i < nsrcs; ++i)
+      if (srcs[i] >= 0 && srcs[i] < c.nranks) m |= uint64_t{1} << srcs[i];
+  }
+  return m & ~(uint64_t{1} << c.rank);
+}
+
+bool flags_reached(const SyncBlock& s, uint64_t mask, uint32_t tok) {
+  for (; mask != 0; mask &= mask - 1)
+    if (s.flags[__builtin_ctzll(mask)].load(std::memory_order_seq_cst) < tok) return false;
+  return true;
 }
 
 }  // namespace
@@ -111,6 +133,7 @@ void fill_context(CommContext* ctx, char* base, const DomainLayout& layout, int 
   ctx->nranks = layout.nranks;
   ctx->win_size = layout.window_size;
   ctx->timeout_ns = timeout_ns;
+  ctx->spin = spin_budget(kSpinChecks, layout.nranks);
   ctx->header = reinterpret_cast<uintptr_t>(base + layout.header_off);
   for (int r = 0; r < layout.nranks; ++r) {
     ctx->windows[r] = reinterpret_cast<uintptr_t>(base + layout.window(r));
@@ -246,19 +269,19 @@ bool wait_signal(const KernelArgs& k, const CommContext& c, uint64_t signal_off,
 
 bool barrier(const KernelArgs& k, const CommContext& c) {
   SyncBlock& me = sync_of(c, c.rank);
+  DomainHeader& h = header_of(c);
   const uint32_t e = ++me.barrier_epoch;
-  for (int p = 0; p < c.nranks; ++p) {
-    if (p == c.rank) continue;
-    sync_of(c, p).barrier[c.rank].store(e, std::memory_order_release);
-    ring(sync_of(c, p).bell);
+  me.barrier_reached.store(e, std::memory_order_release);
+  // Arrivals of barrier e are the counts ((e-1)·n, e·n]: the one that reaches
+  // e·n is the last, and no rank can arrive for e+1 before e is published.
+  const uint32_t target = e * static_cast<uint32_t>(c.nranks);
+  if (h.barrier_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == target) {
+    h.barrier_done.store(e, std::memory_order_seq_cst);
+    ring(h.bell);
+    return true;
   }
-  return wait_until(
-      k, c,
-      [&] {
-        for (int q = 0; q < c.nranks; ++q)
-          if (q != c.rank && me.barrier[q].load(std::memory_order_acquire) < e) return false;
-        return true;
-      },
+  return wait_on(
+      k, c, h.bell, [&] { return static_cast<int32_t>(h.barrier_done.load(std::memory_order_acquire) - e) >= 0; },
       [&] { return "barrier " + std::to_string(e) + ": " + rank_list(c, nullptr, c.nranks, e, true); });
 }
 
@@ -266,23 +289,35 @@ uint32_t begin_collective(const CommContext& c) { return ++sync_of(c, c.rank).co
 
 void post_flag(const CommContext& c, int peer, uint32_t tok) {
   SyncBlock& s = sync_of(c, peer);
-  s.flags[c.rank].store(tok, std::memory_order_release);
-  ring(s.bell);
+  s.flags[c.rank].store(tok, std::memory_order_seq_cst);
+  // Dekker with wait_flags: it announces (want_tok, want_mask), then parked,
+  // then re-checks the flags. A post that sees nobody parked is seen by that
+  // re-check; otherwise the post last in the total order sees every flag and
+  // rings once the announced set is complete.
+  if (s.bell.parked.load(std::memory_order_seq_cst) == 0) return;
+  const uint64_t mask = s.want_mask.load(std::memory_order_seq_cst);
+  if (mask != 0 && !flags_reached(s, mask, s.want_tok.load(std::memory_order_seq_cst))) return;
+  s.bell.epoch.fetch_add(1, std::memory_order_seq_cst);
+  shared_futex_wake_all(&s.bell.epoch);
 }
 
 bool wait_flags(const KernelArgs& k, const CommContext& c, const int* srcs, int nsrcs, uint32_t tok, const char* what) {
-  const SyncBlock& me = sync_of(c, c.rank);
+  SyncBlock& me = sync_of(c, c.rank);
   const int n = srcs ? nsrcs : c.nranks;
-  return wait_until(
-      k, c,
-      [&] {
-        for (int i = 0; i < n; ++i) {
-          const int q = srcs ? srcs[i] : i;
-          if (q != c.rank && me.flags[q].load(std::memory_order_acquire) < tok) return false;
-        }
-        return true;
-      },
+  const uint64_t mask = mask_of(c, srcs, nsrcs);
+  if (flags_reached(me, mask, tok)) return true;
+  // Claim the announcement; if another wait holds it (not how collectives
+  // run), this one parks unannounced and re-checks every park slice.
+  // Tokens only grow, so a post reading the new mask with the previous
+  // token evaluates a weaker condition: at worst an early (harmless) ring.
+  uint64_t none = 0;
+  const bool announced = me.want_mask.compare_exchange_strong(none, mask, std::memory_order_seq_cst);
+  if (announced) me.want_tok.store(tok, std::memory_order_seq_cst);
+  const bool ok = wait_until(
+      k, c, [&] { return flags_reached(me, mask, tok); },
       [&] { return std::string(what) + ": " + rank_list(c, srcs, n, tok, false); });
+  if (announced) me.want_mask.store(0, std::memory_order_seq_cst);
+  return ok;
 }
 
 }  // namespace taskring::kernels::comm

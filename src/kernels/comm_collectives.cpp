@@ -136,6 +136,48 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
   return true;
 }
 
+// Direct (reduce-scatter + allgather through the windows): every rank
+// stages its input (FP32) once; rank r sums chunk r of every rank's staged
+// input in rank order 0..n-1 (the one-phase order, so the same bits) into
+// its window, block by block in cache; then every rank converts the n
+// reduced chunks straight from their owners' windows into its output. Per
+// rank ~2 N read and ~2 N written (one-phase reads n·N) and two meetings
+// (ring: 2(n-1) hand-offs, each a park and wake when ranks outnumber cores).
+// The reduced chunk r overwrites rank r's own staged chunk r, which no other
+// rank reads, so the layout is the one-phase's (one slot per parity) and the
+// two forms can follow each other on the same scratch.
+bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
+  const int n = c.nranks, r = c.rank;
+  const uint32_t seq = cm::begin_collective(c);
+  const uint64_t s_off = off + (seq & 1) * round64(in.n * 4);
+  to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(c, r) + s_off));
+  for (int p = 0; p < n; ++p)
+    if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
+  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "direct allreduce: staged inputs")) return false;
+  const uint64_t c0 = chunk_begin(in.n, n, r), c1 = chunk_begin(in.n, n, r + 1);
+  float* R = reinterpret_cast<float*>(cm::window_of(c, r) + s_off) + c0;
+  constexpr uint64_t kBlock = 4096;
+  float acc[kBlock];
+  for (uint64_t b = c0; b < c1; b += kBlock) {
+    const uint64_t m = std::min(kBlock, c1 - b);
+    std::memcpy(acc, cm::window_of(c, 0) + s_off + b * 4, m * 4);
+    for (int q = 1; q < n; ++q) {
+      const float* src = reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b;
+      for (uint64_t i = 0; i < m; ++i) acc[i] += src[i];
+    }
+    std::memcpy(R + (b - c0), acc, m * 4);
+  }
+  for (int p = 0; p < n; ++p)
+    if (p != r) cm::post_flag(c, p, cm::token(seq, 2));
+  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 2), "direct allreduce: reduced chunks")) return false;
+  for (int q0 = 0; q0 < n; ++q0) {
+    const int q = (r + q0) % n;  // start at a different owner on every rank
+    const uint64_t b0 = chunk_begin(in.n, n, q), b1 = chunk_begin(in.n, n, q + 1);
+    from_f32(reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b0, b1 - b0, out, b0);
+  }
+  return true;
+}
+
 // Stages `bytes` of `src` into this rank's parity slot and waits until every
 // rank staged; returns the slot offset (UINT64_MAX after a failure).
 uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* src, uint64_t bytes, uint64_t off,
@@ -153,7 +195,8 @@ uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* sr
 
 uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks) {
   switch (op) {
-    case CollectiveOp::kAllreduceOnePhase: return 2 * round64(in_elems * 4);
+    case CollectiveOp::kAllreduceOnePhase:
+    case CollectiveOp::kAllreduceDirect: return 2 * round64(in_elems * 4);
     case CollectiveOp::kAllreduceRing: return 4 * round64(in_elems * 4);
     case CollectiveOp::kReduceScatter: return 2 * round64(in_elems * 4);
     case CollectiveOp::kAllgather:
@@ -164,7 +207,18 @@ uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t e
   return 0;
 }
 
-// in [n] float, out [n] float; s0 ctx, s1 algo (0 one-phase, 1 ring), s2 scratch offset.
+AllreduceAlgo pick_allreduce(uint64_t elems, int nranks) {
+  // Memory traffic per rank, N = the input: one-phase (n+3)·N in one
+  // meeting, direct ~(5 + 1/n)·N in two. On 2 ranks one-phase moves less.
+  // Up to 128 KiB the second meeting (a park and wake of every rank when
+  // ranks outnumber cores) costs more than the traffic it saves: measured
+  // with bench_comm at 4 and 8 ranks on 2 cores, one-phase leads at 64 KiB,
+  // direct from 1 MiB.
+  if (nranks <= 2 || elems * 4 <= (128u << 10)) return AllreduceAlgo::kOnePhase;
+  return AllreduceAlgo::kDirect;
+}
+
+// in [n] float, out [n] float; s0 ctx, s1 algo (AllreduceAlgo), s2 scratch offset.
 extern "C" void taskring_comm_allreduce(int64_t* raw) {
   KernelArgs k(raw, "allreduce");
   if (!k.usable() || !k.expect_counts(2, 2, 3, 3)) return;
@@ -174,16 +228,22 @@ extern "C" void taskring_comm_allreduce(int64_t* raw) {
   if (in.n != out.n)
     return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out has %llu elements, in has %llu",
                         static_cast<unsigned long long>(out.n), static_cast<unsigned long long>(in.n));
-  const uint64_t algo = k.scalar(1), off = k.scalar(2);
-  if (algo > 1)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "algorithm %llu: 0 one-phase, 1 ring",
-                        static_cast<unsigned long long>(algo));
-  const auto op = algo == 0 ? CollectiveOp::kAllreduceOnePhase : CollectiveOp::kAllreduceRing;
+  const uint64_t raw_algo = k.scalar(1), off = k.scalar(2);
+  if (raw_algo > static_cast<uint64_t>(AllreduceAlgo::kAuto))
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "algorithm %llu: 0 one-phase, 1 ring, 2 direct, 3 auto",
+                        static_cast<unsigned long long>(raw_algo));
+  auto algo = static_cast<AllreduceAlgo>(raw_algo);
+  if (algo == AllreduceAlgo::kAuto) algo = pick_allreduce(in.n, c->nranks);
+  const auto op = algo == AllreduceAlgo::kOnePhase ? CollectiveOp::kAllreduceOnePhase
+                  : algo == AllreduceAlgo::kRing   ? CollectiveOp::kAllreduceRing
+                                                   : CollectiveOp::kAllreduceDirect;
   if (!scratch_fits(k, *c, off, collective_scratch_bytes(op, in.n, 4, c->nranks), "allreduce")) return;
-  if (algo == 0)
+  if (algo == AllreduceAlgo::kOnePhase)
     (void)allreduce_one_phase(k, *c, in, out, off);
-  else
+  else if (algo == AllreduceAlgo::kRing)
     (void)allreduce_ring(k, *c, in, out, off);
+  else
+    (void)allreduce_direct(k, *c, in, out, off);
 }
 
 // in [m] any dtype, out [nranks·m] same dtype; s0 ctx, s1 scratch offset.

@@ -124,10 +124,15 @@ Status submit_comm_group(Orchestrator& o, int comm_call, const CommDomain& d, in
 
 Status submit_allreduce(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> in,
                         std::span<const ChipTensor> out, kernels::AllreduceAlgo algo, std::string_view scratch) {
-  const bool ring = algo == kernels::AllreduceAlgo::kRing;
-  return two_tensor(o, comm_call, d, cid::kAllreduce, in, out, scratch,
-                    ring ? CollectiveOp::kAllreduceRing : CollectiveOp::kAllreduceOnePhase,
-                    {static_cast<uint64_t>(algo)}, "submit_allreduce");
+  if (static_cast<uint32_t>(algo) > static_cast<uint32_t>(kernels::AllreduceAlgo::kAuto))
+    return invalid_argument("submit_allreduce: algorithm " + std::to_string(static_cast<uint32_t>(algo)) +
+                            " is not one of one-phase (0), ring (1), direct (2), auto (3)");
+  // kAuto picks one-phase or direct, which need the same scratch.
+  const CollectiveOp op = algo == kernels::AllreduceAlgo::kOnePhase ? CollectiveOp::kAllreduceOnePhase
+                          : algo == kernels::AllreduceAlgo::kRing   ? CollectiveOp::kAllreduceRing
+                                                                    : CollectiveOp::kAllreduceDirect;
+  return two_tensor(o, comm_call, d, cid::kAllreduce, in, out, scratch, op, {static_cast<uint64_t>(algo)},
+                    "submit_allreduce");
 }
 
 Status submit_allgather(Orchestrator& o, int comm_call, const CommDomain& d, std::span<const ChipTensor> in,

@@ -54,7 +54,7 @@ void Engine::scheduler_loop() {
     }
     if (progressed) continue;
     bool moved = false;
-    for (uint32_t i = 0; i < kSchedulerSpin && !moved; ++i) {
+    for (uint32_t i = 0, n = std::min(kSchedulerSpin, bell_->spin); i < n && !moved; ++i) {
       moved = bell_->epoch.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed);
       Waiter::cpu_relax();
     }

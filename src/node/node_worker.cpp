@@ -23,6 +23,7 @@
 #include "engine.hpp"
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
+#include "taskring/base/cpus.hpp"
 #include "window_exchange.hpp"
 
 namespace taskring::node {
@@ -337,11 +338,16 @@ Status NodeWorker::init() {
   auto bell = SharedRegion::map(kPage, "node bell");
   if (!bell.ok()) return fail(bell.status());
   m.bell_region = std::move(*bell);
+  // The parent and every child hand work to each other: spin before a park
+  // only while they all fit the CPUs.
+  const uint32_t spin = spin_budget(kDefaultSpin, m.children_total() + 1);
   new (m.bell_region.data()) ShmBell();
+  m.bell()->spin = spin;
   for (int i = 0; i < m.children_total(); ++i) {
     auto r = SharedRegion::map(round_page(sizeof(Mailbox)), "mailbox");
     if (!r.ok()) return fail(r.status());
     new (r->data()) Mailbox();
+    static_cast<Mailbox*>(r->data())->child_bell.spin = spin;
     m.mailboxes.push_back(std::move(*r));
   }
   for (int i = 0; i < m.children_total(); ++i) {

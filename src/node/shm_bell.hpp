@@ -8,7 +8,7 @@
 // as base/waiter.hpp). Parks are sliced (`slice_ns`) so the sleeper can run
 // a liveness check between slices: a dead peer never leaves a waiter parked
 // forever, and no wait is unbounded. With 8 chips + parent on 2 cores the
-// spin phase is short (kDefaultSpin checks) and every idle wait parks.
+// spin phase is skipped (ShmBell::spin = 0) and every idle wait parks.
 #pragma once
 
 #include <atomic>
@@ -20,13 +20,17 @@
 
 namespace taskring::node {
 
+inline constexpr uint32_t kDefaultSpin = 4000;
+
 struct alignas(64) ShmBell {
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint32_t> parked{0};
+  // At most this many checks before a waiter on this bell parks. The
+  // NodeWorker sets 0 when its processes outnumber the CPUs (base/cpus.hpp):
+  // there a spinning waiter only delays the process it waits for.
+  uint32_t spin = kDefaultSpin;
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
-
-inline constexpr uint32_t kDefaultSpin = 4000;
 
 // Wakes every process parked on `bell`. Cheap when none is parked.
 void bell_ring(ShmBell& bell);
@@ -40,7 +44,7 @@ void bell_park(ShmBell& bell, uint32_t seen, uint64_t timeout_ns);
 template <typename Pred, typename Between>
 Status bell_wait(ShmBell& bell, Pred&& pred, Between&& between, Deadline deadline, const char* what,
                  uint64_t slice_ns, uint32_t spin = kDefaultSpin) {
-  for (uint32_t i = 0; i < spin; ++i) {
+  for (uint32_t i = 0, n = spin < bell.spin ? spin : bell.spin; i < n; ++i) {
     if (pred()) return Status::Ok();
     Waiter::cpu_relax();
   }

@@ -5,11 +5,13 @@
 // tests/node/comm_domain_test.cpp, collectives_test.cpp.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "taskring/base/clock.hpp"
 #include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 #include "taskring/kernels/invoke.hpp"
@@ -78,13 +80,67 @@ TEST(CommKernels, BarrierAndAllreduceAcrossThreads) {
   auto st = on_every_rank(kRanks, [&](int r) -> Status {
     TASKRING_RETURN_IF_ERROR(call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 3}));
     ChipTensor a = make_tensor_external(in[r].data(), {37}), b = make_tensor_external(out[r].data(), {37});
-    for (uint64_t algo : {0, 1}) TASKRING_RETURN_IF_ERROR(call(taskring_comm_allreduce, {a, b}, {d.ctx_scalar(r), algo, 0}));
+    for (uint64_t algo : {0, 1, 2, 3})
+      TASKRING_RETURN_IF_ERROR(call(taskring_comm_allreduce, {a, b}, {d.ctx_scalar(r), algo, 0}));
     return Status::Ok();
   });
   for (int r = 0; r < kRanks; ++r) {
     ASSERT_TRUE(st[r].ok()) << st[r].message();
     for (int i = 0; i < 37; ++i) EXPECT_EQ(out[r][i], static_cast<float>(1000 + 5 * i)) << r << " " << i;
   }
+}
+
+TEST(CommKernels, AutoAllreducePicksByRanksAndSize) {
+  using kernels::AllreduceAlgo;
+  EXPECT_EQ(kernels::pick_allreduce(1 << 20, 2), AllreduceAlgo::kOnePhase);  // 2 ranks: one-phase moves less
+  EXPECT_EQ(kernels::pick_allreduce(16 << 10, 8), AllreduceAlgo::kOnePhase);  // 64 KiB: one meeting
+  EXPECT_EQ(kernels::pick_allreduce(32 << 10, 4), AllreduceAlgo::kOnePhase);  // 128 KiB still one-phase
+  EXPECT_EQ(kernels::pick_allreduce((32 << 10) + 1, 4), AllreduceAlgo::kDirect);
+  EXPECT_EQ(kernels::pick_allreduce(1 << 20, 8), AllreduceAlgo::kDirect);
+}
+
+// Waits until `parked` reaches `want` (bounded); what the wake tests below
+// need before they post.
+bool parked_reaches(const std::atomic<uint32_t>& parked, uint32_t want) {
+  const Deadline d = Deadline::after_ms(10000);
+  while (parked.load() < want && !d.expired()) std::this_thread::yield();
+  return parked.load() >= want;
+}
+
+TEST(CommKernels, AFlagWaitIsRungOnceWhenItsLastSourcePosts) {
+  LocalDomain d(4, 4096);
+  KernelLocalContext lc{};
+  int64_t raw[TASKRING_KERNEL_ARG_SLOTS] = {};
+  raw[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = reinterpret_cast<intptr_t>(&lc);
+  KernelArgs k(raw, "probe");
+  cm::SyncBlock& s0 = cm::sync_of(*d.ctx(0), 0);
+  bool ok = false;
+  std::thread waiter([&] { ok = cm::wait_flags(k, *d.ctx(0), nullptr, 0, 5, "test"); });
+  ASSERT_TRUE(parked_reaches(s0.bell.parked, 1));
+  const uint32_t e0 = s0.bell.epoch.load();
+  cm::post_flag(*d.ctx(1), 0, 5);
+  cm::post_flag(*d.ctx(2), 0, 5);
+  EXPECT_EQ(s0.bell.epoch.load(), e0) << "a post that leaves a source missing rang the waiter";
+  cm::post_flag(*d.ctx(3), 0, 5);
+  waiter.join();
+  EXPECT_TRUE(ok) << lc.error_message;
+  EXPECT_EQ(s0.bell.epoch.load(), e0 + 1);
+  EXPECT_EQ(s0.want_mask.load(), 0u);  // the announcement is withdrawn
+}
+
+TEST(CommKernels, TheLastArriverWakesABarrierWithOneRing) {
+  LocalDomain d(4, 4096);
+  std::atomic<uint32_t>& parked = d.header()->bell.parked;
+  std::vector<Status> st(3);
+  std::vector<std::thread> th;
+  for (int r = 0; r < 3; ++r) th.emplace_back([&, r] { st[r] = call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 1}); });
+  ASSERT_TRUE(parked_reaches(parked, 3));
+  const uint32_t e0 = d.header()->bell.epoch.load();
+  EXPECT_TRUE(call(taskring_comm_probe, {}, {d.ctx_scalar(3), 0, 1}).ok());
+  for (auto& t : th) t.join();
+  for (const Status& s : st) EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(d.header()->bell.epoch.load(), e0 + 1);
+  EXPECT_EQ(d.header()->barrier_done.load(), 1u);
 }
 
 TEST(CommKernels, BarrierDeadlineNamesTheMissingRanks) {
@@ -101,7 +157,8 @@ TEST(CommKernels, BarrierDeadlineNamesTheMissingRanks) {
 TEST(CommKernels, AbortEndsAWaitAtOnce) {
   LocalDomain d(2, 4096, 60000);
   std::thread aborter([&] {
-    d.header()->abort.store(1);
+    d.header()->abort.store(1);  // as the node's abort hook: the header's bell and every rank's
+    cm::ring(d.header()->bell);
     cm::ring(cm::sync_of(*d.ctx(0), 0).bell);
   });
   Status s = call(taskring_comm_probe, {}, {d.ctx_scalar(0), 0, 1});
@@ -152,7 +209,7 @@ TEST(CommKernels, CollectiveArgumentsAreChecked) {
     const char* want;
   } cases[] = {
       {call(taskring_comm_allreduce, {ta, tb}, {c, 0, 0}), "out has 9 elements, in has 8"},
-      {call(taskring_comm_allreduce, {ta, tb8}, {c, 2, 0}), "algorithm 2"},
+      {call(taskring_comm_allreduce, {ta, tb8}, {c, 4, 0}), "algorithm 4"},
       {call(taskring_comm_allreduce, {ta, tb8}, {c, 0, 8}), "not 64-byte aligned"},
       {call(taskring_comm_allreduce, {ta, tb8}, {c, 1, 4032}), "exceeds the 4096 B window"},
       {call(taskring_comm_allgather, {ta, tb}, {c, 0}), "out must be 1 x in"},

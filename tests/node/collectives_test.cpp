@@ -61,9 +61,10 @@ void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t 
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   const uint64_t nm = m * static_cast<uint64_t>(n);
-  std::vector<Buf> ar_in(n), ar1(n), ar2(n), ag_in(n), ag_out(n), rs_in(n), rs_out(n), bc(n), a2a_in(n), a2a_out(n);
+  std::vector<Buf> ar_in(n), ar1(n), ar2(n), ar3(n), ar4(n), ag_in(n), ag_out(n), rs_in(n), rs_out(n), bc(n), a2a_in(n), a2a_out(n);
   for (int r = 0; r < n; ++r) {
-    ar_in[r] = c.make(m), ar1[r] = c.make(m), ar2[r] = c.make(m), ag_in[r] = c.make(m), ag_out[r] = c.make(nm);
+    ar_in[r] = c.make(m), ar1[r] = c.make(m), ar2[r] = c.make(m), ar3[r] = c.make(m), ar4[r] = c.make(m);
+    ag_in[r] = c.make(m), ag_out[r] = c.make(nm);
     rs_in[r] = c.make(nm), rs_out[r] = c.make(m), bc[r] = c.make(m), a2a_in[r] = c.make(nm), a2a_out[r] = c.make(nm);
     for (uint64_t i = 0; i < m; ++i) c.set(ar_in[r], i, dist(rng)), c.set(ag_in[r], i, dist(rng)), c.set(bc[r], i, dist(rng));
     for (uint64_t i = 0; i < nm; ++i) c.set(rs_in[r], i, dist(rng)), c.set(a2a_in[r], i, dist(rng));
@@ -77,8 +78,8 @@ void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t 
     return t;
   };
   uint64_t scratch = 0;
-  for (CollectiveOp op : {CollectiveOp::kAllreduceOnePhase, CollectiveOp::kAllreduceRing, CollectiveOp::kAllgather,
-                          CollectiveOp::kBroadcast})
+  for (CollectiveOp op : {CollectiveOp::kAllreduceOnePhase, CollectiveOp::kAllreduceRing,
+                          CollectiveOp::kAllreduceDirect, CollectiveOp::kAllgather, CollectiveOp::kBroadcast})
     scratch = std::max(scratch, kernels::collective_scratch_bytes(op, m, c.es_, n));
   for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll})
     scratch = std::max(scratch, kernels::collective_scratch_bytes(op, nm, c.es_, n));
@@ -89,6 +90,8 @@ void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t 
     TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("coll", chips, scratch, bufs));
     TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar1), AllreduceAlgo::kOnePhase, "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar2), AllreduceAlgo::kRing, "scratch"));
+    TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar3), AllreduceAlgo::kDirect, "scratch"));
+    TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar4), AllreduceAlgo::kAuto, "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_allgather(o, comm, *d, tensors(ag_in), tensors(ag_out), "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_reduce_scatter(o, comm, *d, tensors(rs_in), tensors(rs_out), "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_broadcast(o, comm, *d, tensors(bc), root, "scratch"));
@@ -111,6 +114,8 @@ void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t 
     for (int r = 0; r < n; ++r) {
       expect(c.at(ar1[r], i), c.round(one), "allreduce one-phase", r, i);
       expect(c.at(ar2[r], i), c.round(ring), "allreduce ring", r, i);
+      expect(c.at(ar3[r], i), c.round(one), "allreduce direct", r, i);
+      expect(c.at(ar4[r], i), c.round(one), "allreduce auto", r, i);
       expect(c.at(bc[r], i), root_data[i], "broadcast", r, i);
     }
   }
@@ -138,10 +143,10 @@ TEST_P(CollectivesTest, MatchTheSingleProcessReference) {
   if (!taskring::testing::kSanitizedBuild) sizes.push_back(16411);
   if (slow) sizes.insert(sizes.end(), {65537, 786433});
   // Shared memory is never returned before close: room for every case
-  // (per rank 6·m + 4·n·m elements, FP32 then BF16, plus alignment).
+  // (per rank 8·m + 4·n·m elements, FP32 then BF16, plus alignment).
   uint64_t heap = 1 << 20;
   const uint64_t un = static_cast<uint64_t>(n);
-  for (uint64_t m : sizes) heap += un * (6 * m + 4 * un * m) * (4 + 2) + 2 * 10 * un * 64;
+  for (uint64_t m : sizes) heap += un * (8 * m + 4 * un * m) * (4 + 2) + 2 * 10 * un * 64;
   NodeConfig cfg;
   cfg.chips = n;
   cfg.chip_threads = 1;

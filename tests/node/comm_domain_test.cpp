@@ -299,6 +299,8 @@ TEST(CommDomain, SubmitHelpersValidateTheirArguments) {
     } cases[] = {
         {submit_allreduce(o, 0, *d, one, one, kernels::AllreduceAlgo::kRing, "small"), "1 per-rank entries for the 2 ranks"},
         {submit_allreduce(o, 0, *d, two_in, two_out, kernels::AllreduceAlgo::kRing, "nope"), "no buffer named 'nope'"},
+        {submit_allreduce(o, 0, *d, two_out, two_out, static_cast<kernels::AllreduceAlgo>(9), "small"),
+         "algorithm 9 is not one of"},
         {submit_allgather(o, 0, *d, two_in, two_out, "small"), "rank 1's input has 8 elements, rank 0's 16"},
         {submit_broadcast(o, 0, *d, two_out, 2, "small"), "root 2 is not a rank"},
         {submit_moe_step(o, 0, *d, {}, MoeShape{}, false), "0 per-rank entries"},

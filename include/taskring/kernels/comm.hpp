@@ -35,6 +35,8 @@ inline constexpr int kMaxRanks = 64;
 inline constexpr uint32_t kContextMagic = 0x54524343u;  // "TRCC"
 inline constexpr uint32_t kHeaderMagic = 0x54524448u;   // "TRDH"
 inline constexpr size_t kNameBytes = 32;
+// Checks of a wait's condition before it parks, when ranks fit the CPUs.
+inline constexpr uint32_t kSpinChecks = 1000;
 
 // A process-shared doorbell: waiters park on `epoch` after raising `parked`.
 struct alignas(64) CommBell {
@@ -56,17 +58,31 @@ struct alignas(64) DomainHeader {
   // arrived[r] = 1 once rank r zeroed its window and filled its context:
   // the allocation barrier that publishes the windows.
   alignas(64) std::atomic<uint32_t> arrived[kMaxRanks] = {};
-  CommBell bell;  // rung on every arrival and on abort
+  CommBell bell;  // rung on every arrival, on abort and when a barrier completes
+  // The kernel barrier (barrier()): one counter of arrivals over the
+  // domain's life, and the latest barrier epoch every rank reached. Rank r's
+  // e-th barrier is complete once `barrier_arrivals` reaches e·nranks; its
+  // last arriver publishes e in `barrier_done` and rings `bell` once, which
+  // wakes every parked member (one wake per barrier, not one per hop).
+  alignas(64) std::atomic<uint32_t> barrier_arrivals{0};
+  alignas(64) std::atomic<uint32_t> barrier_done{0};
 };
 
 // One per rank; peers write its flag words, the owner reads them.
 struct alignas(64) SyncBlock {
   CommBell bell;
-  // barrier[src]: the latest barrier epoch rank src reached.
-  alignas(64) std::atomic<uint32_t> barrier[kMaxRanks];
   // flags[src]: the latest collective token rank src posted to this rank
   // (token = sequence * 256 + step; monotonic per src).
   alignas(64) std::atomic<uint32_t> flags[kMaxRanks];
+  // What the owner's wait_flags() waits for while it may park: every src in
+  // `want_mask` (bit src) at `want_tok` or more. post_flag() rings the owner
+  // only when its post completes that set, so a rank waiting on n-1 peers is
+  // woken once, not n-1 times. want_mask 0: no flag waiter announced (a post
+  // then rings whenever someone is parked).
+  alignas(64) std::atomic<uint64_t> want_mask;
+  std::atomic<uint32_t> want_tok;
+  // The latest barrier epoch this rank reached (read to name missing ranks).
+  std::atomic<uint32_t> barrier_reached;
   // Private to the owner: its barrier epoch and collective sequence.
   alignas(64) uint32_t barrier_epoch;
   uint32_t coll_seq;
@@ -78,7 +94,10 @@ struct CommContext {
   uint32_t magic;
   int32_t rank;
   int32_t nranks;
-  uint32_t reserved;
+  // Checks a wait spins before it parks: 0 when the domain has more ranks
+  // than this process may use CPUs (a spinning rank would only take the core
+  // the rank it waits for needs), kSpinChecks otherwise.
+  uint32_t spin;
   uint64_t win_size;
   uint64_t timeout_ns;
   uint64_t header;  // DomainHeader*
@@ -98,7 +117,8 @@ struct DomainLayout {
   uint64_t window(int r) const { return windows_off + static_cast<uint64_t>(r) * window_size; }
 };
 
-// Fills rank `rank`'s context for a mapping of the domain at `base`.
+// Fills rank `rank`'s context for a mapping of the domain at `base`. The
+// spin budget follows the CPUs this process may run on (sched affinity).
 void fill_context(CommContext* ctx, char* base, const DomainLayout& layout, int rank, uint64_t timeout_ns);
 
 // Rings a doorbell (cheap when nobody is parked).
@@ -153,10 +173,14 @@ bool barrier(const KernelArgs& k, const CommContext& c);
 // (the same on every rank, as every rank runs the same collectives in order).
 uint32_t begin_collective(const CommContext& c);
 inline uint32_t token(uint32_t seq, uint32_t step) { return seq * 256u + step; }
-// Posts `tok` to peer (flags[self] of peer's sync block) and rings it.
+// Posts `tok` to peer (flags[self] of peer's sync block) and rings it if
+// this post completes what the peer's wait_flags() waits for.
 void post_flag(const CommContext& c, int peer, uint32_t tok);
 // Waits until flags[src] >= tok for every src in `srcs` (nullptr: every
-// other rank); the error names the ranks still missing and `what`.
+// other rank); the error names the ranks still missing and `what`. One
+// wait_flags per rank at a time (collectives on a rank run in order); a
+// second concurrent one still ends, but may only notice its flags at the
+// next park slice.
 bool wait_flags(const KernelArgs& k, const CommContext& c, const int* srcs, int nsrcs, uint32_t tok, const char* what);
 
 }  // namespace taskring::kernels::comm

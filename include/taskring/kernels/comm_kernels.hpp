@@ -49,8 +49,26 @@ struct CommKernel {
 // Every comm kernel, by id.
 std::span<const CommKernel> comm_kernels();
 
-enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1 };
-enum class CollectiveOp : uint32_t { kAllreduceOnePhase, kAllreduceRing, kAllgather, kReduceScatter, kBroadcast, kAllToAll };
+// kOnePhase: every rank reads every rank's whole input (one meeting);
+// kRing: reduce-scatter then allgather around the ring (2(n-1) hand-offs);
+// kDirect: each rank reduces its 1/n chunk straight from every rank's
+// window, then every rank gathers the reduced chunks (two meetings);
+// kAuto: kOnePhase on 2 ranks or up to 128 KiB, kDirect otherwise
+// (pick_allreduce).
+// kOnePhase, kDirect and kAuto give the same bits (sums in rank order).
+enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1, kDirect = 2, kAuto = 3 };
+enum class CollectiveOp : uint32_t {
+  kAllreduceOnePhase,
+  kAllreduceRing,
+  kAllgather,
+  kReduceScatter,
+  kBroadcast,
+  kAllToAll,
+  kAllreduceDirect
+};
+
+// What kAuto runs for `elems` FP32 elements per rank on `nranks` ranks.
+AllreduceAlgo pick_allreduce(uint64_t elems, int nranks);
 
 // Window scratch bytes a collective needs at its scratch offset, for
 // `in_elems` input elements per rank of `elem_size` bytes on `nranks` ranks
