@@ -58,13 +58,14 @@ class ChildServer {
 
   [[noreturn]] void serve() {
     while (true) {
-      Status w = bell_wait(
-          m_.child_bell,
-          [&] {
-            return m_.shutdown.load(std::memory_order_acquire) != 0 || load_task_state(m_) == TaskState::kReady ||
-                   load_control_state(m_) == ControlState::kRequest;
-          },
-          [&] { return parent_alive(s_.parent_pid); }, Deadline{}, "work", kOrphanCheckNs);
+      auto work = [&] {
+        return m_.shutdown.load(std::memory_order_acquire) != 0 || load_task_state(m_) == TaskState::kReady ||
+               load_control_state(m_) == ControlState::kRequest;
+      };
+      auto alive = [&] { return parent_alive(s_.parent_pid); };
+      Status w = s_.group_bell != nullptr
+                     ? bell_wait_either(m_.child_bell, *s_.group_bell, work, alive, Deadline{}, "work", kOrphanCheckNs)
+                     : bell_wait(m_.child_bell, work, alive, Deadline{}, "work", kOrphanCheckNs);
       if (!w.ok() || m_.shutdown.load(std::memory_order_acquire) != 0) leave(w.ok() ? 0 : 1);
       if (load_control_state(m_) == ControlState::kRequest) serve_control();
       if (load_task_state(m_) == TaskState::kReady) serve_task();

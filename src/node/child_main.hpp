@@ -28,6 +28,9 @@ struct ChildSpec {
   int rank_base = 0;  // chip.run spans carry rank = rank_base + index
   Mailbox* mailbox = nullptr;
   ShmBell* parent_bell = nullptr;
+  // When set, the serve loop also wakes on this bell (the parent starts a
+  // group's members with one ring of it); nullptr: its mailbox bell only.
+  ShmBell* group_bell = nullptr;
   pid_t parent_pid = 0;
   const std::vector<ChipCallable>* chip_callables = nullptr;
   const std::vector<SubFunction>* sub_functions = nullptr;

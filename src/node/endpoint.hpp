@@ -53,6 +53,11 @@ class Endpoint {
   // Hands `task` to the worker. Precondition: no task in flight. A failed
   // endpoint returns its error.
   virtual Status start(uint64_t task_id, const TaskPayload& task) = 0;
+  // The same, except that the worker is not woken: the caller wakes every
+  // worker it staged with one ring of the node's group bell (Engine::launch),
+  // so the members of a group start together instead of one per wake.
+  // Endpoints without such a bell start the task (the default).
+  virtual Status start_staged(uint64_t task_id, const TaskPayload& task) { return start(task_id, task); }
   // The outcome of the task in flight once it finished (or the endpoint
   // failed), nullopt while it runs. `check_liveness`: also look for a dead
   // child (a syscall; the scheduler asks at most every few ms).

@@ -120,6 +120,12 @@ class Engine {
   ~Engine();
 
   void start();  // the scheduler thread
+  // A bell every chip child also parks on (bell_wait_either). When set, a
+  // group's members are staged, then woken with one ring of it, so they
+  // start together: one wake per member lets the first woken children
+  // preempt the scheduler while it still wakes the rest (on 2 cores the
+  // last of 8 started up to 1.4 ms after the first). Call before start().
+  void set_group_bell(ShmBell* bell) { group_bell_ = bell; }
   // Cancels unstarted work with `why`, waits until nothing runs (or
   // `drain`), stops the scheduler, fails what still runs with `why`.
   void shutdown(const Status& why, Deadline drain);
@@ -176,6 +182,7 @@ class Engine {
   EngineConfig cfg_;
   std::vector<std::unique_ptr<Endpoint>> chips_, subs_;
   ShmBell* bell_;
+  ShmBell* group_bell_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable cv_;  // run admission, heap space, drain

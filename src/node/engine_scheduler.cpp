@@ -104,11 +104,12 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
   t->targets = targets;
   RunState* run = current_.get();
   if (run != nullptr && run->t_first_dispatch == 0) run->t_first_dispatch = mono_ns();
-  // All members are handed over before any result is read, so the members
-  // of a group start together.
+  // All members are handed over before any result is read, and a group's
+  // chips are woken by one ring of the group bell, so they start together.
+  const bool staged = group_bell_ != nullptr && !t->sub && targets.size() > 1;
   for (size_t m = 0; m < targets.size(); ++m) {
     Endpoint& ep = t->sub ? *subs_[static_cast<size_t>(targets[m])] : *chips_[static_cast<size_t>(targets[m])];
-    Status s = ep.start(t->index, t->members[m]);
+    Status s = staged ? ep.start_staged(t->index, t->members[m]) : ep.start(t->index, t->members[m]);
     ++t->running;
     ++running_members_;
     if (!s.ok()) {
@@ -118,6 +119,7 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
     }
     (t->sub ? sub_slot_ : chip_slot_)[static_cast<size_t>(targets[m])].task = t;
   }
+  if (staged) bell_ring(*group_bell_);
 }
 
 bool Engine::dispatch_groups() {

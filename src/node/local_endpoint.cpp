@@ -34,6 +34,12 @@ Status LocalEndpoint::health() {
 }
 
 Status LocalEndpoint::start(uint64_t task_id, const TaskPayload& task) {
+  Status s = start_staged(task_id, task);
+  if (s.ok()) bell_ring(m_->child_bell);
+  return s;
+}
+
+Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task) {
   if (failed_.load(std::memory_order_acquire)) return health();
   if (task.tensors.size() > static_cast<size_t>(kMaxTaskTensors) ||
       task.scalars.size() > static_cast<size_t>(kMaxTaskScalars))
@@ -51,7 +57,6 @@ Status LocalEndpoint::start(uint64_t task_id, const TaskPayload& task) {
   }
   if (!task.scalars.empty()) std::memcpy(m.scalars, task.scalars.data(), task.scalars.size() * sizeof(uint64_t));
   store_task_state(m, TaskState::kReady);
-  bell_ring(m.child_bell);
   in_flight_ = true;
   return Status::Ok();
 }

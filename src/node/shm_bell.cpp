@@ -12,4 +12,10 @@ void bell_ring(ShmBell& bell) {
 
 void bell_park(ShmBell& bell, uint32_t seen, uint64_t timeout_ns) { shared_futex_wait(&bell.epoch, seen, timeout_ns); }
 
+void bell_park_either(ShmBell& bell, uint32_t seen, ShmBell& also, uint32_t also_seen, uint64_t timeout_ns) {
+  shared_futex_wait_either(&bell.epoch, seen, &also.epoch, also_seen, timeout_ns);
+}
+
+bool bell_either_available() { return shared_futex_wait_either_available(); }
+
 }  // namespace taskring::node

@@ -38,36 +38,72 @@ void bell_ring(ShmBell& bell);
 // Parks on `bell` until its epoch moves from `seen` or `timeout_ns` passes.
 void bell_park(ShmBell& bell, uint32_t seen, uint64_t timeout_ns);
 
+// Parks on `bell` and `also` until either epoch moves from its `seen` value
+// or `timeout_ns` passes (bell alone where the kernel lacks futex_waitv).
+void bell_park_either(ShmBell& bell, uint32_t seen, ShmBell& also, uint32_t also_seen, uint64_t timeout_ns);
+
+// Whether a ring of a second bell reaches a waiter of bell_wait_either
+// (futex_waitv); when false, wakers must ring each waiter's own bell.
+bool bell_either_available();
+
+namespace bell_detail {
+template <typename Pred, typename Between>
+Status wait(ShmBell& bell, ShmBell* also, Pred&& pred, Between&& between, Deadline deadline, const char* what,
+            uint64_t slice_ns, uint32_t spin) {
+  for (uint32_t i = 0, n = spin < bell.spin ? spin : bell.spin; i < n; ++i) {
+    if (pred()) return Status::Ok();
+    Waiter::cpu_relax();
+  }
+  auto unpark = [&] {
+    bell.parked.fetch_sub(1, std::memory_order_relaxed);
+    if (also != nullptr) also->parked.fetch_sub(1, std::memory_order_relaxed);
+  };
+  while (true) {
+    bell.parked.fetch_add(1, std::memory_order_seq_cst);
+    if (also != nullptr) also->parked.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = bell.epoch.load(std::memory_order_seq_cst);
+    const uint32_t also_seen = also != nullptr ? also->epoch.load(std::memory_order_seq_cst) : 0;
+    if (pred()) {
+      unpark();
+      return Status::Ok();
+    }
+    Status b = between();
+    if (!b.ok()) {
+      unpark();
+      return b;
+    }
+    uint64_t left = deadline.remaining_ns();
+    if (left == 0) {
+      unpark();
+      return deadline_exceeded(std::string("deadline passed while waiting for ") + what);
+    }
+    const uint64_t slice = left < slice_ns ? left : slice_ns;
+    if (also != nullptr) {
+      bell_park_either(bell, seen, *also, also_seen, slice);
+    } else {
+      bell_park(bell, seen, slice);
+    }
+    unpark();
+  }
+}
+}  // namespace bell_detail
+
 // Waits until `pred()` holds (OK), `deadline` passes (DEADLINE_EXCEEDED
 // naming `what`), or `between()` — called after every park slice and before
 // the first park — returns non-OK (that status).
 template <typename Pred, typename Between>
 Status bell_wait(ShmBell& bell, Pred&& pred, Between&& between, Deadline deadline, const char* what,
                  uint64_t slice_ns, uint32_t spin = kDefaultSpin) {
-  for (uint32_t i = 0, n = spin < bell.spin ? spin : bell.spin; i < n; ++i) {
-    if (pred()) return Status::Ok();
-    Waiter::cpu_relax();
-  }
-  while (true) {
-    bell.parked.fetch_add(1, std::memory_order_seq_cst);
-    uint32_t seen = bell.epoch.load(std::memory_order_seq_cst);
-    if (pred()) {
-      bell.parked.fetch_sub(1, std::memory_order_relaxed);
-      return Status::Ok();
-    }
-    Status b = between();
-    if (!b.ok()) {
-      bell.parked.fetch_sub(1, std::memory_order_relaxed);
-      return b;
-    }
-    uint64_t left = deadline.remaining_ns();
-    if (left == 0) {
-      bell.parked.fetch_sub(1, std::memory_order_relaxed);
-      return deadline_exceeded(std::string("deadline passed while waiting for ") + what);
-    }
-    bell_park(bell, seen, left < slice_ns ? left : slice_ns);
-    bell.parked.fetch_sub(1, std::memory_order_relaxed);
-  }
+  return bell_detail::wait(bell, nullptr, pred, between, deadline, what, slice_ns, spin);
+}
+
+// The same, woken by a ring of `bell` or of `also`: a child parks on its own
+// mailbox bell and on the node's group bell, so that the parent starts every
+// member of a group with one wake (see Engine::launch).
+template <typename Pred, typename Between>
+Status bell_wait_either(ShmBell& bell, ShmBell& also, Pred&& pred, Between&& between, Deadline deadline,
+                        const char* what, uint64_t slice_ns) {
+  return bell_detail::wait(bell, &also, pred, between, deadline, what, slice_ns, kDefaultSpin);
 }
 
 }  // namespace taskring::node

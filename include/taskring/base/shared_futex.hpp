@@ -18,4 +18,14 @@ void shared_futex_wait(std::atomic<uint32_t>* word, uint32_t seen, uint64_t time
 // Wakes every process sleeping on `word`.
 void shared_futex_wake_all(std::atomic<uint32_t>* word);
 
+// Whether the kernel has futex_waitv (Linux 5.16+), which
+// shared_futex_wait_either needs. Probed once.
+bool shared_futex_wait_either_available();
+// Sleeps while `*a == seen_a` and `*b == seen_b`, at most `timeout_ns`: a
+// wake of either word ends it (spurious returns are possible). Without
+// futex_waitv it waits on `a` alone, so callers that rely on a wake of `b`
+// check shared_futex_wait_either_available() first.
+void shared_futex_wait_either(std::atomic<uint32_t>* a, uint32_t seen_a, std::atomic<uint32_t>* b, uint32_t seen_b,
+                              uint64_t timeout_ns);
+
 }  // namespace taskring
