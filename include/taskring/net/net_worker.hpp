@@ -20,8 +20,10 @@
 //
 // Startup. init() initialises this rank's node first (it forks the chip and
 // SUB children: fork before threads, and before MPI starts its own
-// threads), then MPI (MPI_Init_thread, MPI_THREAD_SERIALIZED: one progress
-// thread per rank makes every MPI call after init), then every rank sends
+// threads), then MPI (MPI_Init_thread asking MPI_THREAD_MULTIPLE, needing
+// MPI_THREAD_SERIALIZED: one progress thread per rank makes the MPI calls
+// after init; under MULTIPLE the scheduler and executors also send their
+// control messages themselves), then every rank sends
 // rank 0 a HELLO: protocol version, taskring version, build, the names of
 // its L4 callables, its node's init result. Rank 0 answers READY only when
 // every rank's node is READY and everything matches; otherwise every rank's
@@ -71,7 +73,7 @@ using node::Orchestrator;
 using node::RunHandle;
 
 // Wire protocol version; ranks that disagree are rejected at startup.
-inline constexpr uint32_t kNetProtocolVersion = 1;
+inline constexpr uint32_t kNetProtocolVersion = 2;  // 2: FETCH without a reply on success
 // Error text carried per hop (rank -> rank 0); longer text is cut and ends
 // with "[truncated]".
 inline constexpr size_t kMaxErrorBytes = 1024;
