@@ -440,8 +440,10 @@ Status NetWorker::init() {
                                             m.cfg.poll_window_us * 1000);
   // Collective: every rank that got here (the size check above is the same
   // on every rank) opens its doorbell before any message is sent.
-  m.transport->open_doorbells();
-  m.transport->set_multiple(provided >= MPI_THREAD_MULTIPLE);
+  if (m.cfg.fast_paths) {
+    m.transport->open_doorbells();
+    m.transport->set_multiple(provided >= MPI_THREAD_MULTIPLE);
+  }
   m.mover = std::make_unique<DataMover>(*m.transport, *m.own, m.pool);
   if (node_status.ok()) {
     RankServerConfig sc;

@@ -86,6 +86,7 @@ void Transport::stop(uint64_t drain_ms) {
   wake();
   thread_.join();
   // Cancel what never completed (a lost peer); MPI frees cancelled requests.
+  left_at_stop_ = reqs_.size();
   for (MPI_Request& r : reqs_) {
     if (r == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&r);
@@ -364,7 +365,7 @@ void Transport::loop() {
   uint64_t last_event = mono_ns();
   auto sends_pending = [&] {
     for (const Pending& p : pending_)
-      if (p.keep) return true;
+      if (p.tag < 0) return true;  // a message or a data send
     return false;
   };
   // After stop(): posted work (a last WELCOME, BYE) still runs and message

@@ -101,6 +101,8 @@ class Transport {
   // then cancels what is left (requests to a lost peer) and fails their
   // callbacks.
   void stop(uint64_t drain_ms = 1000);
+  // After stop(): how many MPI requests it found still in flight (tests).
+  size_t left_at_stop() const { return left_at_stop_; }
 
   // Any thread: runs `fn` on the progress thread.
   void post(std::function<void()> fn);
@@ -166,7 +168,7 @@ class Transport {
     std::shared_ptr<std::vector<char>> keep;  // a send buffer
     std::shared_ptr<int> chunks_left;
     std::shared_ptr<Done> done;
-    int tag = -1;  // receives only (cancel_recv)
+    int tag = -1;  // of a receive (cancel_recv); -1: a send
   };
   // One request per chunk of at most kChunk bytes; `done` after the last.
   void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done);
@@ -205,6 +207,7 @@ class Transport {
   MPI_Win win_ = MPI_WIN_NULL;
   std::vector<std::function<bool()>> pollers_;
   bool multiple_ = false;
+  size_t left_at_stop_ = 0;
   std::thread thread_;
 
   std::vector<MPI_Request> reqs_;

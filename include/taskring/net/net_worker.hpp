@@ -129,6 +129,13 @@ struct NetConfig {
   // arrives; see src/net/transport.hpp). Longer: lower latency for
   // back-to-back tasks, more CPU taken from the chips. 0..1000000.
   uint64_t poll_window_us = 1000;
+  // Doorbells and direct channels (src/net/transport.hpp): a rank parks
+  // until a peer on its host rings it, and under MPI_THREAD_MULTIPLE the
+  // scheduler and executors send and receive TASK / COMPLETION themselves.
+  // False: the progress threads carry every message and park in slices, the
+  // path ranks on other hosts take; for tests and comparisons. The same on
+  // every rank (the doorbell window is collective).
+  bool fast_paths = true;
   // Optional per-rank setup of the node (inputs in its shared heap, ...):
   // runs in init() right after the node is up and before this rank says
   // HELLO, so no L4 task reaches a rank before it finished; an error fails
