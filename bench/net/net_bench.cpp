@@ -1,16 +1,21 @@
 // bench_net: the costs of L4 (issue 14), measured in one run of
 //
 //   mpirun --oversubscribe -np 2 bench_net [--quick] [--json FILE]
+//          [--poll-window-us N] [--no-fast-paths]
 //
 //   (a) remote task round trip: NetWorker::run of one no-op node task on
 //       rank 1 (encode, MPI send, the rank's executor, COMPLETION, the
 //       engine's retire), next to the floor: a raw MPI ping-pong of 8 B
-//       between the same two processes (MPI_Send/MPI_Recv);
+//       between the same two processes (MPI_Send/MPI_Recv); for the
+//       breakdown, the same task on rank 0 itself (no second process) and a
+//       two-thread futex ping-pong (the cost of the wakes our hops pay);
 //   (b) transfer bandwidth for 4 KiB .. 64 MiB: remote_copy_to (PUT:
 //       request, ready, data, done) and remote_copy_from (FETCH: request,
-//       reply, data) between rank 0 and a buffer on rank 1, next to MPI's
-//       own for the same sizes: one MPI_Send of n bytes answered by a 1-byte
+//       data) between rank 0 and a buffer on rank 1, next to MPI's own for
+//       the same sizes: one MPI_Send of n bytes answered by a 1-byte
 //       acknowledgement.
+// --poll-window-us and --no-fast-paths set NetConfig::poll_window_us and
+// NetConfig::fast_paths = false (no doorbells, no direct channels).
 // The taskring phase runs first; its worker is closed without finalising
 // MPI (NetConfig::finalize_mpi = false), then the raw MPI phase runs in the
 // same processes. Prints a table and, with --json FILE, the numbers as JSON.
@@ -67,14 +72,16 @@ double gbs(uint64_t bytes, double median_us) { return median_us > 0 ? bytes / (m
 int main(int argc, char** argv) {
   bool quick = false;
   uint64_t poll_window_us = NetConfig{}.poll_window_us;
+  bool fast_paths = true;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--poll-window-us" && i + 1 < argc) poll_window_us = std::stoull(argv[++i]);
+    else if (a == "--no-fast-paths") fast_paths = false;
     else {
-      std::fprintf(stderr, "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N]\n");
+      std::fprintf(stderr, "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths]\n");
       return 2;
     }
   }
@@ -92,6 +99,7 @@ int main(int argc, char** argv) {
   cfg.staging_bytes = 1 << 20;
   cfg.finalize_mpi = false;
   cfg.poll_window_us = poll_window_us;
+  cfg.fast_paths = fast_paths;
   NetWorker w(cfg);
   const int noop = *w.register_task("noop", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); });
   Status s = w.init();
@@ -220,7 +228,9 @@ int main(int argc, char** argv) {
   }
   const std::string load_after = loadavg();
   if (rank == 0) {
-    std::printf("bench_net, 2 ranks  (loadavg before: %s; after: %s)\n\n", load_before.c_str(), load_after.c_str());
+    std::printf("bench_net, 2 ranks, poll window %llu us, fast paths %s  (loadavg before: %s; after: %s)\n\n",
+                static_cast<unsigned long long>(poll_window_us), fast_paths ? "on" : "off", load_before.c_str(),
+                load_after.c_str());
     std::printf("(a) round trip, µs                 median      p99\n");
     std::printf("    MPI ping-pong 8 B (floor)    %8.2f %8.2f\n", floor.median_us, floor.p99_us);
     std::printf("    L4 remote task (no-op)       %8.2f %8.2f   (%.2fx floor; goal <= 2x)\n", rt.median_us,
@@ -242,6 +252,7 @@ int main(int argc, char** argv) {
         << ", \"mpi_floor_p99\": " << floor.p99_us << ", \"l4_task_median\": " << rt.median_us
         << ", \"l4_task_p99\": " << rt.p99_us << ", \"l4_self_task_median\": " << self_rt.median_us
         << ", \"thread_ping_pong_median\": " << hop.median_us << ", \"poll_window_us\": " << poll_window_us
+        << ", \"fast_paths\": " << (fast_paths ? "true" : "false")
         << ", \"ratio\": "
         << (floor.median_us > 0 ? rt.median_us / floor.median_us : 0) << "},\n  \"bandwidth_gbs\": [";
       for (size_t k = 0; k < bw.size(); ++k)

@@ -125,10 +125,11 @@ struct NetConfig {
   // Bytes for copies of non-local tensors while a task runs here.
   uint64_t staging_bytes = 64ull << 20;
   // How long each rank's MPI progress thread keeps polling after its last
-  // event before it parks (MPI offers nothing to sleep on until a message
-  // arrives; see src/net/transport.hpp). Longer: lower latency for
-  // back-to-back tasks, more CPU taken from the chips. 0..1000000.
-  uint64_t poll_window_us = 1000;
+  // event before it parks on its doorbell (src/net/transport.hpp): the next
+  // message of a conversation often follows within microseconds. Longer:
+  // fewer wakes for back-to-back messages, more CPU taken from the chips on
+  // a small machine. 0..1000000.
+  uint64_t poll_window_us = 50;
   // Doorbells and direct channels (src/net/transport.hpp): a rank parks
   // until a peer on its host rings it, and under MPI_THREAD_MULTIPLE the
   // scheduler and executors send and receive TASK / COMPLETION themselves.
