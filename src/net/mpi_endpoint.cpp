@@ -54,13 +54,7 @@ void MpiEndpoint::on_message(Reader& r) {
 }
 
 void MpiEndpoint::take_direct() {
-  std::vector<char> buf;
-  int from = -1;
-  while (t_.take(rank_, Transport::Channel::kEngine, &buf, &from)) {
-    Reader r(buf.data(), buf.size());
-    Msg type;
-    if (r.header(&type) && type == Msg::kCompletion) on_message(r);
-  }
+  t_.take_all(rank_, Transport::Channel::kEngine, Msg::kCompletion, [this](int, Reader& r) { on_message(r); });
 }
 
 std::optional<node::Outcome> MpiEndpoint::poll(bool) {

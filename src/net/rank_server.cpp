@@ -56,14 +56,8 @@ void RankServer::on_task(int src, Reader& r) {
 }
 
 void RankServer::take_direct() {
-  std::vector<char> buf;
-  int from = -1;
-  while (t_.take(MPI_ANY_SOURCE, Transport::Channel::kExecutor, &buf, &from)) {
-    Reader r(buf.data(), buf.size());
-    Msg type;
-    if (!r.header(&type) || type != Msg::kTask) continue;  // not ours: dropped
-    on_task(from, r);
-  }
+  t_.take_all(MPI_ANY_SOURCE, Transport::Channel::kExecutor, Msg::kTask,
+              [this](int from, Reader& r) { on_task(from, r); });
 }
 
 void RankServer::on_control(int src, Reader& r) {

@@ -137,6 +137,18 @@ class Transport {
   // Any thread, direct channels only: receives one message that arrived on
   // `ch` from `src` (MPI_ANY_SOURCE: any); false when none is there.
   bool take(int src, Channel ch, std::vector<char>* msg, int* from);
+  // Any thread, direct channels only: hands every message of type `want`
+  // waiting on `ch` from `src` to fn(from, reader) (others: dropped).
+  template <typename Fn>
+  void take_all(int src, Channel ch, Msg want, Fn&& fn) {
+    std::vector<char> buf;
+    int from = -1;
+    while (take(src, ch, &buf, &from)) {
+      Reader r(buf.data(), buf.size());
+      Msg type;
+      if (r.header(&type) && type == want) fn(from, r);
+    }
+  }
   // Before start(): whether send_any() may call MPI on the caller's thread
   // (MPI_THREAD_MULTIPLE was provided).
   void set_multiple(bool on) { multiple_ = on; }
