@@ -1,16 +1,21 @@
 // bench_net: the costs of L4 (issue 14), measured in one run of
 //
 //   mpirun --oversubscribe -np 2 bench_net [--quick] [--json FILE]
+//          [--poll-window-us N] [--no-fast-paths]
 //
 //   (a) remote task round trip: NetWorker::run of one no-op node task on
 //       rank 1 (encode, MPI send, the rank's executor, COMPLETION, the
 //       engine's retire), next to the floor: a raw MPI ping-pong of 8 B
-//       between the same two processes (MPI_Send/MPI_Recv);
+//       between the same two processes (MPI_Send/MPI_Recv); for the
+//       breakdown, the same task on rank 0 itself (no second process) and a
+//       two-thread futex ping-pong (the cost of the wakes our hops pay);
 //   (b) transfer bandwidth for 4 KiB .. 64 MiB: remote_copy_to (PUT:
 //       request, ready, data, done) and remote_copy_from (FETCH: request,
-//       reply, data) between rank 0 and a buffer on rank 1, next to MPI's
-//       own for the same sizes: one MPI_Send of n bytes answered by a 1-byte
+//       data) between rank 0 and a buffer on rank 1, next to MPI's own for
+//       the same sizes: one MPI_Send of n bytes answered by a 1-byte
 //       acknowledgement.
+// --poll-window-us and --no-fast-paths set NetConfig::poll_window_us and
+// NetConfig::fast_paths = false (no doorbells, no direct channels).
 // The taskring phase runs first; its worker is closed without finalising
 // MPI (NetConfig::finalize_mpi = false), then the raw MPI phase runs in the
 // same processes. Prints a table and, with --json FILE, the numbers as JSON.
@@ -18,14 +23,17 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "latency_stats.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/base/waiter.hpp"
 #include "taskring/net/net_worker.hpp"
 
 using namespace taskring;
@@ -54,13 +62,17 @@ double gbs(uint64_t bytes, double median_us) { return median_us > 0 ? bytes / (m
 
 int main(int argc, char** argv) {
   bool quick = false;
+  uint64_t poll_window_us = NetConfig{}.poll_window_us;
+  bool fast_paths = true;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
     else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--poll-window-us" && i + 1 < argc) poll_window_us = std::stoull(argv[++i]);
+    else if (a == "--no-fast-paths") fast_paths = false;
     else {
-      std::fprintf(stderr, "usage: mpirun -np 2 bench_net [--quick] [--json FILE]\n");
+      std::fprintf(stderr, "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths]\n");
       return 2;
     }
   }
@@ -77,6 +89,8 @@ int main(int argc, char** argv) {
   cfg.pool_bytes = (64ull << 20) + (1 << 20);
   cfg.staging_bytes = 1 << 20;
   cfg.finalize_mpi = false;
+  cfg.poll_window_us = poll_window_us;
+  cfg.fast_paths = fast_paths;
   NetWorker w(cfg);
   const int noop = *w.register_task("noop", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); });
   Status s = w.init();
@@ -91,7 +105,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int rank = w.rank();
-  Stats rt;
+  Stats rt, self_rt;
   std::vector<Bw> bw;
   if (rank == 0) {
     std::vector<double> v;
@@ -103,6 +117,15 @@ int main(int argc, char** argv) {
       if (i >= iters / 10) v.push_back((mono_ns() - t0) / 1e3);
     }
     rt = summarise(v);
+    // The same task on rank 0 itself: caller, scheduler, progress thread,
+    // MPI to self, executor and back, without a second process.
+    v.clear();
+    for (int i = 0; i < iters + iters / 10 && s.ok(); ++i) {
+      const uint64_t t0 = mono_ns();
+      s = w.run([&](Orchestrator& o) { return o.submit_next_level(noop, none, 0); });
+      if (i >= iters / 10) v.push_back((mono_ns() - t0) / 1e3);
+    }
+    self_rt = summarise(v);
     for (uint64_t n : sizes) {
       auto b = w.remote_malloc(1, n);
       if (!b.ok()) {
@@ -169,13 +192,44 @@ int main(int argc, char** argv) {
     }
     if (rank == 0 && k < bw.size()) bw[k].mpi_gbs = gbs(n, summarise(v).median_us);
   }
+  // One thread wake, for scale: two threads of rank 0 hand a token back and
+  // forth through Waiters (spin, then futex); a round trip is two wakes.
+  Stats hop;
+  if (rank == 0) {
+    std::atomic<int> turn{0};
+    Waiter wa, wb;
+    const int n = iters;
+    std::thread other([&] {
+      for (int i = 0; i < n + n / 10; ++i) {
+        (void)wb.wait([&] { return turn.load(std::memory_order_acquire) == 1; }, Deadline::after_ms(10000), "ping");
+        turn.store(0, std::memory_order_release);
+        wa.notify_all();
+      }
+    });
+    std::vector<double> v;
+    for (int i = 0; i < n + n / 10; ++i) {
+      const uint64_t t0 = mono_ns();
+      turn.store(1, std::memory_order_release);
+      wb.notify_all();
+      (void)wa.wait([&] { return turn.load(std::memory_order_acquire) == 0; }, Deadline::after_ms(10000), "pong");
+      if (i >= n / 10) v.push_back((mono_ns() - t0) / 1e3);
+    }
+    other.join();
+    hop = summarise(v);
+  }
   const std::string load_after = loadavg();
   if (rank == 0) {
-    std::printf("bench_net, 2 ranks  (loadavg before: %s; after: %s)\n\n", load_before.c_str(), load_after.c_str());
+    std::printf("bench_net, 2 ranks, poll window %llu us, fast paths %s  (loadavg before: %s; after: %s)\n\n",
+                static_cast<unsigned long long>(poll_window_us), fast_paths ? "on" : "off", load_before.c_str(),
+                load_after.c_str());
     std::printf("(a) round trip, µs                 median      p99\n");
     std::printf("    MPI ping-pong 8 B (floor)    %8.2f %8.2f\n", floor.median_us, floor.p99_us);
-    std::printf("    L4 remote task (no-op)       %8.2f %8.2f   (%.2fx floor; goal <= 2x)\n\n", rt.median_us,
+    std::printf("    L4 remote task (no-op)       %8.2f %8.2f   (%.2fx floor; goal <= 2x)\n", rt.median_us,
                 rt.p99_us, floor.median_us > 0 ? rt.median_us / floor.median_us : 0);
+    std::printf("    breakdown: L4 task on rank 0 %8.2f %8.2f   (no second process)\n", self_rt.median_us,
+                self_rt.p99_us);
+    std::printf("    breakdown: thread ping-pong  %8.2f %8.2f   (two futex wakes, one process)\n\n", hop.median_us,
+                hop.p99_us);
     std::printf("(b) bandwidth, GB/s       PUT    FETCH     MPI   PUT/MPI FETCH/MPI (goal >= 0.8 at >= 1 MiB)\n");
     for (const Bw& b : bw)
       std::printf("    %9llu B     %7.3f  %7.3f  %7.3f   %5.2f   %5.2f\n", static_cast<unsigned long long>(b.bytes),
@@ -187,7 +241,10 @@ int main(int argc, char** argv) {
         << ",\n  \"loadavg_before\": \"" << load_before << "\",\n  \"loadavg_after\": \"" << load_after
         << "\",\n  \"round_trip_us\": {\"mpi_floor_median\": " << floor.median_us
         << ", \"mpi_floor_p99\": " << floor.p99_us << ", \"l4_task_median\": " << rt.median_us
-        << ", \"l4_task_p99\": " << rt.p99_us << ", \"ratio\": "
+        << ", \"l4_task_p99\": " << rt.p99_us << ", \"l4_self_task_median\": " << self_rt.median_us
+        << ", \"thread_ping_pong_median\": " << hop.median_us << ", \"poll_window_us\": " << poll_window_us
+        << ", \"fast_paths\": " << (fast_paths ? "true" : "false")
+        << ", \"ratio\": "
         << (floor.median_us > 0 ? rt.median_us / floor.median_us : 0) << "},\n  \"bandwidth_gbs\": [";
       for (size_t k = 0; k < bw.size(); ++k)
         j << (k ? ", " : "") << "\n    {\"bytes\": " << bw[k].bytes << ", \"put\": " << bw[k].put_gbs

@@ -51,6 +51,9 @@ Status DataMover::transfer(const RemoteTensor& d, void* dst, const void* src, bo
   t_.post([this, x, d] {
     const int tag = t_.next_tag();
     mine_[tag] = x;
+    // The receive is posted before FETCH goes out: the owner sends the data
+    // at once, with no reply round trip first.
+    if (!x->is_put) t_.recv_data(d.owner, tag, x->dst, x->n, [this, tag](Status st) { finish(tag, st); });
     Writer w(x->is_put ? Msg::kPut : Msg::kFetch);
     put_desc(w, tag, d);
     t_.send(d.owner, w.take());
@@ -77,7 +80,10 @@ void DataMover::fail_peer(int rank, const Status& why) {
   std::vector<int> tags;
   for (auto& [tag, x] : mine_)
     if (x->peer == rank) tags.push_back(tag);
-  for (int tag : tags) finish(tag, why);
+  for (int tag : tags) {
+    t_.cancel_recv(tag);
+    finish(tag, why);
+  }
 }
 
 void DataMover::handle(int src, Msg type, Reader& r) {
@@ -92,12 +98,16 @@ void DataMover::handle(int src, Msg type, Reader& r) {
       d.offset = r.get<uint64_t>();
       d.nbytes = r.get<uint64_t>();
       Expected<char*> p = r.ok() ? local(d) : Expected<char*>(r.error(msg_name(type)));
-      Writer w(type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady);
-      w.put(static_cast<int32_t>(tag));
-      put_status(w, p.status().ok() ? Status::Ok()
-                                    : p.status().with_context(std::string(msg_name(type)) + " from rank " +
-                                                              std::to_string(src)));
-      t_.send(src, w.take());
+      // FETCH: the data when OK (the requester's receive is posted), else
+      // FETCH_REPLY with the error. PUT: PUT_READY either way.
+      if (!p.ok() || type == Msg::kPut) {
+        Writer w(type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady);
+        w.put(static_cast<int32_t>(tag));
+        put_status(w, p.status().ok() ? Status::Ok()
+                                      : p.status().with_context(std::string(msg_name(type)) + " from rank " +
+                                                                std::to_string(src)));
+        t_.send(src, w.take());
+      }
       if (!p.ok()) return;
       if (type == Msg::kFetch) {
         t_.send_data(src, tag, *p, d.nbytes, nullptr);
@@ -119,16 +129,18 @@ void DataMover::handle(int src, Msg type, Reader& r) {
       auto it = mine_.find(tag);
       if (it == mine_.end()) return;
       if (!r.ok()) s = r.error(msg_name(type));
+      if (type == Msg::kFetchReply) {
+        // Only a refusal is answered: the data will not come.
+        t_.cancel_recv(tag);
+        finish(tag, s.ok() ? internal_error("FETCH_REPLY from rank " + std::to_string(src) + " without an error")
+                           : s);
+        return;
+      }
       if (!s.ok()) {
         finish(tag, s);
         return;
       }
-      std::shared_ptr<Xfer> x = it->second;
-      if (type == Msg::kFetchReply) {
-        t_.recv_data(src, tag, x->dst, x->n, [this, tag](Status st) { finish(tag, st); });
-      } else {
-        t_.send_data(src, tag, x->src, x->n, nullptr);  // PUT_DONE finishes it
-      }
+      t_.send_data(src, tag, it->second->src, it->second->n, nullptr);  // PUT_DONE finishes it
       return;
     }
     case Msg::kPutDone: {

@@ -1,9 +1,9 @@
 // DataMover: bytes of remote buffers between ranks, MPI point-to-point.
 //
 // Fetch (read a remote range into local memory):
-//   requester: FETCH{tag, id, gen, offset, n} -> owner
-//   owner:     FETCH_REPLY{tag, status}; when OK the n bytes follow on `tag`
-//   requester: posts the receive on `tag`; done when it completes
+//   requester: posts the receive on `tag`, FETCH{tag, id, gen, offset, n} -> owner
+//   owner:     when OK the n bytes on `tag` (done when the receive completes),
+//              else FETCH_REPLY{tag, error} (the requester cancels its receive)
 // Put (write local memory into a remote range):
 //   requester: PUT{tag, ...} -> owner
 //   owner:     posts the receive into its pool, PUT_READY{tag, status}

@@ -1,5 +1,7 @@
 #include "mpi_endpoint.hpp"
 
+#include "taskring/net/net_worker.hpp"
+
 namespace taskring::net {
 
 Status MpiEndpoint::health() {
@@ -30,10 +32,7 @@ Status MpiEndpoint::start(uint64_t, const node::TaskPayload& task) {
   seq_.store(seq, std::memory_order_release);
   in_flight_.store(true, std::memory_order_release);
   t_.expect(1);
-  auto msg = std::make_shared<std::vector<char>>(w.take());
-  Transport* t = &t_;
-  const int rank = rank_;
-  t_.post([t, rank, msg] { t->send(rank, std::move(*msg)); });
+  t_.send_any(rank_, w.take(), Transport::Channel::kExecutor);
   return Status::Ok();
 }
 
@@ -47,8 +46,20 @@ void MpiEndpoint::on_completion(uint64_t seq, Status s) {
   node::bell_ring(*bell_);
 }
 
+void MpiEndpoint::on_message(Reader& r) {
+  const uint64_t seq = r.get<uint64_t>();
+  const auto code = static_cast<StatusCode>(r.get<int32_t>());
+  std::string msg = r.str(kMaxErrorBytes);
+  on_completion(seq, r.ok() ? Status(code, msg) : r.error("COMPLETION"));
+}
+
+void MpiEndpoint::take_direct() {
+  t_.take_all(rank_, Transport::Channel::kEngine, Msg::kCompletion, [this](int, Reader& r) { on_message(r); });
+}
+
 std::optional<node::Outcome> MpiEndpoint::poll(bool) {
   if (!in_flight_.load(std::memory_order_acquire)) return std::nullopt;
+  if (!done_.load(std::memory_order_acquire)) take_direct();
   if (done_.load(std::memory_order_acquire)) {
     in_flight_.store(false, std::memory_order_relaxed);
     t_.expect(-1);

@@ -3,8 +3,12 @@
 // start() encodes the task (its tensors as descriptors: remote keys and
 // views, see remote_key.hpp) and hands it to the progress thread, which
 // sends a TASK to the rank; the rank's COMPLETION (its Status, the text
-// already prefixed by the rank's node) finishes it. poll() reads an atomic;
-// no MPI call happens on the scheduler thread. A lost rank (no heartbeat)
+// already prefixed by the rank's node) finishes it. Where the rank is
+// direct() (MPI_THREAD_MULTIPLE, its doorbells reachable) the scheduler
+// thread sends the TASK itself to the rank's executor, and poll() receives
+// the COMPLETION itself (the rank rings rank 0's engine doorbell, the bell
+// the scheduler parks on): no progress thread on the task's path. Otherwise
+// the progress threads carry both and poll() reads an atomic. A lost rank (no heartbeat)
 // fails the task in flight and every later start() with the same error.
 // control()/control_post()/control_wait() carry the L3 chip controls and
 // comm-domain attach, which have no meaning for a whole node: UNIMPLEMENTED
@@ -34,12 +38,16 @@ class MpiEndpoint final : public node::Endpoint {
 
   // Before the engine starts: "rank 2 (pid 123 on host)" once known.
   void set_name(std::string name) { name_ = std::move(name); }
-  // Progress thread: the rank's COMPLETION for task `seq`.
-  void on_completion(uint64_t seq, Status s);
+  // Progress thread: a COMPLETION message from the rank (after its header).
+  void on_message(Reader& r);
   // Any thread: the rank is lost.
   void fail(Status why);
 
  private:
+  // The rank's COMPLETION for task `seq`.
+  void on_completion(uint64_t seq, Status s);
+  // Scheduler thread: COMPLETIONs on the direct channel (Transport::Channel::kEngine).
+  void take_direct();
   const int rank_;
   std::string name_;
   Transport& t_;

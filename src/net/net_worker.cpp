@@ -87,7 +87,6 @@ struct NetWorker::Impl {
   // Rank 0 only.
   std::vector<std::unique_ptr<BufferTable>> mirrors;
   std::vector<MpiEndpoint*> endpoints;  // owned by the engine
-  std::unique_ptr<node::ShmBell> bell;
   std::unique_ptr<node::Engine> engine;
   std::shared_ptr<RunHandle> last_run;
 
@@ -176,10 +175,7 @@ void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
       return;
     case Msg::kCompletion: {
       if (rank != 0 || static_cast<size_t>(src) >= endpoints.size()) return;
-      const uint64_t seq = r.get<uint64_t>();
-      const auto code = static_cast<StatusCode>(r.get<int32_t>());
-      std::string msg = r.str(kMaxErrorBytes);
-      endpoints[static_cast<size_t>(src)]->on_completion(seq, r.ok() ? Status(code, msg) : r.error("COMPLETION"));
+      endpoints[static_cast<size_t>(src)]->on_message(r);
       return;
     }
     case Msg::kControl:
@@ -412,16 +408,21 @@ Status NetWorker::init() {
 
   // 2. MPI. Every rank reaches the handshake even when its node failed, so
   // rank 0 can name it and every rank fails the same way.
+  // MPI_THREAD_MULTIPLE lets the scheduler and the executors send their
+  // control messages themselves (one thread hop less each way, see
+  // transport.hpp); SERIALIZED suffices.
   int inited = 0;
   MPI_Initialized(&inited);
+  int provided = 0;
   if (!inited) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     m.we_initialized_mpi = true;
-    if (provided < MPI_THREAD_SERIALIZED)
-      m.abort_job("the MPI library provides thread level " + std::to_string(provided) +
-                  "; taskring's progress thread needs MPI_THREAD_SERIALIZED");
+  } else {
+    MPI_Query_thread(&provided);
   }
+  if (m.we_initialized_mpi && provided < MPI_THREAD_SERIALIZED)
+    m.abort_job("the MPI library provides thread level " + std::to_string(provided) +
+                "; taskring's progress thread needs MPI_THREAD_SERIALIZED");
   MPI_Comm_dup(MPI_COMM_WORLD, &m.comm);
   MPI_Comm_rank(m.comm, &m.rank);
   MPI_Comm_size(m.comm, &m.size);
@@ -437,6 +438,12 @@ Status NetWorker::init() {
   m.transport = std::make_unique<Transport>(m.comm, m.rank, m.size,
                                             [&m](int src, Msg type, Reader& r) { m.handle(src, type, r); },
                                             m.cfg.poll_window_us * 1000);
+  // Collective: every rank that got here (the size check above is the same
+  // on every rank) opens its doorbell before any message is sent.
+  if (m.cfg.fast_paths) {
+    m.transport->open_doorbells();
+    m.transport->set_multiple(provided >= MPI_THREAD_MULTIPLE);
+  }
   m.mover = std::make_unique<DataMover>(*m.transport, *m.own, m.pool);
   if (node_status.ok()) {
     RankServerConfig sc;
@@ -449,11 +456,13 @@ Status NetWorker::init() {
   }
   if (m.rank == 0) {
     m.hellos.resize(static_cast<size_t>(m.size));
-    m.bell = std::make_unique<node::ShmBell>();
+    // The scheduler parks on rank 0's engine doorbell, which the ranks ring
+    // after a direct COMPLETION (Transport::Channel::kEngine).
+    node::ShmBell* bell = m.transport->doorbell(Transport::Channel::kEngine);
     std::vector<std::unique_ptr<node::Endpoint>> eps;
     for (int r = 0; r < m.size; ++r) {
       m.mirrors.push_back(std::make_unique<BufferTable>(r, 0));
-      auto ep = std::make_unique<MpiEndpoint>(r, "rank " + std::to_string(r), *m.transport, m.bell.get());
+      auto ep = std::make_unique<MpiEndpoint>(r, "rank " + std::to_string(r), *m.transport, bell);
       m.endpoints.push_back(ep.get());
       eps.push_back(std::move(ep));
     }
@@ -465,7 +474,7 @@ Status NetWorker::init() {
     ec.span_family = "network";  // network.run: upstream's L4 word; the trace analyser skips it
     ec.control_timeout_ms = m.cfg.transfer_timeout_ms;
     m.engine = std::make_unique<node::Engine>(std::move(ec), std::move(eps),
-                                              std::vector<std::unique_ptr<node::Endpoint>>{}, m.bell.get());
+                                              std::vector<std::unique_ptr<node::Endpoint>>{}, bell);
   }
   m.transport->start();
   if (m.server) m.server->start();
@@ -711,7 +720,7 @@ Status NetWorker::close() {
     }
   }
   if (m.server) m.server->stop();
-  m.transport->stop();
+  if (m.transport) m.transport->stop();
   Status nc = m.node->close();
   if (m.lost.load(std::memory_order_acquire)) {
     std::string why;
@@ -721,6 +730,10 @@ Status NetWorker::close() {
     }
     m.abort_job(why);
   }
+  // The engine parks on a doorbell in the window: it goes first.
+  m.engine.reset();
+  m.endpoints.clear();
+  if (m.transport) m.transport->close_doorbells();  // collective: every rank that is not lost gets here
   MPI_Comm_free(&m.comm);
   if (m.we_initialized_mpi && m.cfg.finalize_mpi) MPI_Finalize();
   return nc;

@@ -16,16 +16,14 @@ void RankServer::start() {
 void RankServer::stop() {
   if (!thread_.joinable()) return;
   stop_.store(true, std::memory_order_release);
-  waiter_.notify_all();
+  node::bell_ring(*t_.doorbell(Transport::Channel::kExecutor));
   thread_.join();
 }
 
 void RankServer::reply(int src, uint64_t seq, const Status& s) {
   Writer w(Msg::kCompletion);
   w.put(seq).put(static_cast<int32_t>(s.code())).str(truncate_error(s.message()), kMaxErrorBytes);
-  auto msg = std::make_shared<std::vector<char>>(w.take());
-  Transport* t = &t_;
-  t_.post([t, src, msg] { t->send(src, std::move(*msg)); });
+  t_.send_any(src, w.take(), Transport::Channel::kEngine);
 }
 
 void RankServer::on_task(int src, Reader& r) {
@@ -54,7 +52,12 @@ void RankServer::on_task(int src, Reader& r) {
     queue_.push_back(std::move(j));
     queued_.fetch_add(1, std::memory_order_release);
   }
-  waiter_.notify_all();
+  node::bell_ring(*t_.doorbell(Transport::Channel::kExecutor));
+}
+
+void RankServer::take_direct() {
+  t_.take_all(MPI_ANY_SOURCE, Transport::Channel::kExecutor, Msg::kTask,
+              [this](int from, Reader& r) { on_task(from, r); });
 }
 
 void RankServer::on_control(int src, Reader& r) {
@@ -85,10 +88,17 @@ void RankServer::on_control(int src, Reader& r) {
 }
 
 void RankServer::loop() {
+  node::ShmBell& bell = *t_.doorbell(Transport::Channel::kExecutor);
+  auto ready = [&] {
+    take_direct();
+    return queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire);
+  };
   while (true) {
-    (void)waiter_.wait(
-        [&] { return queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire); },
-        Deadline::after_ms(1000), "an L4 task");
+    // Parks on this rank's executor doorbell: rung by rank 0 after a direct
+    // TASK, by on_task() and by stop(). The probe in ready() is an MPI call,
+    // so the spin is short.
+    (void)node::bell_wait(bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task",
+                          1'000'000'000ull, kSpin);
     if (stop_.load(std::memory_order_acquire)) return;
     Job j;
     {

@@ -1,7 +1,11 @@
 // RankServer: what every rank (rank 0 included) does for the L4 engine.
 //
-// TASK: decoded on the progress thread and queued; one executor thread runs
-// the tasks in order (the engine sends one at a time per rank). For each
+// TASK: received by the executor thread itself when rank 0 reaches this
+// rank's doorbells under MPI_THREAD_MULTIPLE (Transport::Channel::kExecutor:
+// rank 0 rings this rank's executor doorbell), else decoded on the progress
+// thread and queued; the one executor thread runs the tasks in order (the
+// engine sends one at a time per rank). COMPLETION goes the same way back
+// (Channel::kEngine: rank 0's scheduler receives it). For each
 // tensor argument it maps the descriptor to local memory: a range this rank
 // owns is used in place (its pool in the node's shared heap); any other is
 // fetched from its owner into the staging area (bump-allocated per task).
@@ -56,7 +60,12 @@ class RankServer {
     std::vector<TensorArgType> tags;
     std::vector<uint64_t> scalars;
   };
+  // The executor's probe spins this many times before parking (each is an
+  // MPI_Improbe).
+  static constexpr uint32_t kSpin = 64;
   void loop();
+  // Executor thread: queues the TASKs that arrived on the direct channel.
+  void take_direct();
   Status execute(const Job& j);
   void reply(int src, uint64_t seq, const Status& s);
 
@@ -70,7 +79,6 @@ class RankServer {
   std::deque<Job> queue_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> queued_{0};
-  Waiter waiter_;
   std::thread thread_;
   Status poisoned_;  // executor thread only
 };

@@ -1,6 +1,9 @@
 #include "transport.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <new>
 
 #include "taskring/base/clock.hpp"
 
@@ -17,6 +20,59 @@ Transport::Transport(MPI_Comm comm, int rank, int size, Handler handler, uint64_
 
 Transport::~Transport() { stop(); }
 
+void Transport::open_doorbells() {
+  bells_.assign(static_cast<size_t>(size_), nullptr);
+  bells_[static_cast<size_t>(rank_)] = bell_[0];
+  if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_) != MPI_SUCCESS) return;
+  MPI_Comm_set_errhandler(local_, MPI_ERRORS_RETURN);
+  int local_size = 0;
+  MPI_Comm_size(local_, &local_size);
+  void* mine = nullptr;
+  if (MPI_Win_allocate_shared(sizeof(node::ShmBell) * kChannels, 1, MPI_INFO_NULL, local_, &mine, &win_) !=
+      MPI_SUCCESS) {
+    win_ = MPI_WIN_NULL;
+    return;
+  }
+  for (int c = 0; c < kChannels; ++c) bell_[c] = new (static_cast<node::ShmBell*>(mine) + c) node::ShmBell();
+  // Every rank initialised its bells before anyone rings one.
+  MPI_Barrier(local_);
+  MPI_Group lg, wg;
+  MPI_Comm_group(local_, &lg);
+  MPI_Comm_group(comm_, &wg);
+  for (int l = 0; l < local_size; ++l) {
+    MPI_Aint bytes = 0;
+    int disp = 0;
+    void* at = nullptr;
+    int world = MPI_UNDEFINED;
+    if (MPI_Win_shared_query(win_, l, &bytes, &disp, &at) != MPI_SUCCESS || at == nullptr) continue;
+    MPI_Group_translate_ranks(lg, 1, &l, wg, &world);
+    if (world >= 0 && world < size_) bells_[static_cast<size_t>(world)] = static_cast<node::ShmBell*>(at);
+  }
+  MPI_Group_free(&lg);
+  MPI_Group_free(&wg);
+  all_bells_ = std::all_of(bells_.begin(), bells_.end(), [](node::ShmBell* b) { return b != nullptr; });
+}
+
+void Transport::close_doorbells() {
+  bells_.assign(bells_.size(), nullptr);
+  all_bells_ = false;
+  for (int c = 0; c < kChannels; ++c) bell_[c] = &own_bells_[c];
+  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  if (local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
+}
+
+bool Transport::has_doorbell(int peer) const {
+  return peer >= 0 && static_cast<size_t>(peer) < bells_.size() && bells_[static_cast<size_t>(peer)] != nullptr;
+}
+
+void Transport::ring(int peer, Channel ch) {
+  if (has_doorbell(peer)) node::bell_ring(bells_[static_cast<size_t>(peer)][static_cast<int>(ch)]);
+}
+
+void Transport::wake() { node::bell_ring(*bell_[0]); }
+
+void Transport::add_poller(std::function<bool()> poll) { pollers_.push_back(std::move(poll)); }
+
 void Transport::start() {
   if (thread_.joinable()) return;
   stop_.store(false);
@@ -27,9 +83,10 @@ void Transport::stop(uint64_t drain_ms) {
   if (!thread_.joinable()) return;
   drain_until_ = mono_ns() + drain_ms * 1'000'000;
   stop_.store(true, std::memory_order_release);
-  wake_.notify_all();
+  wake();
   thread_.join();
   // Cancel what never completed (a lost peer); MPI frees cancelled requests.
+  left_at_stop_ = reqs_.size();
   for (MPI_Request& r : reqs_) {
     if (r == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&r);
@@ -47,7 +104,57 @@ void Transport::post(std::function<void()> fn) {
     posted_.push_back(std::move(fn));
     has_posted_.store(true, std::memory_order_release);
   }
-  wake_.notify_all();
+  wake();
+}
+
+namespace {
+int channel_tag(Transport::Channel ch) {
+  switch (ch) {
+    case Transport::Channel::kExecutor:
+      return kTagTask;
+    case Transport::Channel::kEngine:
+      return kTagCompletion;
+    case Transport::Channel::kProgress:
+      break;
+  }
+  return kTagMsg;
+}
+}  // namespace
+
+void Transport::send_any(int dst, std::vector<char> msg, Channel ch) {
+  if (!direct(dst)) ch = Channel::kProgress;
+  auto keep = std::make_shared<std::vector<char>>(std::move(msg));
+  if (!multiple_) {
+    post([this, dst, keep] { send(dst, std::move(*keep)); });
+    return;
+  }
+  MPI_Request r;
+  MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, channel_tag(ch), comm_, &r);
+  ring(dst, ch);
+  int done = 0;
+  MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a small (eager) message completes here
+  if (done) return;
+  post([this, r, keep] {
+    reqs_.push_back(r);
+    pending_.push_back(Pending{keep, nullptr, nullptr});
+  });
+}
+
+bool Transport::take(int src, Channel ch, std::vector<char>* msg, int* from) {
+  if (!multiple_) return false;
+  int flag = 0;
+  MPI_Message m;
+  MPI_Status st;
+  // Open MPI's MPI_Improbe matches, then progresses: a message that the
+  // progress of a miss brought in is matched by the second call.
+  for (int attempt = 0; attempt < 2 && !flag; ++attempt) MPI_Improbe(src, channel_tag(ch), comm_, &flag, &m, &st);
+  if (!flag) return false;
+  int n = 0;
+  MPI_Get_count(&st, MPI_BYTE, &n);
+  msg->assign(static_cast<size_t>(std::max(n, 0)), 0);
+  MPI_Mrecv(msg->data(), n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+  *from = st.MPI_SOURCE;
+  return true;
 }
 
 void Transport::send(int dst, std::vector<char> msg) {
@@ -56,6 +163,7 @@ void Transport::send(int dst, std::vector<char> msg) {
   MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, kTagMsg, comm_, &r);
   reqs_.push_back(r);
   pending_.push_back(Pending{keep, nullptr, nullptr});
+  ring(dst);
 }
 
 void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done) {
@@ -77,8 +185,31 @@ void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done d
     if (send) MPI_Isend(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
     else MPI_Irecv(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
     reqs_.push_back(r);
-    pending_.push_back(Pending{nullptr, left, d});
+    pending_.push_back(Pending{nullptr, left, d, send ? -1 : tag});
   }
+  if (send) ring(peer);
+}
+
+void Transport::cancel_recv(int tag) {
+  for (size_t i = 0; i < reqs_.size(); ++i) {
+    if (pending_[i].tag != tag || reqs_[i] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&reqs_[i]);
+    MPI_Request_free(&reqs_[i]);  // sets it to MPI_REQUEST_NULL
+    pending_[i] = Pending{};
+  }
+  compact();
+}
+
+void Transport::compact() {
+  size_t w = 0;
+  for (size_t i = 0; i < reqs_.size(); ++i) {
+    if (reqs_[i] == MPI_REQUEST_NULL) continue;
+    reqs_[w] = reqs_[i];
+    pending_[w] = std::move(pending_[i]);
+    ++w;
+  }
+  reqs_.resize(w);
+  pending_.resize(w);
 }
 
 int Transport::next_tag() {
@@ -114,12 +245,25 @@ bool Transport::run_posted() {
 }
 
 bool Transport::receive() {
+  // The direct channels too: a message for the executor or the engine that
+  // this thread's MPI progress brought in is then handed over here (the
+  // handler queues it and rings), so theirs never waits for a ring that came
+  // before the message was matchable.
+  bool any = receive_tag(kTagMsg);
+  if (multiple_) {
+    any |= receive_tag(kTagTask);
+    any |= receive_tag(kTagCompletion);
+  }
+  return any;
+}
+
+bool Transport::receive_tag(int tag) {
   bool any = false;
   while (true) {
     int flag = 0;
     MPI_Message m;
     MPI_Status st;
-    MPI_Improbe(MPI_ANY_SOURCE, kTagMsg, comm_, &flag, &m, &st);
+    MPI_Improbe(MPI_ANY_SOURCE, tag, comm_, &flag, &m, &st);
     if (!flag) return any;
     int n = 0;
     MPI_Get_count(&st, MPI_BYTE, &n);
@@ -148,19 +292,45 @@ bool Transport::complete() {
     if (p.chunks_left && --*p.chunks_left == 0 && p.done) fire.push_back(p.done);
     p = Pending{};
   }
-  // Compact: drop completed (now MPI_REQUEST_NULL) entries.
-  size_t w = 0;
-  for (size_t i = 0; i < reqs_.size(); ++i) {
-    if (reqs_[i] == MPI_REQUEST_NULL) continue;
-    reqs_[w] = reqs_[i];
-    pending_[w] = std::move(pending_[i]);
-    ++w;
-  }
-  reqs_.resize(w);
-  pending_.resize(w);
+  compact();  // drop completed (now MPI_REQUEST_NULL) entries
   for (auto& d : fire)
     if (*d) (*d)(Status::Ok());
   return true;
+}
+
+bool Transport::pollers() {
+  bool any = false;
+  for (auto& p : pollers_) any |= p();
+  return any;
+}
+
+uint64_t Transport::next_timer_ns() const {
+  uint64_t at = UINT64_MAX;
+  if (heartbeat_ns_ > 0) at = std::min(at, next_beat_);
+  if (peer_timeout_ns_ > 0)
+    for (int p : peers_)
+      if (!lost_[static_cast<size_t>(p)]) at = std::min(at, last_heard_[static_cast<size_t>(p)] + peer_timeout_ns_);
+  if (timer_) at = std::min(at, timer_at_);
+  return at;
+}
+
+void Transport::park(uint64_t slice_ns) {
+  node::ShmBell& b = *bell_[0];
+  b.parked.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t seen = b.epoch.load(std::memory_order_seq_cst);
+  // A message whose ring came before the epoch read is in MPI by now.
+  // Twice: MPI_Improbe progresses after it matches (see take()).
+  if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() ||
+      receive()) {
+    b.parked.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  const uint64_t now = mono_ns(), next = next_timer_ns();
+  uint64_t ns = next > now ? next - now : 0;
+  if (!all_bells_ || !reqs_.empty()) ns = std::min(ns, slice_ns);
+  ns = std::min(ns, kMaxParkNs);
+  if (ns > 0) node::bell_park(b, seen, ns);
+  b.parked.fetch_sub(1, std::memory_order_relaxed);
 }
 
 bool Transport::timers() {
@@ -195,7 +365,7 @@ void Transport::loop() {
   uint64_t last_event = mono_ns();
   auto sends_pending = [&] {
     for (const Pending& p : pending_)
-      if (p.keep) return true;
+      if (p.tag < 0) return true;  // a message or a data send
     return false;
   };
   // After stop(): posted work (a last WELCOME, BYE) still runs and message
@@ -203,6 +373,7 @@ void Transport::loop() {
   while (!stop_.load(std::memory_order_acquire) ||
          ((has_posted_.load(std::memory_order_acquire) || sends_pending()) && mono_ns() < drain_until_)) {
     bool did = run_posted();
+    did |= pollers();
     did |= receive();
     did |= complete();
     did |= timers();
@@ -216,10 +387,16 @@ void Transport::loop() {
       for (int i = 0; i < 64; ++i) Waiter::cpu_relax();
       continue;
     }
-    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping;
+    if (!reqs_.empty() && !stopping && mono_ns() - last_event < kInFlightSpinNs) {
+      // Data in flight: both sides must call into MPI until it completes.
+      sched_yield();
+      continue;
+    }
+    // A request stuck past kInFlightSpinNs (a descheduled or lost peer)
+    // is driven in slices: its peer does not ring for MPI's internal steps.
+    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping || !reqs_.empty();
     if (expecting) slice = kBusySliceNs;
-    (void)wake_.wait([&] { return has_posted_.load(std::memory_order_acquire) || stop_.load(); },
-                     Deadline::after_ns(slice), "transport idle slice", 64);
+    park(stopping ? std::min<uint64_t>(slice, drain_until_ > mono_ns() ? drain_until_ - mono_ns() : 0) : slice);
     if (!expecting) slice = std::min(slice * 2, kMaxSliceNs);
   }
 }

@@ -1,24 +1,49 @@
 // Transport: the one thread per rank that makes MPI calls (after init).
 //
-// MPI is initialised with MPI_THREAD_SERIALIZED: the main thread calls
-// MPI_Init_thread before the progress thread starts and MPI_Finalize after
-// it stopped; in between only the progress thread calls MPI. Other threads
-// hand it work with post() (a closure run on the progress thread).
+// MPI is initialised with MPI_THREAD_MULTIPLE where the library provides it
+// (else MPI_THREAD_SERIALIZED): the main thread calls MPI_Init_thread,
+// open_doorbells() and close_doorbells() while the progress thread is not
+// running; in between the progress thread makes every MPI call except the
+// control messages other threads send with send_any(). Under
+// MPI_THREAD_MULTIPLE send_any() calls MPI_Isend on the caller's thread (the
+// engine's scheduler sends a TASK, a rank's executor its COMPLETION) and
+// rings the destination: no hop through the progress thread. Otherwise, and
+// for everything else, other threads hand the progress thread work with
+// post() (a closure run on it).
 //
-// Each pass: run posted closures, receive every control message that has
-// arrived (MPI_Improbe + MPI_Mrecv, any source) and hand it to the handler,
-// complete finished sends and receives (MPI_Testsome), send heartbeats and
-// check peers. MPI has no descriptor or futex to park on until a message
-// arrives, so the thread polls: after any event it keeps polling for the
-// poll window (NetConfig::poll_window_us; a reply usually follows within
-// microseconds: the next task, the steps of a transfer), then parks on its
-// waiter (woken at once by post()). While a reply is expected (expect(): a
-// task in flight on rank 0, a transfer or control call waiting) it parks in
-// kBusySliceNs slices; otherwise the slice starts at kMinSliceNs and doubles
-// up to kMaxSliceNs while nothing happens. The slice bounds how late a
-// message is noticed after a quiet spell; the doubling keeps an idle rank's
-// CPU use near zero on a 2-core machine; no thread polls longer than the
-// window without an event.
+// Each pass: run posted closures, run the pollers (add_poller), receive every
+// control message that has arrived (MPI_Improbe + MPI_Mrecv, any source) and
+// hand it to the handler, complete finished sends and receives
+// (MPI_Testsome), send heartbeats and check peers.
+//
+// Waking without polling. MPI has no descriptor or futex to sleep on until a
+// message arrives, so the ranks ring each other: open_doorbells() gives every
+// rank a doorbell (a node::ShmBell) in an MPI shared-memory window over the
+// ranks of its host (MPI_Comm_split_type + MPI_Win_allocate_shared: MPI owns
+// the memory and removes it, also after a crash). send() rings the
+// destination's doorbell after MPI_Isend; post() rings this rank's own. The
+// idle thread parks on its doorbell (a shared futex) until a ring or its next
+// timer (heartbeat, peer check, at()), so an idle rank costs no CPU and a
+// message wakes its receiver at once. Before parking it announces the park,
+// reads the epoch, and probes MPI once more, so a message whose ring came
+// before the epoch read is received, and a later ring changes the epoch (the
+// futex returns at once): no ring is lost.
+//
+// The thread does not park while it has MPI requests in flight (a transfer's
+// data, a large message): Open MPI moves fragments of a large message only
+// when both sides call into it. It then keeps polling, yielding the core
+// between passes (sched_yield), until they complete or kInFlightSpinNs passes
+// without an event (a descheduled or lost peer: then kBusySliceNs slices,
+// since MPI's internal steps ring no doorbell); transfers are bounded by
+// their callers' deadlines and by the peer check. After any event it polls
+// for the poll window (NetConfig::poll_window_us; the next message of a
+// conversation usually follows within microseconds) before parking.
+//
+// A peer on another host has no doorbell here (MPI offers no cross-host
+// wake-up): when some peer lacks one, the idle thread parks in bounded slices
+// instead (kBusySliceNs while expect() says a reply is awaited, else
+// doubling from kMinSliceNs to kMaxSliceNs), the one place a slice bounds how
+// late a message is noticed.
 //
 // Liveness: every message from a peer counts as a sign of life; heartbeats
 // go out every heartbeat_ns. A watched peer silent for peer_timeout_ns is
@@ -37,6 +62,7 @@
 #include <vector>
 
 #include "taskring/base/status.hpp"
+#include "node/shm_bell.hpp"
 #include "taskring/base/waiter.hpp"
 #include "wire.hpp"
 
@@ -51,20 +77,82 @@ class Transport {
   static constexpr uint64_t kMinSliceNs = 20'000;
   static constexpr uint64_t kBusySliceNs = 50'000;
   static constexpr uint64_t kMaxSliceNs = 1'000'000;
+  // The longest park even with doorbells: a bound, not a poll (every event
+  // rings); a lost ring would cost at most this.
+  static constexpr uint64_t kMaxParkNs = 1'000'000'000;
+  // How long the thread yield-polls requests in flight without progress
+  // before it parks in kBusySliceNs slices.
+  static constexpr uint64_t kInFlightSpinNs = 20'000'000;
 
   Transport(MPI_Comm comm, int rank, int size, Handler handler, uint64_t poll_window_ns);
   ~Transport();
+
+  // Main thread, every rank, before start() (collective over the
+  // communicator): the doorbells of this host's ranks. Without MPI shared
+  // windows (an error) the ranks fall back to sliced parking.
+  void open_doorbells();
+  // Main thread, every rank, after stop() (collective): frees the window.
+  void close_doorbells();
+  // Whether `peer`'s doorbell is reachable (same host, window up).
+  bool has_doorbell(int peer) const;
 
   void start();
   // Lets pending message sends finish (up to `drain_ms`), joins the thread,
   // then cancels what is left (requests to a lost peer) and fails their
   // callbacks.
   void stop(uint64_t drain_ms = 1000);
+  // After stop(): how many MPI requests it found still in flight (tests).
+  size_t left_at_stop() const { return left_at_stop_; }
 
   // Any thread: runs `fn` on the progress thread.
   void post(std::function<void()> fn);
+  // Any thread: wakes the progress thread for a pass (e.g. a poller has work).
+  void wake();
+  // Before start(): `poll` runs on the progress thread every pass and returns
+  // whether it did work (then the thread keeps polling for the poll window).
+  // For work that arrives outside MPI (a shared-memory ring); its producer
+  // calls wake() or the thread sees it at the next pass.
+  void add_poller(std::function<bool()> poll);
   // Any thread: +1 when a reply is awaited, -1 when it came (or never will).
   void expect(int delta) { expecting_.fetch_add(delta, std::memory_order_relaxed); }
+
+  // Who a message is for on its destination rank. kProgress: the progress
+  // thread's handler (tag kTagMsg). kExecutor / kEngine: the rank's task
+  // executor (a TASK) / rank 0's engine scheduler (a COMPLETION), which
+  // receive it themselves with take() after their doorbell rang; used only
+  // where direct() holds, else the message goes to kProgress.
+  enum class Channel { kProgress = 0, kExecutor = 1, kEngine = 2 };
+  static constexpr int kChannels = 3;
+
+  // Whether messages to `peer` may use the kExecutor / kEngine channels:
+  // MPI_THREAD_MULTIPLE and the peer's doorbells are reachable.
+  bool direct(int peer) const { return multiple_ && has_doorbell(peer); }
+  // This rank's doorbell of `ch`: the executor and the engine park on theirs.
+  node::ShmBell* doorbell(Channel ch) { return bell_[static_cast<int>(ch)]; }
+
+  // Any thread: a message to `dst` on `ch` (kProgress unless direct(dst);
+  // see the header comment). A send that MPI did not complete at once (a
+  // large message) is handed to the progress thread, which completes it.
+  void send_any(int dst, std::vector<char> msg, Channel ch = Channel::kProgress);
+  // Any thread, direct channels only: receives one message that arrived on
+  // `ch` from `src` (MPI_ANY_SOURCE: any); false when none is there.
+  bool take(int src, Channel ch, std::vector<char>* msg, int* from);
+  // Any thread, direct channels only: hands every message of type `want`
+  // waiting on `ch` from `src` to fn(from, reader) (others: dropped).
+  template <typename Fn>
+  void take_all(int src, Channel ch, Msg want, Fn&& fn) {
+    std::vector<char> buf;
+    int from = -1;
+    while (take(src, ch, &buf, &from)) {
+      Reader r(buf.data(), buf.size());
+      Msg type;
+      if (r.header(&type) && type == want) fn(from, r);
+    }
+  }
+  // Before start(): whether send_any() may call MPI on the caller's thread
+  // (MPI_THREAD_MULTIPLE was provided).
+  void set_multiple(bool on) { multiple_ = on; }
+  bool multiple() const { return multiple_; }
 
   // Progress thread only.
   void send(int dst, std::vector<char> msg);
@@ -72,6 +160,9 @@ class Transport {
   // request each, matched in order). `done` once every chunk completed.
   void send_data(int dst, int tag, const void* p, uint64_t n, Done done);
   void recv_data(int src, int tag, void* p, uint64_t n, Done done);
+  // Cancels the receives posted on `tag` (a transfer the peer refused);
+  // their `done` is not called.
+  void cancel_recv(int tag);
   int next_tag();
 
   // Liveness: start watching `peers` (after the startup handshake).
@@ -89,14 +180,23 @@ class Transport {
     std::shared_ptr<std::vector<char>> keep;  // a send buffer
     std::shared_ptr<int> chunks_left;
     std::shared_ptr<Done> done;
+    int tag = -1;  // of a receive (cancel_recv); -1: a send
   };
   // One request per chunk of at most kChunk bytes; `done` after the last.
   void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done);
   void loop();
   bool run_posted();
   bool receive();
+  bool receive_tag(int tag);
   bool complete();
   bool timers();
+  bool pollers();
+  void compact();
+  // The next time timers() has something to do.
+  uint64_t next_timer_ns() const;
+  void ring(int peer, Channel ch = Channel::kProgress);
+  // Parks until a ring, the next timer, or (a peer without a doorbell) `slice_ns`.
+  void park(uint64_t slice_ns);
 
   MPI_Comm comm_;
   int rank_, size_;
@@ -109,7 +209,17 @@ class Transport {
   uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
   uint64_t drain_until_ = 0;  // written before stop_ is set
-  Waiter wake_;
+  // This rank's doorbells, by channel: in the window when it is up, else
+  // own_bells_.
+  node::ShmBell own_bells_[kChannels];
+  node::ShmBell* bell_[kChannels] = {&own_bells_[0], &own_bells_[1], &own_bells_[2]};
+  std::vector<node::ShmBell*> bells_;  // by rank, kChannels each; null: no doorbell
+  bool all_bells_ = false;             // every peer has one
+  MPI_Comm local_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::vector<std::function<bool()>> pollers_;
+  bool multiple_ = false;
+  size_t left_at_stop_ = 0;
   std::thread thread_;
 
   std::vector<MPI_Request> reqs_;

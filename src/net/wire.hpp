@@ -20,6 +20,11 @@
 namespace taskring::net {
 
 inline constexpr int kTagMsg = 1;
+// TASK and COMPLETION between ranks that reach each other's doorbells under
+// MPI_THREAD_MULTIPLE: received by the executor / the engine themselves
+// (transport.hpp, Transport::Channel).
+inline constexpr int kTagTask = 2;
+inline constexpr int kTagCompletion = 3;
 inline constexpr int kTagDataBase = 64;
 inline constexpr uint32_t kWireMagic = 0x344c5254;  // "TRL4"
 // Longest control message accepted (a task is ~5 KiB).

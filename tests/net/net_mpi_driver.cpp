@@ -13,7 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include <mpi.h>
+
+#include "buffer_table.hpp"
+#include "data_mover.hpp"
 #include "taskring/net/net_worker.hpp"
+#include "transport.hpp"
 
 using namespace taskring;
 using namespace taskring::net;
@@ -262,8 +267,75 @@ void scenario_kill(NetWorker& w, const Ids& id, int sig) {
 
 }  // namespace
 
+// The data path under the worker, on its own (no NetWorker): the owner
+// refuses a FETCH (a stale generation), so the requester gets the owner's
+// error and cancels the receive it posted before asking; a good FETCH after
+// it gets the owner's bytes (the cancelled receive took nothing). Needs
+// MPI_THREAD_MULTIPLE: the main threads meet in a barrier while the progress
+// threads run.
+int scenario_refused_fetch() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    std::printf("SCENARIO refused_fetch FAIL: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+    MPI_Finalize();
+    return 1;
+  }
+  MPI_Comm comm, sync;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_dup(MPI_COMM_WORLD, &sync);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<char> pool(1 << 16);
+  net::BufferTable own(rank, pool.size());
+  auto e = own.alloc(256);  // the first buffer: the same id and generation on every rank
+  check(e.ok(), "alloc");
+  for (int i = 0; i < 256; ++i) pool[e->offset + static_cast<size_t>(i)] = static_cast<char>(rank * 16 + i % 16);
+  net::DataMover* mover = nullptr;
+  net::Transport t(comm, rank, size, [&](int src, net::Msg type, net::Reader& r) { mover->handle(src, type, r); },
+                   0);
+  t.open_doorbells();
+  t.set_multiple(true);
+  net::DataMover m(t, own, pool.data());
+  mover = &m;
+  t.start();
+  if (rank == 0 && e.ok()) {
+    char buf[256] = {};
+    Status bad = m.fetch(RemoteTensor{1, e->id, e->generation + 1, 0, 256}, buf, Deadline::after_ms(20000));
+    check(!bad.ok() && contains(bad.message(), "generation") && contains(bad.message(), "FETCH from rank 0"),
+          "stale FETCH: expected the owner's generation error, got " + bad.to_string());
+    for (int round = 0; round < 2; ++round) {
+      std::memset(buf, 0, sizeof(buf));
+      Status good = m.fetch(RemoteTensor{2 - round, e->id, e->generation, 0, 256}, buf, Deadline::after_ms(20000));
+      check(good.ok(), "good FETCH: " + good.to_string());
+      bool same = true;
+      for (int i = 0; i < 256; ++i) same &= buf[i] == static_cast<char>((2 - round) * 16 + i % 16);
+      check(same, "good FETCH from rank " + std::to_string(2 - round) + ": wrong bytes");
+    }
+  }
+  MPI_Barrier(sync);  // the owners serve until rank 0 is done
+  t.stop();
+  check(t.left_at_stop() == 0, "rank " + std::to_string(rank) + ": " + std::to_string(t.left_at_stop()) +
+                                   " MPI request(s) still in flight at stop (the refused FETCH's receive?)");
+  t.close_doorbells();
+  MPI_Comm_free(&sync);
+  MPI_Comm_free(&comm);
+  MPI_Finalize();
+  if (g_failures == 0) std::printf("SCENARIO refused_fetch PASS\n");
+  std::fflush(stdout);
+  return g_failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   g_scenario = argc > 1 ? argv[1] : "roundtrip";
+  // "<scenario>_sliced": the same with NetConfig::fast_paths off (no
+  // doorbells, no direct channels: the path of ranks on other hosts).
+  bool sliced = false;
+  if (g_scenario.size() > 7 && g_scenario.ends_with("_sliced")) {
+    sliced = true;
+    g_scenario.resize(g_scenario.size() - 7);
+  }
   const int launcher = std::getenv("OMPI_COMM_WORLD_RANK") ? std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) : 0;
   NetConfig cfg;
   cfg.node.chips = 0;
@@ -275,6 +347,8 @@ int main(int argc, char** argv) {
   cfg.startup_timeout_ms = 60000;
   cfg.peer_timeout_ms = g_scenario == "stop" ? 1500 : 20000;
   cfg.abort_grace_ms = 500;
+  if (g_scenario == "refused_fetch") return scenario_refused_fetch();
+  cfg.fast_paths = !sliced;
   if (g_scenario == "protocol" && launcher == 1) cfg.protocol_version = 99;
   if (g_scenario == "node_init" && launcher == 1)
     cfg.node.child_init = [](node::ChildKind, int) { return unavailable("deliberate init failure of the SUB"); };
@@ -369,7 +443,7 @@ int main(int argc, char** argv) {
   else check(false, "unknown scenario");
   Status c = w.close();
   check(c.ok(), "close: " + c.to_string());
-  if (g_failures == 0) std::printf("SCENARIO %s PASS\n", g_scenario.c_str());
+  if (g_failures == 0) std::printf("SCENARIO %s%s PASS\n", g_scenario.c_str(), sliced ? "_sliced" : "");
   std::fflush(stdout);
   return g_failures ? 1 : 0;
 }

@@ -27,8 +27,16 @@ void expect_pass(const std::string& name) {
 
 TEST(NetMpi, RemoteTaskRoundTrip) { expect_pass("roundtrip"); }
 TEST(NetMpi, DependenciesAcrossNodesIncludingOffsetOverlap) { expect_pass("deps"); }
+// The same two with NetConfig::fast_paths off: no doorbells and no direct
+// channels, the progress threads carry every message and park in slices
+// (what ranks on other hosts do; one host cannot show it otherwise).
+TEST(NetMpi, RemoteTaskRoundTripWithoutFastPaths) { expect_pass("roundtrip_sliced"); }
+TEST(NetMpi, DependenciesAcrossNodesWithoutFastPaths) { expect_pass("deps_sliced"); }
 TEST(NetMpi, FailingRemoteTaskChainsItsErrorAndTheNextRunSucceeds) { expect_pass("fail"); }
 TEST(NetMpi, BadDescriptorsAreRejected) { expect_pass("bad_descriptors"); }
+// The owner refuses a FETCH (the requester's receive was posted before it
+// asked, and is cancelled); a good FETCH after it still gets its bytes.
+TEST(NetMpi, RefusedFetchCancelsItsReceive) { expect_pass("refused_fetch"); }
 TEST(NetMpi, ProtocolMismatchIsRejectedAtStartup) { expect_pass("protocol"); }
 TEST(NetMpi, CallableTableMismatchIsRejectedAtStartup) { expect_pass("callables"); }
 TEST(NetMpi, NodeInitFailureOnOneRankFailsEveryRank) { expect_pass("node_init"); }

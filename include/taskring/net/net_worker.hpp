@@ -20,8 +20,10 @@
 //
 // Startup. init() initialises this rank's node first (it forks the chip and
 // SUB children: fork before threads, and before MPI starts its own
-// threads), then MPI (MPI_Init_thread, MPI_THREAD_SERIALIZED: one progress
-// thread per rank makes every MPI call after init), then every rank sends
+// threads), then MPI (MPI_Init_thread asking MPI_THREAD_MULTIPLE, needing
+// MPI_THREAD_SERIALIZED: one progress thread per rank makes the MPI calls
+// after init; under MULTIPLE the scheduler and executors also send their
+// control messages themselves), then every rank sends
 // rank 0 a HELLO: protocol version, taskring version, build, the names of
 // its L4 callables, its node's init result. Rank 0 answers READY only when
 // every rank's node is READY and everything matches; otherwise every rank's
@@ -71,7 +73,7 @@ using node::Orchestrator;
 using node::RunHandle;
 
 // Wire protocol version; ranks that disagree are rejected at startup.
-inline constexpr uint32_t kNetProtocolVersion = 1;
+inline constexpr uint32_t kNetProtocolVersion = 2;  // 2: FETCH without a reply on success
 // Error text carried per hop (rank -> rank 0); longer text is cut and ends
 // with "[truncated]".
 inline constexpr size_t kMaxErrorBytes = 1024;
@@ -123,10 +125,18 @@ struct NetConfig {
   // Bytes for copies of non-local tensors while a task runs here.
   uint64_t staging_bytes = 64ull << 20;
   // How long each rank's MPI progress thread keeps polling after its last
-  // event before it parks (MPI offers nothing to sleep on until a message
-  // arrives; see src/net/transport.hpp). Longer: lower latency for
-  // back-to-back tasks, more CPU taken from the chips. 0..1000000.
-  uint64_t poll_window_us = 1000;
+  // event before it parks on its doorbell (src/net/transport.hpp): the next
+  // message of a conversation often follows within microseconds. Longer:
+  // fewer wakes for back-to-back messages, more CPU taken from the chips on
+  // a small machine. 0..1000000.
+  uint64_t poll_window_us = 50;
+  // Doorbells and direct channels (src/net/transport.hpp): a rank parks
+  // until a peer on its host rings it, and under MPI_THREAD_MULTIPLE the
+  // scheduler and executors send and receive TASK / COMPLETION themselves.
+  // False: the progress threads carry every message and park in slices, the
+  // path ranks on other hosts take; for tests and comparisons. The same on
+  // every rank (the doorbell window is collective).
+  bool fast_paths = true;
   // Optional per-rank setup of the node (inputs in its shared heap, ...):
   // runs in init() right after the node is up and before this rank says
   // HELLO, so no L4 task reaches a rank before it finished; an error fails
