@@ -1,6 +1,8 @@
 // Kernel-side comm primitives over a domain's windows (see comm.hpp).
 #include "taskring/kernels/comm.hpp"
 
+#include "taskring/kernels/comm_remote.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -60,8 +62,12 @@ bool wait_until(const KernelArgs& k, const CommContext& c, Pred&& pred, What&& w
       me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
       return true;
     }
-    if (h.abort.load(std::memory_order_acquire) != 0) {
+    if (const uint32_t a = h.abort.load(std::memory_order_acquire); a != 0) {
       me.bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      if (a >= 2) {  // a member on another node failed (L4 global domain)
+        const std::string why = "aborted, a member on MPI rank " + std::to_string(a - 2) + " failed";
+        return fail(why.c_str());
+      }
       return fail("aborted, another member of the run failed");
     }
     const uint64_t left = deadline.remaining_ns();
@@ -92,15 +98,17 @@ std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok
 
 }  // namespace
 
-DomainLayout DomainLayout::make(int nranks, uint64_t window_size) {
+DomainLayout DomainLayout::make(int nranks, uint64_t window_size, uint64_t ring_bytes) {
   DomainLayout l;
   l.nranks = nranks;
   l.window_size = round_up(std::max<uint64_t>(window_size, 1), kPage);
+  l.ring_bytes = round_up(ring_bytes, kPage);
   l.header_off = 0;
   l.contexts_off = round_up(sizeof(DomainHeader), 64);
   l.sync_off = round_up(l.contexts_off + kMaxRanks * sizeof(CommContext), kPage);
   l.windows_off = round_up(l.sync_off + static_cast<uint64_t>(nranks) * sizeof(SyncBlock), kPage);
-  l.total = l.windows_off + static_cast<uint64_t>(nranks) * l.window_size;
+  l.rings_off = l.windows_off + static_cast<uint64_t>(nranks) * l.window_size;
+  l.total = l.rings_off + static_cast<uint64_t>(nranks) * l.ring_bytes;
   return l;
 }
 
@@ -164,12 +172,14 @@ bool check_window_range(const KernelArgs& k, const CommContext& c, uint64_t off,
 
 bool put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src, uint64_t bytes) {
   if (!check_peer(k, c, peer) || !check_window_range(k, c, dst_off, bytes, "put")) return false;
+  if (offnode(c, peer)) return remote_put(k, c, peer, dst_off, src, bytes);
   std::memcpy(window_of(c, peer) + dst_off, src, bytes);
   return true;
 }
 
 bool get(const KernelArgs& k, const CommContext& c, int peer, void* dst, uint64_t src_off, uint64_t bytes) {
   if (!check_peer(k, c, peer) || !check_window_range(k, c, src_off, bytes, "get")) return false;
+  if (offnode(c, peer)) return remote_unsupported(k, c, peer, "get");
   std::memcpy(dst, window_of(c, peer) + src_off, bytes);
   return true;
 }
@@ -177,6 +187,7 @@ bool get(const KernelArgs& k, const CommContext& c, int peer, void* dst, uint64_
 bool put_tile(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const tile::View2D& src) {
   const uint64_t row = static_cast<uint64_t>(src.cols) * src.elem_size();
   if (!check_peer(k, c, peer) || !check_window_range(k, c, dst_off, row * src.rows, "put_tile")) return false;
+  if (offnode(c, peer)) return remote_put_tile(k, c, peer, dst_off, src);
   char* d = window_of(c, peer) + dst_off;
   for (int64_t r = 0; r < src.rows; ++r, d += row) {
     if (src.unit_col_stride()) {
@@ -191,6 +202,7 @@ bool put_tile(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_
 bool get_tile(const KernelArgs& k, const CommContext& c, int peer, const tile::View2D& dst, uint64_t src_off) {
   const uint64_t row = static_cast<uint64_t>(dst.cols) * dst.elem_size();
   if (!check_peer(k, c, peer) || !check_window_range(k, c, src_off, row * dst.rows, "get_tile")) return false;
+  if (offnode(c, peer)) return remote_unsupported(k, c, peer, "get_tile");
   const char* s = window_of(c, peer) + src_off;
   for (int64_t r = 0; r < dst.rows; ++r, s += row) {
     if (dst.unit_col_stride()) {
@@ -217,6 +229,7 @@ std::atomic<uint32_t>* signal_at(const KernelArgs& k, const CommContext& c, int 
 bool notify(const KernelArgs& k, const CommContext& c, int peer, uint64_t signal_off, NotifyOp op, uint32_t value) {
   std::atomic<uint32_t>* s = signal_at(k, c, peer, signal_off);
   if (s == nullptr) return false;
+  if (offnode(c, peer)) return remote_notify(k, c, peer, signal_off, op, value);
   if (op == NotifyOp::kAdd) {
     s->fetch_add(value, std::memory_order_acq_rel);
   } else if (op == NotifyOp::kSet) {
@@ -249,6 +262,10 @@ bool barrier(const KernelArgs& k, const CommContext& c) {
   const uint32_t e = ++me.barrier_epoch;
   for (int p = 0; p < c.nranks; ++p) {
     if (p == c.rank) continue;
+    if (offnode(c, p)) {
+      if (!remote_sync(k, c, p, RemoteOp::kBarrier, e)) return false;
+      continue;
+    }
     sync_of(c, p).barrier[c.rank].store(e, std::memory_order_release);
     ring(sync_of(c, p).bell);
   }
@@ -265,6 +282,7 @@ bool barrier(const KernelArgs& k, const CommContext& c) {
 uint32_t begin_collective(const CommContext& c) { return ++sync_of(c, c.rank).coll_seq; }
 
 void post_flag(const CommContext& c, int peer, uint32_t tok) {
+  if (offnode(c, peer)) return remote_post_flag(c, peer, tok);
   SyncBlock& s = sync_of(c, peer);
   s.flags[c.rank].store(tok, std::memory_order_release);
   ring(s.bell);

@@ -63,6 +63,10 @@ void from_f32(const float* src, uint64_t count, const Flat& dst, uint64_t first)
 }
 
 bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, uint64_t bytes, const char* op) {
+  // These collectives read peers' windows directly (one-node domains only).
+  if (c.offnode != 0)
+    return k.fail(TASKRING_KERNEL_ERR_UNSUPPORTED, "%s: domain '%s' spans nodes; this collective reads peer windows "
+                  "and runs on one-node domains only", op, cm::domain_name(c));
   if (off % 64 != 0)
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s: scratch offset %llu is not 64-byte aligned", op,
                   static_cast<unsigned long long>(off));

@@ -206,6 +206,7 @@ void Transport::loop() {
     did |= receive();
     did |= complete();
     did |= timers();
+    for (auto& p : pollers_) did |= p();
     if (did) {
       slice = kMinSliceNs;
       last_event = mono_ns();

@@ -76,6 +76,9 @@ class Transport {
 
   // Liveness: start watching `peers` (after the startup handshake).
   void watch(std::vector<int> peers, uint64_t heartbeat_ns, uint64_t peer_timeout_ns, LostFn on_lost);
+  // Before start(): `fn` runs on every pass of the progress thread; true
+  // when it did something (counts as an event, like a message).
+  void add_poller(std::function<bool()> fn) { pollers_.push_back(std::move(fn)); }
   // Runs `fn` on the progress thread once `at_mono_ns` passed (one timer).
   void at(uint64_t at_mono_ns, std::function<void()> fn);
 
@@ -123,6 +126,7 @@ class Transport {
   LostFn on_lost_;
   uint64_t timer_at_ = 0;
   std::function<void()> timer_;
+  std::vector<std::function<bool()>> pollers_;  // add_poller
 };
 
 }  // namespace taskring::net
