@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -38,7 +39,9 @@ class Moe final : public NodeWorkload {
         .add("ffn", 64, 1, 8192, "expert FFN size F")
         .add("balanced-routing", 0, 0, 1, "round-robin routing (equal load per rank) instead of top-k logits")
         .add("fused", 1, 0, 1, "1: one group task per step (moe_step); 0: gating, dispatch, FFN, combine as four")
-        .add("seed", 1, 0, INT32_MAX, "seed of the random inputs");
+        .add("seed", 1, 0, INT32_MAX, "seed of the random inputs")
+        .add("digest", 0, 0, 1, "1: print a digest of each rank's output and received rows after the golden "
+             "(bit-identity across placements, e.g. --nodes 2 --chips 4 vs --chips 8)");
   }
   std::string_view name() const override { return "moe"; }
   std::string_view summary() const override {
@@ -238,6 +241,23 @@ class Moe final : public NodeWorkload {
   };
   int64_t p(const char* k) const { return params_.get(k); }
   bool is_local(int r) const { return r >= first_ && r < first_ + local_; }
+  // FNV-1a over this node's ranks' out and recv_x / recv_meta, one line each.
+  void print_digests() const {
+    auto fnv = [](uint64_t h, const void* p, uint64_t n) {
+      for (uint64_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+      return h;
+    };
+    const uint64_t cap = s_.cap(n_);
+    for (int r = first_; r < first_ + local_; ++r) {
+      const Host& h = host_[r];
+      const uint64_t o = fnv(14695981039346656037ull, h.out, 2ull * s_.tokens * s_.hidden);
+      uint64_t rv = fnv(14695981039346656037ull, h.recv_x, 2ull * cap * s_.hidden);
+      rv = fnv(rv, h.recv_meta, 12ull * cap);
+      std::printf("moe digest rank %d out %016llx recv %016llx\n", r, static_cast<unsigned long long>(o),
+                  static_cast<unsigned long long>(rv));
+    }
+    std::fflush(stdout);
+  }
   // Shared bytes of this node's ranks (every rank's on one node).
   uint64_t bytes_needed() const {
     const uint64_t n = p("chips") * nodes_, T = p("tokens"), D = p("hidden"), E = p("experts"), K = p("topk"),
@@ -372,6 +392,7 @@ Status Moe::check(GoldenStats* stats) const {
       got[uint64_t(r - first_) * T * D + i] = f32(static_cast<const uint16_t*>(host_[r].out)[i]);
   GoldenStats st;
   Status c = compare_to_reference("moe out", got, want, Tolerance{peak / 128.0, 1.0 / 128.0}, &st);
+  if (p("digest") != 0) print_digests();
   if (stats != nullptr) {
     *stats = st;
     stats->checked += checked;
