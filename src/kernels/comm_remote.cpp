@@ -39,8 +39,8 @@ std::string wait_room(const CommContext& c, uint64_t total) {
     if (ok || aborted != 0 || left == 0) {
       bell.parked.fetch_sub(1, std::memory_order_relaxed);
       if (ok) return {};
-      if (aborted != 0) return "aborted, a member of the run failed";
-      return "deadline of " + std::to_string(c.timeout_ns / 1000000) + " ms passed";
+      if (aborted != 0) return "full, and aborted: a member of the run failed";
+      return "full, deadline of " + std::to_string(c.timeout_ns / 1000000) + " ms passed";
     }
     shared_futex_wait(&bell.epoch, seen, std::min(left, kParkSliceNs));
     bell.parked.fetch_sub(1, std::memory_order_relaxed);
@@ -52,6 +52,7 @@ std::string wait_room(const CommContext& c, uint64_t total) {
 std::string enqueue(const CommContext& c, const RemoteReq& req, const void* payload, uint64_t len) {
   RemoteRing& r = ring_of(c);
   const uint64_t cap = r.capacity, need = remote_entry_bytes(len);
+  if (need > cap / 2) return "a request of " + std::to_string(need) + " B does not fit the ring of " + std::to_string(cap) + " B";
   uint64_t h = r.head.load(std::memory_order_relaxed);
   const uint64_t pos = h % cap, contiguous = cap - pos;
   const bool pad = contiguous < need;  // entries never wrap: skip to the start
@@ -70,7 +71,7 @@ std::string enqueue(const CommContext& c, const RemoteReq& req, const void* payl
 }
 
 bool report(const KernelArgs& k, const CommContext& c, int peer, const char* what, const std::string& why) {
-  return k.fail(TASKRING_KERNEL_ERR_DEADLINE, "domain '%s' rank %d: %s to off-node rank %d: request ring full: %s",
+  return k.fail(TASKRING_KERNEL_ERR_DEADLINE, "domain '%s' rank %d: %s to off-node rank %d: request ring: %s",
                 domain_name(c), c.rank, what, peer, why.c_str());
 }
 
@@ -78,8 +79,10 @@ bool report(const KernelArgs& k, const CommContext& c, int peer, const char* wha
 
 bool remote_put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src, uint64_t bytes) {
   const char* p = static_cast<const char*>(src);
+  // Chunks of at most a quarter of the ring, so a full ring drains into room.
+  const uint64_t chunk = std::min(kRemoteChunkBytes, ring_of(c).capacity / 4 - sizeof(RemoteReq));
   for (uint64_t done = 0; done < bytes;) {
-    const uint64_t n = std::min(kRemoteChunkBytes, bytes - done);
+    const uint64_t n = std::min(chunk, bytes - done);
     const RemoteReq req{static_cast<uint32_t>(RemoteOp::kPut), peer, dst_off + done, n, 0};
     const std::string why = enqueue(c, req, p + done, n);
     if (!why.empty()) return report(k, c, peer, "put", why);
