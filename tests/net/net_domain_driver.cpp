@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -101,18 +102,50 @@ Status validation(NodeWorker& n) {
   });
 }
 
-// An allreduce reads peer windows: refused across nodes, naming why.
+float input(int rank, uint32_t i) { return static_cast<float>(rank + 1) * 0.1f + static_cast<float>(i) * 0.0013f; }
+
+// Allreduce over 2 nodes x 2 chips (both algorithms: across nodes the
+// push variant runs), against the one-node reference: FP32 sum in rank
+// order 0..3, bit for bit. Then an allgather, which reads peer windows:
+// refused across nodes, naming why.
 Status collective(NodeWorker& n, int comm) {
+  std::vector<ChipTensor> in, out;
+  for (int c = 0; c < kChips; ++c) {
+    in.push_back(make_tensor_external(g_in[c], {kN}));
+    out.push_back(make_tensor_external(g_out[c], {kN}));
+  }
+  for (auto algo : {kernels::AllreduceAlgo::kOnePhase, kernels::AllreduceAlgo::kRing}) {
+    for (int c = 0; c < kChips; ++c)
+      for (uint32_t i = 0; i < kN; ++i) {
+        g_in[c][i] = input(g_node * kChips + c, i);
+        g_out[c][i] = -1;
+      }
+    TASKRING_RETURN_IF_ERROR(n.run([&](Orchestrator& o) -> Status {
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("c", kMembers, 128 << 10, kBuffers));
+      // Twice on one domain: both scratch parities.
+      TASKRING_RETURN_IF_ERROR(node::submit_allreduce(o, comm, *d, in, out, algo, "scratch"));
+      return node::submit_allreduce(o, comm, *d, out, in, algo, "scratch");  // 4 x the sum
+    }));
+    for (uint32_t i = 0; i < kN; ++i) {
+      float ref = input(0, i);
+      for (int q = 1; q < 4; ++q) ref += input(q, i);
+      float ref2 = ref;
+      for (int q = 1; q < 4; ++q) ref2 += ref;
+      for (int c = 0; c < kChips; ++c)
+        if (std::memcmp(&g_out[c][i], &ref, 4) != 0 || std::memcmp(&g_in[c][i], &ref2, 4) != 0)
+          return internal_error("allreduce (algo " + std::to_string(static_cast<int>(algo)) + ") rank " +
+                                std::to_string(g_node * kChips + c) + " element " + std::to_string(i) + ": " +
+                                std::to_string(g_out[c][i]) + " / " + std::to_string(g_in[c][i]) + ", reference " +
+                                std::to_string(ref) + " / " + std::to_string(ref2));
+    }
+  }
   Status s = n.run([&](Orchestrator& o) -> Status {
     TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("c", kMembers, 128 << 10, kBuffers));
-    std::vector<ChipTensor> in, out;
-    for (int c = 0; c < kChips; ++c) {
-      in.push_back(make_tensor_external(g_in[c], {kN}));
-      out.push_back(make_tensor_external(g_out[c], {kN}));
-    }
-    return node::submit_allreduce(o, comm, *d, in, out, kernels::AllreduceAlgo::kOnePhase, "scratch");
+    std::vector<ChipTensor> wide;
+    for (int c = 0; c < kChips; ++c) wide.push_back(make_tensor_external(g_out[c], {kN / 4}));
+    return node::submit_allgather(o, comm, *d, wide, out, "scratch");
   });
-  return expect_error(s, "spans nodes", "allreduce over a global domain");
+  return expect_error(s, "spans nodes", "allgather over a global domain");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Comm domains spanning nodes (docs/l4.md "Global comm domains"):
 // net_domain_driver under mpirun -np 2 (2 nodes x 2 chips: put / notify /
-// barrier across nodes, a member failing mid-step, validation, a
-// collective that cannot run across nodes), and the MoE step of
+// barrier across nodes, a member failing mid-step, validation, allreduce,
+// a collective that cannot run across nodes), and the MoE step of
 // `taskring run moe --nodes 2` against the same layer on one node: both
 // pass the golden, and every rank's output and received rows are bit for
 // bit the same (digests).
@@ -31,7 +31,9 @@ TEST(NetDomain, PutNotifyBarrierAcrossNodes) { expect_pass("putget"); }
 // the 20 s comm deadline) naming rank 1, and the next run passes.
 TEST(NetDomain, MemberFailingMidStepFailsTheRunNamingItsRankAndTheNextRunSucceeds) { expect_pass("fail"); }
 TEST(NetDomain, GlobalMembersAreValidated) { expect_pass("validation"); }
-TEST(NetDomain, CollectivesReadingPeerWindowsAreRefusedAcrossNodes) { expect_pass("collective"); }
+// Allreduce across nodes equals the one-node reference bit for bit; an
+// allgather (reads peer windows) is refused naming why.
+TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefused) { expect_pass("collective"); }
 
 // One node, no mpirun.
 MpiResult run_local(const std::string& args) {
