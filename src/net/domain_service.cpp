@@ -73,6 +73,7 @@ void DomainService::bind(Transport* transport, int node, int nodes) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     transport_ = transport;
+    progress_ = transport;
     node_ = node;
     nodes_ = nodes;
   }
@@ -157,7 +158,7 @@ std::vector<char> DomainService::head(Msg type, const Key& k) const {
 void DomainService::add(std::shared_ptr<Part> p) {
   const Key k = p->key;
   live_[k] = p;
-  transport_->expect(1);  // short park slices while a domain lives: its rings are polled
+  progress_->expect(1);  // short park slices while a domain lives: its rings are polled
   if (auto it = early_arrivals_.find(k); it != early_arrivals_.end()) {
     for (int r : it->second) p->header()->arrived[r].store(1, std::memory_order_release);
     cm::ring(p->header()->bell);
@@ -179,10 +180,10 @@ void DomainService::remove(const Key& k) {
     std::map<int, std::vector<char>> out;
     drain(*it->second, out);
     for (auto& [n, b] : out)
-      if (!b.empty()) transport_->send(n, std::move(b));
+      if (!b.empty()) progress_->send(n, std::move(b));
   }
   live_.erase(it);
-  transport_->expect(-1);
+  progress_->expect(-1);
 }
 
 void DomainService::abort_part(Part& p, int from_node) {
@@ -198,7 +199,7 @@ bool DomainService::poll() {
     Part& p = *pp;
     cm::DomainHeader* h = p.header();
     if (h->abort.load(std::memory_order_acquire) == 1 && !p.abort_sent) {  // this node's run failed
-      for (int n : p.peers) transport_->send(n, head(Msg::kDomainAbort, k));
+      for (int n : p.peers) progress_->send(n, head(Msg::kDomainAbort, k));
       p.abort_sent = true;
       any = true;
     }
@@ -209,7 +210,7 @@ bool DomainService::poll() {
       std::vector<char> m = head(Msg::kDomainArrived, k);
       append(m, static_cast<uint32_t>(p.local.size()));
       for (int r : p.local) append(m, static_cast<int32_t>(r));
-      for (int n : p.peers) transport_->send(n, m);
+      for (int n : p.peers) progress_->send(n, m);
       p.announced = true;
       any = true;
     }
@@ -217,7 +218,7 @@ bool DomainService::poll() {
     drain(p, out);
     for (auto& [n, b] : out) {
       if (b.empty()) continue;
-      transport_->send(n, std::move(b));
+      progress_->send(n, std::move(b));
       any = true;
     }
   }
@@ -258,7 +259,7 @@ void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
         b.insert(b.end(), payload, payload + q.len);
       }
       if (b.size() >= kBatchBytes) {
-        transport_->send(dst, std::move(b));
+        progress_->send(dst, std::move(b));
         b.clear();
       }
     }

@@ -73,7 +73,8 @@ class DomainService final : public node::GlobalDomainTransport,
 
   std::unique_ptr<node::WindowExchange> memfd_;
   mutable std::mutex mu_;
-  Transport* transport_ = nullptr;  // under mu_ (create / destroy run on other threads)
+  Transport* transport_ = nullptr;  // under mu_ (create / destroy run on other threads); null after unbind()
+  Transport* progress_ = nullptr;   // the same, for the progress thread itself: set in bind(), never cleared
   int node_ = -1, nodes_ = 0;
   std::map<std::string, uint64_t> next_seq_;  // under mu_
   // Progress thread only.

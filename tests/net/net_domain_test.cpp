@@ -16,6 +16,7 @@ namespace {
 
 using taskring::testing::mpirun;
 using taskring::testing::MpiResult;
+using taskring::testing::run_bounded;
 
 constexpr int kBoundS = 120;  // a hang fails the test instead of stalling CTest
 
@@ -35,24 +36,6 @@ TEST(NetDomain, GlobalMembersAreValidated) { expect_pass("validation"); }
 // allgather (reads peer windows) is refused naming why.
 TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefused) { expect_pass("collective"); }
 
-// One node, no mpirun.
-MpiResult run_local(const std::string& args) {
-  char dir[] = "/tmp/taskring_moe_XXXXXX";
-  MpiResult r;
-  if (mkdtemp(dir) == nullptr) return r;
-  const std::string d = dir;
-  const int st = std::system(("timeout -k 5 " + std::to_string(kBoundS) + " " + std::string(TASKRING_BIN) + " " + args +
-                              " > " + d + "/out 2>&1")
-                                 .c_str());
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream f(d + "/out");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.out = ss.str();
-  std::system(("rm -rf " + d).c_str());
-  return r;
-}
-
 std::set<std::string> digests(const std::string& out) {
   std::set<std::string> s;
   std::istringstream in(out);
@@ -66,7 +49,8 @@ void expect_same_moe(int nodes, int chips, const std::string& extra) {
   MpiResult spread = mpirun(nodes, std::string(TASKRING_BIN) + " run moe --nodes " + std::to_string(nodes) +
                                        " --chips " + std::to_string(chips) + shape,
                             kBoundS);
-  MpiResult one = run_local("run moe --chips " + std::to_string(nodes * chips) + shape);
+  MpiResult one =
+      run_bounded(std::string(TASKRING_BIN) + " run moe --chips " + std::to_string(nodes * chips) + shape, kBoundS);
   ASSERT_EQ(one.rc, 0) << one.out;
   EXPECT_EQ(spread.rc, 0) << spread.out;
   EXPECT_NE(spread.out.find("2 of 2 measured rounds passed on every node"), std::string::npos) << spread.out;
