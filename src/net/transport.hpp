@@ -8,7 +8,8 @@
 // Each pass: run posted closures, receive every control message that has
 // arrived (MPI_Improbe + MPI_Mrecv, any source) and hand it to the handler,
 // complete finished sends and receives (MPI_Testsome), send heartbeats and
-// check peers. MPI has no descriptor or futex to park on until a message
+// check peers, and runs the pollers (add_poller: the request rings of comm
+// domains spanning nodes, domain_service.hpp). MPI has no descriptor or futex to park on until a message
 // arrives, so the thread polls: after any event it keeps polling for the
 // poll window (NetConfig::poll_window_us; a reply usually follows within
 // microseconds: the next task, the steps of a transfer), then parks on its
