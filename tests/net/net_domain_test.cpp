@@ -64,3 +64,16 @@ TEST(NetDomain, MoeFromBuildingBlocksOnTwoNodesEqualsOneNode) { expect_same_moe(
 TEST(NetDomain, MoeOnTwoNodesOfFourChipsEqualsOneNodeOfEight) { expect_same_moe(2, 4, ""); }
 
 }  // namespace
+
+namespace {
+
+// The experts must split over every rank of every node: refused before
+// anything starts, naming the rule.
+TEST(NetDomain, MoeAcrossNodesValidatesTheExpertSplit) {
+  MpiResult r = taskring::testing::mpirun(
+      2, std::string(TASKRING_BIN) + " run moe --nodes 2 --chips 3 --experts 16 --rounds 1", kBoundS);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("experts 16 must be a multiple of chips 6 (chips x nodes)"), std::string::npos) << r.out;
+}
+
+}  // namespace
