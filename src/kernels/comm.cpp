@@ -1,6 +1,8 @@
 // Kernel-side comm primitives over a domain's windows (see comm.hpp).
 #include "taskring/kernels/comm.hpp"
 
+#include "taskring/kernels/comm_remote.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -60,8 +62,12 @@ bool wait_on(const KernelArgs& k, const CommContext& c, CommBell& bell, Pred&& p
       bell.parked.fetch_sub(1, std::memory_order_relaxed);
       return true;
     }
-    if (h.abort.load(std::memory_order_acquire) != 0) {
+    if (const uint32_t a = h.abort.load(std::memory_order_acquire); a != 0) {
       bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      if (a >= 2) {  // a member on another node failed (L4 global domain)
+        const std::string why = "aborted, a member on MPI rank " + std::to_string(a - 2) + " failed";
+        return fail(why.c_str());
+      }
       return fail("aborted, another member of the run failed");
     }
     const uint64_t left = deadline.remaining_ns();
@@ -87,7 +93,11 @@ std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok
   for (int i = 0; i < n; ++i) {
     const int q = srcs ? srcs[i] : i;
     if (q == c.rank) continue;
-    const uint32_t v = (barrier ? sync_of(c, q).barrier_reached : me.flags[q]).load(std::memory_order_acquire);
+    // Off-node peers' sync blocks are local shadows: across nodes a barrier
+    // reads the arrivals posted to this rank.
+    const std::atomic<uint32_t>& word =
+        !barrier ? me.flags[q] : c.offnode != 0 ? me.barrier[q] : sync_of(c, q).barrier_reached;
+    const uint32_t v = word.load(std::memory_order_acquire);
     if (static_cast<int32_t>(v - tok) >= 0) continue;
     if (missing++ < 16) s += (s.empty() ? "" : ",") + std::to_string(q);
   }
@@ -114,15 +124,17 @@ bool flags_reached(const SyncBlock& s, uint64_t mask, uint32_t tok) {
 
 }  // namespace
 
-DomainLayout DomainLayout::make(int nranks, uint64_t window_size) {
+DomainLayout DomainLayout::make(int nranks, uint64_t window_size, uint64_t ring_bytes) {
   DomainLayout l;
   l.nranks = nranks;
   l.window_size = round_up(std::max<uint64_t>(window_size, 1), kPage);
+  l.ring_bytes = round_up(ring_bytes, kPage);
   l.header_off = 0;
   l.contexts_off = round_up(sizeof(DomainHeader), 64);
   l.sync_off = round_up(l.contexts_off + kMaxRanks * sizeof(CommContext), kPage);
   l.windows_off = round_up(l.sync_off + static_cast<uint64_t>(nranks) * sizeof(SyncBlock), kPage);
-  l.total = l.windows_off + static_cast<uint64_t>(nranks) * l.window_size;
+  l.rings_off = l.windows_off + static_cast<uint64_t>(nranks) * l.window_size;
+  l.total = l.rings_off + static_cast<uint64_t>(nranks) * l.ring_bytes;
   return l;
 }
 
@@ -187,12 +199,14 @@ bool check_window_range(const KernelArgs& k, const CommContext& c, uint64_t off,
 
 bool put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src, uint64_t bytes) {
   if (!check_peer(k, c, peer) || !check_window_range(k, c, dst_off, bytes, "put")) return false;
+  if (offnode(c, peer)) return remote_put(k, c, peer, dst_off, src, bytes);
   std::memcpy(window_of(c, peer) + dst_off, src, bytes);
   return true;
 }
 
 bool get(const KernelArgs& k, const CommContext& c, int peer, void* dst, uint64_t src_off, uint64_t bytes) {
   if (!check_peer(k, c, peer) || !check_window_range(k, c, src_off, bytes, "get")) return false;
+  if (offnode(c, peer)) return remote_unsupported(k, c, peer, "get");
   std::memcpy(dst, window_of(c, peer) + src_off, bytes);
   return true;
 }
@@ -200,6 +214,7 @@ bool get(const KernelArgs& k, const CommContext& c, int peer, void* dst, uint64_
 bool put_tile(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const tile::View2D& src) {
   const uint64_t row = static_cast<uint64_t>(src.cols) * src.elem_size();
   if (!check_peer(k, c, peer) || !check_window_range(k, c, dst_off, row * src.rows, "put_tile")) return false;
+  if (offnode(c, peer)) return remote_put_tile(k, c, peer, dst_off, src);
   char* d = window_of(c, peer) + dst_off;
   for (int64_t r = 0; r < src.rows; ++r, d += row) {
     if (src.unit_col_stride()) {
@@ -214,6 +229,7 @@ bool put_tile(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_
 bool get_tile(const KernelArgs& k, const CommContext& c, int peer, const tile::View2D& dst, uint64_t src_off) {
   const uint64_t row = static_cast<uint64_t>(dst.cols) * dst.elem_size();
   if (!check_peer(k, c, peer) || !check_window_range(k, c, src_off, row * dst.rows, "get_tile")) return false;
+  if (offnode(c, peer)) return remote_unsupported(k, c, peer, "get_tile");
   const char* s = window_of(c, peer) + src_off;
   for (int64_t r = 0; r < dst.rows; ++r, s += row) {
     if (dst.unit_col_stride()) {
@@ -240,6 +256,7 @@ std::atomic<uint32_t>* signal_at(const KernelArgs& k, const CommContext& c, int 
 bool notify(const KernelArgs& k, const CommContext& c, int peer, uint64_t signal_off, NotifyOp op, uint32_t value) {
   std::atomic<uint32_t>* s = signal_at(k, c, peer, signal_off);
   if (s == nullptr) return false;
+  if (offnode(c, peer)) return remote_notify(k, c, peer, signal_off, op, value);
   if (op == NotifyOp::kAdd) {
     s->fetch_add(value, std::memory_order_acq_rel);
   } else if (op == NotifyOp::kSet) {
@@ -267,11 +284,38 @@ bool wait_signal(const KernelArgs& k, const CommContext& c, uint64_t signal_off,
       });
 }
 
+namespace {
+// A domain spanning nodes: every rank posts epoch `e` to every other (local
+// peers directly, off-node ones through the request ring), then waits for
+// all of theirs on its own bell.
+bool barrier_across_nodes(const KernelArgs& k, const CommContext& c, uint32_t e) {
+  SyncBlock& me = sync_of(c, c.rank);
+  for (int p = 0; p < c.nranks; ++p) {
+    if (p == c.rank) continue;
+    if (offnode(c, p)) {
+      if (!remote_sync(k, c, p, RemoteOp::kBarrier, e)) return false;
+      continue;
+    }
+    sync_of(c, p).barrier[c.rank].store(e, std::memory_order_release);
+    ring(sync_of(c, p).bell);
+  }
+  return wait_until(
+      k, c,
+      [&] {
+        for (int q = 0; q < c.nranks; ++q)
+          if (q != c.rank && static_cast<int32_t>(me.barrier[q].load(std::memory_order_acquire) - e) < 0) return false;
+        return true;
+      },
+      [&] { return "barrier " + std::to_string(e) + ": " + rank_list(c, nullptr, c.nranks, e, true); });
+}
+}  // namespace
+
 bool barrier(const KernelArgs& k, const CommContext& c) {
   SyncBlock& me = sync_of(c, c.rank);
   DomainHeader& h = header_of(c);
   const uint32_t e = ++me.barrier_epoch;
   me.barrier_reached.store(e, std::memory_order_release);
+  if (c.offnode != 0) return barrier_across_nodes(k, c, e);
   // Arrivals of barrier e are the counts ((e-1)·n, e·n]: the one that reaches
   // e·n is the last, and no rank can arrive for e+1 before e is published.
   const uint32_t target = e * static_cast<uint32_t>(c.nranks);
@@ -288,6 +332,7 @@ bool barrier(const KernelArgs& k, const CommContext& c) {
 uint32_t begin_collective(const CommContext& c) { return ++sync_of(c, c.rank).coll_seq; }
 
 void post_flag(const CommContext& c, int peer, uint32_t tok) {
+  if (offnode(c, peer)) return remote_post_flag(c, peer, tok);
   SyncBlock& s = sync_of(c, peer);
   s.flags[c.rank].store(tok, std::memory_order_seq_cst);
   // Dekker with wait_flags: it announces (want_tok, want_mask), then parked,

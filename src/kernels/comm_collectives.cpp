@@ -63,6 +63,10 @@ void from_f32(const float* src, uint64_t count, const Flat& dst, uint64_t first)
 }
 
 bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, uint64_t bytes, const char* op) {
+  // These collectives read peers' windows directly (one-node domains only).
+  if (c.offnode != 0)
+    return k.fail(TASKRING_KERNEL_ERR_UNSUPPORTED, "%s: domain '%s' spans nodes; this collective reads peer windows "
+                  "and runs on one-node domains only", op, cm::domain_name(c));
   if (off % 64 != 0)
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s: scratch offset %llu is not 64-byte aligned", op,
                   static_cast<unsigned long long>(off));
@@ -93,6 +97,37 @@ bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Fl
     }
     from_f32(acc, m, out, b);
   }
+  return true;
+}
+
+// A domain spanning nodes (L4): off-node windows cannot be read, so every
+// rank puts its input (FP32) into slot `rank` of every rank's scratch
+// (nranks slots per parity), then sums its own slots in rank order: the
+// same order, hence the same bits, as one-phase.
+bool allreduce_push(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
+  const uint64_t slot_bytes = round64(in.n * 4), n = static_cast<uint64_t>(c.nranks);
+  if (off % 64 != 0)
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "allreduce: scratch offset %llu is not 64-byte aligned",
+                  static_cast<unsigned long long>(off));
+  if (!cm::check_window_range(k, c, off, 2 * n * slot_bytes, "allreduce scratch (2 x ranks x input, spanning nodes)"))
+    return false;
+  const uint32_t seq = cm::begin_collective(c);
+  const uint64_t base = off + (seq & 1) * n * slot_bytes;
+  std::vector<float> mine(in.n);
+  to_f32(in, 0, in.n, mine.data());
+  for (int p = 0; p < c.nranks; ++p)
+    if (!cm::put(k, c, p, base + static_cast<uint64_t>(c.rank) * slot_bytes, mine.data(), in.n * 4)) return false;
+  for (int p = 0; p < c.nranks; ++p)
+    if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
+  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "allreduce: pushed inputs")) return false;
+  const char* w = cm::window_of(c, c.rank) + base;
+  std::vector<float> acc(in.n);
+  std::memcpy(acc.data(), w, in.n * 4);
+  for (int q = 1; q < c.nranks; ++q) {
+    const float* s = reinterpret_cast<const float*>(w + static_cast<uint64_t>(q) * slot_bytes);
+    for (uint64_t i = 0; i < in.n; ++i) acc[i] += s[i];
+  }
+  from_f32(acc.data(), in.n, out, 0);
   return true;
 }
 
@@ -232,6 +267,7 @@ extern "C" void taskring_comm_allreduce(int64_t* raw) {
   if (raw_algo > static_cast<uint64_t>(AllreduceAlgo::kAuto))
     return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "algorithm %llu: 0 one-phase, 1 ring, 2 direct, 3 auto",
                         static_cast<unsigned long long>(raw_algo));
+  if (c->offnode != 0) return (void)allreduce_push(k, *c, in, out, off);  // spans nodes (any algorithm)
   auto algo = static_cast<AllreduceAlgo>(raw_algo);
   if (algo == AllreduceAlgo::kAuto) algo = pick_allreduce(in.n, c->nranks);
   const auto op = algo == AllreduceAlgo::kOnePhase ? CollectiveOp::kAllreduceOnePhase

@@ -103,8 +103,9 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
     }
   // (2) exchange: slot r of every rank's counts region gets this histogram.
   const uint32_t seq = cm::begin_collective(c);
+  // put, not a plain store: a rank on another node (L4) is reached by request.
   for (int p = 0; p < n; ++p)
-    std::memcpy(cm::window_of(c, p) + counts_off + 4 * hist_len * r, hist.data(), 4 * hist_len);
+    if (!cm::put(k, c, p, counts_off + 4 * hist_len * r, hist.data(), 4 * hist_len)) return;
   for (int p = 0; p < n; ++p)
     if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
   if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "moe_dispatch: routing counts")) return;
@@ -126,22 +127,23 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
   }
   // (4) rows, weights and (src, token, k) into their final rows at the owners.
   std::vector<uint64_t> next(static_cast<size_t>(n) * El, 0);
+  std::vector<char> packed;  // a row of a non-contiguous x
   for (int64_t t = 0; t < T; ++t)
     for (int64_t j = 0; j < K; ++j) {
       const int32_t e = i32(ids, t, j);
       const int d = static_cast<int>(e / El);
       const int64_t le = e % El;
       const uint64_t row = start[(static_cast<size_t>(d) * El + le) * n + r] + next[static_cast<size_t>(e)]++;
-      char* win = cm::window_of(c, d);
-      char* dst = win + rx_off + row * row_bytes;
-      if (contiguous(x)) {
-        std::memcpy(dst, x.at(t, 0), row_bytes);
-      } else {
-        for (int64_t q = 0; q < D; ++q) std::memcpy(dst + q * es, x.at(t, q), es);
+      const void* src = x.at(t, 0);
+      if (!contiguous(x)) {
+        packed.resize(row_bytes);
+        for (int64_t q = 0; q < D; ++q) std::memcpy(packed.data() + q * es, x.at(t, q), es);
+        src = packed.data();
       }
-      std::memcpy(win + rw_off + 4 * row, w.at(t, j), 4);
       const int32_t meta[3] = {r, static_cast<int32_t>(t), static_cast<int32_t>(j)};
-      std::memcpy(win + rm_off + 12 * row, meta, 12);
+      if (!cm::put(k, c, d, rx_off + row * row_bytes, src, row_bytes) ||
+          !cm::put(k, c, d, rw_off + 4 * row, w.at(t, j), 4) || !cm::put(k, c, d, rm_off + 12 * row, meta, 12))
+        return;
     }
   for (int p = 0; p < n; ++p)
     if (p != r) cm::post_flag(c, p, cm::token(seq, 2));
@@ -265,7 +267,7 @@ extern "C" void taskring_comm_moe_combine(int64_t* raw) {
   const uint32_t seq = cm::begin_collective(c);
   for (int64_t i = 0; i < got; ++i) {
     const int32_t src = i32(rm, i, 0), t = i32(rm, i, 1), j = i32(rm, i, 2);
-    std::memcpy(cm::window_of(c, src) + ret_off + slot_bytes * static_cast<uint64_t>(t * K + j), y.at(i, 0), slot_bytes);
+    if (!cm::put(k, c, src, ret_off + slot_bytes * static_cast<uint64_t>(t * K + j), y.at(i, 0), slot_bytes)) return;
   }
   for (int p = 0; p < c.nranks; ++p)
     if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));

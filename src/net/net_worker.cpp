@@ -14,6 +14,7 @@
 
 #include "buffer_table.hpp"
 #include "data_mover.hpp"
+#include "domain_service.hpp"
 #include "mpi_endpoint.hpp"
 #include "node/engine.hpp"
 #include "rank_server.hpp"
@@ -27,7 +28,7 @@ namespace {
 // The rank mpirun gave this process, known before MPI_Init (Open MPI and
 // PMIx export it); the node forks its children before MPI starts, and their
 // spans need a global rank.
-int launcher_rank() {
+int env_rank() {
   for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
     if (const char* s = std::getenv(v)) return std::atoi(s);
   return 0;
@@ -81,6 +82,9 @@ struct NetWorker::Impl {
   char* staging = nullptr;
 
   std::unique_ptr<BufferTable> own;
+  // Comm domains spanning nodes; also held by the node (NodeConfig::
+  // global_domains). Declared before the transport: it outlives it.
+  std::shared_ptr<DomainService> domains;
   std::unique_ptr<Transport> transport;
   std::unique_ptr<DataMover> mover;
   std::unique_ptr<RankServer> server;
@@ -222,6 +226,11 @@ void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
       return;
     case Msg::kHeartbeat:
       return;
+    case Msg::kDomainArrived:
+    case Msg::kDomainData:
+    case Msg::kDomainAbort:
+      domains->handle(src, type, r);
+      return;
   }
 }
 
@@ -343,7 +352,9 @@ NetWorker::NetWorker(NetConfig config) : impl_(std::make_unique<Impl>()) {
   m.cfg = std::move(config);
   NodeConfig nc = m.cfg.node;
   nc.shared_bytes += m.cfg.pool_bytes + m.cfg.staging_bytes + 128;
-  nc.rank_base = launcher_rank() * std::max(1, nc.chips);
+  nc.rank_base = env_rank() * std::max(1, nc.chips);
+  m.domains = std::make_shared<DomainService>();
+  nc.global_domains = m.domains;
   // One startup deadline for the tree: the node gets three quarters of it,
   // the rest is for MPI's start and the handshake.
   if (m.cfg.startup_timeout_ms > 0)
@@ -354,6 +365,7 @@ NetWorker::NetWorker(NetConfig config) : impl_(std::make_unique<Impl>()) {
 NetWorker::~NetWorker() { (void)close(); }
 
 NodeWorker& NetWorker::node() { return *impl_->node; }
+int NetWorker::launcher_rank() { return env_rank(); }
 int NetWorker::rank() const { return impl_->rank; }
 int NetWorker::ranks() const { return impl_->size; }
 
@@ -431,7 +443,7 @@ Status NetWorker::init() {
                                     std::to_string(kMaxRanks));
     return m.init_error;  // every rank fails alike; close() finalises
   }
-  if (m.rank != launcher_rank() && std::getenv("OMPI_COMM_WORLD_RANK") != nullptr)
+  if (m.rank != env_rank() && std::getenv("OMPI_COMM_WORLD_RANK") != nullptr)
     node_status = internal_error("MPI rank " + std::to_string(m.rank) + " differs from OMPI_COMM_WORLD_RANK");
 
   m.own = std::make_unique<BufferTable>(m.rank, m.cfg.pool_bytes);
@@ -445,6 +457,7 @@ Status NetWorker::init() {
     m.transport->set_multiple(provided >= MPI_THREAD_MULTIPLE);
   }
   m.mover = std::make_unique<DataMover>(*m.transport, *m.own, m.pool);
+  m.domains->bind(m.transport.get(), m.rank, m.size);
   if (node_status.ok()) {
     RankServerConfig sc;
     sc.names = m.names;
@@ -720,6 +733,7 @@ Status NetWorker::close() {
     }
   }
   if (m.server) m.server->stop();
+  if (m.domains) m.domains->unbind();
   if (m.transport) m.transport->stop();
   Status nc = m.node->close();
   if (m.lost.load(std::memory_order_acquire)) {

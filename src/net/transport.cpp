@@ -327,7 +327,7 @@ void Transport::park(uint64_t slice_ns) {
   }
   const uint64_t now = mono_ns(), next = next_timer_ns();
   uint64_t ns = next > now ? next - now : 0;
-  if (!all_bells_ || !reqs_.empty()) ns = std::min(ns, slice_ns);
+  if (!all_bells_ || !reqs_.empty() || slice_polls_.load(std::memory_order_relaxed) > 0) ns = std::min(ns, slice_ns);
   ns = std::min(ns, kMaxParkNs);
   if (ns > 0) node::bell_park(b, seen, ns);
   b.parked.fetch_sub(1, std::memory_order_relaxed);
@@ -394,7 +394,8 @@ void Transport::loop() {
     }
     // A request stuck past kInFlightSpinNs (a descheduled or lost peer)
     // is driven in slices: its peer does not ring for MPI's internal steps.
-    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping || !reqs_.empty();
+    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping || !reqs_.empty() ||
+                           slice_polls_.load(std::memory_order_relaxed) > 0;
     if (expecting) slice = kBusySliceNs;
     park(stopping ? std::min<uint64_t>(slice, drain_until_ > mono_ns() ? drain_until_ - mono_ns() : 0) : slice);
     if (!expecting) slice = std::min(slice * 2, kMaxSliceNs);

@@ -11,7 +11,8 @@
 // for everything else, other threads hand the progress thread work with
 // post() (a closure run on it).
 //
-// Each pass: run posted closures, run the pollers (add_poller), receive every
+// Each pass: run posted closures, run the pollers (add_poller: the request
+// rings of comm domains spanning nodes, domain_service.hpp), receive every
 // control message that has arrived (MPI_Improbe + MPI_Mrecv, any source) and
 // hand it to the handler, complete finished sends and receives
 // (MPI_Testsome), send heartbeats and check peers.
@@ -115,6 +116,11 @@ class Transport {
   void add_poller(std::function<bool()> poll);
   // Any thread: +1 when a reply is awaited, -1 when it came (or never will).
   void expect(int delta) { expecting_.fetch_add(delta, std::memory_order_relaxed); }
+  // Any thread: +1 while a poller has producers that ring no doorbell (a
+  // comm domain's request rings, written by chip children forked before
+  // MPI_Init), -1 when they are gone. While positive the idle thread parks
+  // in kBusySliceNs slices, so such work waits at most one slice.
+  void poll_in_slices(int delta) { slice_polls_.fetch_add(delta, std::memory_order_relaxed); }
 
   // Who a message is for on its destination rank. kProgress: the progress
   // thread's handler (tag kTagMsg). kExecutor / kEngine: the rank's task
@@ -206,6 +212,7 @@ class Transport {
   std::deque<std::function<void()>> posted_;
   std::atomic<bool> has_posted_{false};
   std::atomic<int> expecting_{0};
+  std::atomic<int> slice_polls_{0};
   uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
   uint64_t drain_until_ = 0;  // written before stop_ is set

@@ -20,6 +20,9 @@ std::string_view msg_name(Msg m) {
     case Msg::kHeartbeat: return "HEARTBEAT";
     case Msg::kShutdown: return "SHUTDOWN";
     case Msg::kBye: return "BYE";
+    case Msg::kDomainArrived: return "DOMAIN_ARRIVED";
+    case Msg::kDomainData: return "DOMAIN_DATA";
+    case Msg::kDomainAbort: return "DOMAIN_ABORT";
   }
   return "unknown";
 }
@@ -34,7 +37,7 @@ Writer& Writer::str(std::string_view s, size_t max) {
 bool Reader::header(Msg* type) {
   const uint32_t magic = get<uint32_t>();
   const uint8_t t = get<uint8_t>();
-  if (!ok_ || magic != kWireMagic || t < static_cast<uint8_t>(Msg::kHello) || t > static_cast<uint8_t>(Msg::kBye)) {
+  if (!ok_ || magic != kWireMagic || t < static_cast<uint8_t>(Msg::kHello) || t > static_cast<uint8_t>(Msg::kDomainAbort)) {
     ok_ = false;
     return false;
   }

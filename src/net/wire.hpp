@@ -45,6 +45,10 @@ enum class Msg : uint8_t {
   kHeartbeat = 12,
   kShutdown = 13,     // 0 -> rank
   kBye = 14,          // rank -> 0: closing
+  // Comm domains spanning nodes (domain_service.hpp), between member ranks.
+  kDomainArrived = 15,  // these domain ranks of mine zeroed their windows
+  kDomainData = 16,     // requests of my members to yours (puts, notifies, flags)
+  kDomainAbort = 17,    // my run failed: end every wait of the domain
 };
 std::string_view msg_name(Msg m);
 
@@ -90,6 +94,17 @@ class Reader {
     return v;
   }
   std::string str(size_t max = 4096);
+  // `n` raw bytes in place (valid while the message is), nullptr when short.
+  const char* bytes(size_t n) {
+    if (!ok_ || static_cast<size_t>(end_ - p_) < n) {
+      ok_ = false;
+      return nullptr;
+    }
+    const char* at = p_;
+    p_ += n;
+    return at;
+  }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
   bool ok() const { return ok_; }
   void fail() { ok_ = false; }
   // INVALID_ARGUMENT naming the message when a read ran short.

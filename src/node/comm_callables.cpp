@@ -60,10 +60,12 @@ PTO2OrchestrationConfig moe_step_config(const ChipTaskArgs&) {
 
 uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
 
+// One entry per member on this node (every rank of a one-node domain).
 Status check_ranks(const CommDomain& d, size_t got, const char* what) {
-  if (got == static_cast<size_t>(d.size())) return Status::Ok();
+  const size_t here = d.chips().size();
+  if (got == here) return Status::Ok();
   return invalid_argument(std::string(what) + ": " + std::to_string(got) + " per-rank entries for the " +
-                          std::to_string(d.size()) + " ranks of domain '" + d.name() + "'");
+                          std::to_string(here) + " ranks of domain '" + d.name() + "' on this node");
 }
 
 Expected<uint64_t> scratch_for(const CommDomain& d, std::string_view name, uint64_t need, const char* what) {
@@ -207,7 +209,7 @@ Status submit_moe_step(Orchestrator& o, int moe_step, const CommDomain& d, std::
     a.add_output(r.topk_ids).add_output(r.topk_w).add_output(r.recv_x).add_output(r.recv_w).add_output(r.recv_meta);
     a.add_output(r.recv_count).add_output(r.recv_y).add_output(r.out);
     a.add_scalar(m.device_ctx).add_scalar(uint64_t{s.experts}).add_scalar(uint64_t{balanced ? 1u : 0u});
-    a.add_scalar(uint64_t{s.tokens} * i);
+    a.add_scalar(uint64_t{s.tokens} * static_cast<uint64_t>(m.rank));  // global token index base
     for (uint64_t off : offs) a.add_scalar(off);
     if (a.has_error()) return invalid_argument("submit_moe_step: rank " + std::to_string(i) + ": " + a.error_msg());
     ptrs.push_back(&a);

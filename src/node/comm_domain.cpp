@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine.hpp"
+#include "taskring/kernels/comm_remote.hpp"
 #include "taskring/node/comm_domain.hpp"
 #include "window_exchange.hpp"
 
@@ -94,24 +95,83 @@ class DomainRegistry {
     const uint64_t id = e.next_domain_id_.fetch_add(1);
     auto created = e.cfg_.exchange->create(layout, name, id);
     if (!created.ok()) return created.status().with_context(api);
-    std::shared_ptr<DomainObject> obj(std::move(*created));
+    std::vector<int> ranks(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)] = r;
+    return attach_all(e, run, api, name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id, chips, ranks,
+                      buffers);
+  }
 
+  // A domain spanning nodes: this node's members attach to its part; the
+  // transport makes the other nodes' members arrive and carries requests.
+  static Expected<std::shared_ptr<CommDomain>> allocate_global(Engine& e, RunState* run, const std::string& name,
+                                                               std::span<const GlobalMember> members,
+                                                               uint64_t window_size,
+                                                               std::span<const DomainBufferSpec> buffers) {
+    const std::string api = "allocate_global_domain('" + name + "')";
+    GlobalDomainTransport* t = e.cfg_.global_domains;
+    if (t == nullptr || t->nodes() <= 0)
+      return unimplemented(api + ": this node is not part of an L4 worker (NetWorker); use allocate_domain");
+    {
+      std::lock_guard<std::mutex> lk(e.mu_);
+      if (e.closing_) return e.closing_status_;
+      if (!run->first_error.ok()) return run->first_error;
+    }
+    if (members.empty() || members.size() > static_cast<size_t>(kMaxDomainRanks))
+      return invalid_argument(std::to_string(members.size()) + " members; a domain has 1..64").with_context(api);
+    std::set<std::pair<int, int>> seen;
+    std::vector<int> chips, ranks;
+    for (size_t i = 0; i < members.size(); ++i) {
+      const GlobalMember& m = members[i];
+      const std::string who = "member " + std::to_string(i) + " (node " + std::to_string(m.node) + ", chip " +
+                              std::to_string(m.chip) + ")";
+      if (m.node < 0 || m.node >= t->nodes())
+        return out_of_range(who + ": node not in [0, " + std::to_string(t->nodes()) + ")").with_context(api);
+      if (m.chip < 0) return out_of_range(who + ": negative chip").with_context(api);
+      if (!seen.insert({m.node, m.chip}).second) return invalid_argument(who + " is listed twice").with_context(api);
+      if (m.node == t->node()) {
+        chips.push_back(m.chip);
+        ranks.push_back(static_cast<int>(i));
+      }
+    }
+    if (chips.empty())
+      return invalid_argument("no member is on this node (" + std::to_string(t->node()) +
+                              "); only member nodes allocate a global domain")
+          .with_context(api);
+    Status v = validate(e, name, chips, window_size, buffers);
+    if (!v.ok()) return v.with_context(api);
+    const cm::DomainLayout layout =
+        cm::DomainLayout::make(static_cast<int>(members.size()), window_size, cm::kRemoteRingBytes);
+    const uint64_t id = e.next_domain_id_.fetch_add(1);
+    auto created = t->create(layout, name, id, members);
+    if (!created.ok()) return created.status().with_context(api);
+    return attach_all(e, run, api, name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id, chips, ranks,
+                      buffers);
+  }
+
+  // Every member chip (domain rank ranks[i] on chips[i]) attaches to `obj`.
+  static Expected<std::shared_ptr<CommDomain>> attach_all(Engine& e, RunState* run, const std::string& api,
+                                                          const std::string& name, std::shared_ptr<DomainObject> obj,
+                                                          const cm::DomainLayout& layout, uint64_t id,
+                                                          std::span<const int> chips, std::span<const int> ranks,
+                                                          std::span<const DomainBufferSpec> buffers) {
+    const int n = static_cast<int>(chips.size());
+    const int nranks = layout.nranks;
     // Every member attaches at once: they meet at a barrier inside.
     std::vector<bool> posted(static_cast<size_t>(n), false);
     std::vector<Expected<uint64_t>> got(static_cast<size_t>(n), Expected<uint64_t>(uint64_t{0}));
-    auto abort_domain = [obj, n] {
+    auto abort_domain = [obj, nranks] {
       obj->header()->abort.store(1, std::memory_order_release);
       cm::ring(obj->header()->bell);
-      for (int r = 0; r < n; ++r) cm::ring(obj->sync(r)->bell);
+      for (int r = 0; r < nranks; ++r) cm::ring(obj->sync(r)->bell);
     };
     for (int r = 0; r < n; ++r) {
       ControlRequest req;
       req.op = ControlOp::kAttachDomain;
       req.args[0] = id;
-      req.args[1] = static_cast<uint64_t>(r);
+      req.args[1] = static_cast<uint64_t>(ranks[r]);
       req.args[2] = layout.total;
       req.args[3] = e.cfg_.comm_timeout_ms;
-      req.fd = obj->member_fd(r);
+      req.fd = obj->member_fd(ranks[r]);
       Status p = e.chip_endpoint(chips[r]).control_post(req);
       if (!p.ok()) {
         got[r] = p;
@@ -129,7 +189,7 @@ class DomainRegistry {
     for (int r = 0; r < n; ++r) {
       if (got[r].ok()) continue;
       if (err.ok() || (err.code() == StatusCode::kAborted && got[r].status().code() != StatusCode::kAborted))
-        err = got[r].status().with_context("rank " + std::to_string(r) + " (chip " + std::to_string(chips[r]) + ")");
+        err = got[r].status().with_context("rank " + std::to_string(ranks[r]) + " (chip " + std::to_string(chips[r]) + ")");
     }
     if (!err.ok()) {
       for (int r = 0; r < n; ++r)
@@ -140,13 +200,14 @@ class DomainRegistry {
     auto d = std::make_shared<CommDomain>();
     d->name_ = name;
     d->window_size_ = layout.window_size;
+    d->nranks_ = nranks;
     for (int r = 0; r < n; ++r) {
       DomainMember m;
       m.chip = chips[r];
-      m.rank = r;
-      m.size = n;
-      m.device_ctx = *got[r] + layout.context(r);
-      m.window_base = *got[r] + layout.window(r);
+      m.rank = ranks[r];
+      m.size = nranks;
+      m.device_ctx = *got[r] + layout.context(ranks[r]);
+      m.window_base = *got[r] + layout.window(ranks[r]);
       m.window_size = layout.window_size;
       d->members_.push_back(m);
     }
@@ -190,6 +251,13 @@ Expected<std::shared_ptr<CommDomain>> Engine::allocate_domain(RunState* run, con
                                                               std::span<const int> chips, uint64_t window_size,
                                                               std::span<const DomainBufferSpec> buffers) {
   return DomainRegistry::allocate(*this, run, name, chips, window_size, buffers);
+}
+
+Expected<std::shared_ptr<CommDomain>> Engine::allocate_global_domain(RunState* run, const std::string& name,
+                                                                     std::span<const GlobalMember> members,
+                                                                     uint64_t window_size,
+                                                                     std::span<const DomainBufferSpec> buffers) {
+  return DomainRegistry::allocate_global(*this, run, name, members, window_size, buffers);
 }
 
 }  // namespace taskring::node

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "taskring/base/clock.hpp"
+#include "taskring/kernels/comm_remote.hpp"
 #include "taskring/base/shared_futex.hpp"
 #include "fd_passing.hpp"
 #include "taskring/base/waiter.hpp"
@@ -48,7 +49,7 @@ Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
   }
   TASKRING_ASSIGN_OR_RETURN(char* base, x_->map_member(fd, bytes));
   auto& h = *reinterpret_cast<cm::DomainHeader*>(base);
-  const cm::DomainLayout layout = cm::DomainLayout::make(h.nranks, h.window_size);
+  const cm::DomainLayout layout = cm::DomainLayout::make(h.nranks, h.window_size, h.ring_bytes);
   const std::string who = "comm domain '" + std::string(h.name) + "' rank " + std::to_string(rank);
   auto fail = [&](Status s) {
     x_->unmap_member(base, bytes);
@@ -59,8 +60,15 @@ Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
   // Zero first, publish after: the arrival below is what lets peers write.
   std::memset(base + layout.window(rank), 0, layout.window_size);
   std::memset(base + layout.sync(rank), 0, sizeof(cm::SyncBlock));
-  cm::fill_context(reinterpret_cast<cm::CommContext*>(base + layout.context(rank)), base, layout, rank,
-                   timeout_ms * 1'000'000);
+  auto* ctx = reinterpret_cast<cm::CommContext*>(base + layout.context(rank));
+  cm::fill_context(ctx, base, layout, rank, timeout_ms * 1'000'000);
+  if (h.offnode_mask != 0) {  // spans nodes (L4): off-node peers through this rank's request ring
+    auto* ring = reinterpret_cast<cm::RemoteRing*>(base + layout.ring(rank));
+    std::memset(static_cast<void*>(ring), 0, cm::RemoteRing::kDataOffset);
+    ring->capacity = cm::RemoteRing::capacity_for(layout.ring_bytes);
+    ctx->offnode = h.offnode_mask;
+    ctx->ring = reinterpret_cast<uintptr_t>(ring);
+  }
   h.arrived[rank].store(1, std::memory_order_release);
   cm::ring(h.bell);
   auto all = [&] {

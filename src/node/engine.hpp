@@ -88,6 +88,7 @@ struct RunState {
 };
 
 class WindowExchange;
+class GlobalDomainTransport;
 
 struct EngineConfig {
   std::vector<std::string> chip_callables;  // names, by id
@@ -109,6 +110,7 @@ struct EngineConfig {
   // the argument with that message. L4 uses it to check remote descriptors.
   std::function<Status(const ChipTensor&)> check_tensor;
   WindowExchange* exchange = nullptr;  // comm domains; nullptr: none (UNIMPLEMENTED)
+  GlobalDomainTransport* global_domains = nullptr;  // domains spanning nodes (L4); nullptr: none
   uint64_t comm_timeout_ms = 30000;
 };
 
@@ -143,6 +145,10 @@ class Engine {
   Expected<std::shared_ptr<CommDomain>> allocate_domain(RunState* run, const std::string& name,
                                                         std::span<const int> chips, uint64_t window_size,
                                                         std::span<const DomainBufferSpec> buffers);
+  Expected<std::shared_ptr<CommDomain>> allocate_global_domain(RunState* run, const std::string& name,
+                                                               std::span<const GlobalMember> members,
+                                                               uint64_t window_size,
+                                                               std::span<const DomainBufferSpec> buffers);
   // Comm domains alive now (allocated, not yet swept). For tests and tools.
   int live_domains() const { return live_domains_.load(std::memory_order_acquire); }
 

@@ -377,6 +377,7 @@ Status NodeWorker::init() {
   ec.heap_wait_ms = m.cfg.heap_wait_ms;
   ec.control_timeout_ms = m.cfg.control_timeout_ms;
   ec.exchange = m.exchange.get();
+  ec.global_domains = m.cfg.global_domains.get();
   ec.comm_timeout_ms = m.cfg.comm_timeout_ms;
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {

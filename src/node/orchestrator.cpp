@@ -76,6 +76,13 @@ Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_domain(const std::s
   return engine_->allocate_domain(run_, name, chips, window_size, buffers);
 }
 
+Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_global_domain(const std::string& name,
+                                                                           std::span<const GlobalMember> members,
+                                                                           uint64_t window_size,
+                                                                           std::span<const DomainBufferSpec> buffers) {
+  return engine_->allocate_global_domain(run_, name, members, window_size, buffers);
+}
+
 int Orchestrator::chips() const { return engine_->chips(); }
 int Orchestrator::sub_workers() const { return engine_->subs(); }
 

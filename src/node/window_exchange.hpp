@@ -19,10 +19,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "taskring/base/expected.hpp"
 #include "taskring/kernels/comm.hpp"
+#include "taskring/node/comm_domain.hpp"
 
 namespace taskring::node {
 
@@ -51,5 +53,30 @@ class WindowExchange {
 };
 
 std::unique_ptr<WindowExchange> make_memfd_window_exchange();
+
+// Domains spanning several nodes (L4; NodeConfig::global_domains, set by
+// the NetWorker; docs/l4.md). Each node keeps a shared object with the full
+// DomainLayout of the domain (rings included); only its own members'
+// windows and sync blocks are used there, and the transport carries what
+// members address to off-node ranks (their request rings) to the node that
+// owns them, marks the other nodes' members arrived once they are, and
+// spreads an abort to every member node.
+class GlobalDomainTransport {
+ public:
+  virtual ~GlobalDomainTransport() = default;
+  // This node (MPI rank) and how many there are; -1 / 0 before the
+  // transport is up.
+  virtual int node() const = 0;
+  virtual int nodes() const = 0;
+  // Creates this node's part of the domain (header filled in, with the
+  // off-node mask and ring size) and starts serving it. Every member node
+  // allocates the domains of one name in the same order: the n-th domain
+  // called `name` on each node is the same domain.
+  virtual Expected<std::unique_ptr<DomainObject>> create(const kernels::comm::DomainLayout& layout,
+                                                         const std::string& name, uint64_t id,
+                                                         std::span<const GlobalMember> members) = 0;
+  // What members map (the memfd variant: the child side is the same).
+  virtual WindowExchange& member_exchange() = 0;
+};
 
 }  // namespace taskring::node

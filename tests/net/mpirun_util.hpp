@@ -22,14 +22,13 @@ struct MpiResult {
   double seconds = 0;
 };
 
-inline MpiResult mpirun(int np, const std::string& command, int bound_s) {
+// Runs `command` through the shell, bounded by `timeout -k 5 bound_s`.
+inline MpiResult run_bounded(const std::string& command, int bound_s) {
   char dir[] = "/tmp/taskring_mpirun_XXXXXX";
   MpiResult r;
   if (mkdtemp(dir) == nullptr) return r;
   const std::string d = dir;
-  const std::string cmd = "timeout -k 5 " + std::to_string(bound_s) + " " + std::string(TASKRING_MPIEXEC) +
-                          " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
-                          std::to_string(np) + " " + command + " > " + d + "/out 2>&1";
+  const std::string cmd = "timeout -k 5 " + std::to_string(bound_s) + " " + command + " > " + d + "/out 2>&1";
   const auto t0 = std::chrono::steady_clock::now();
   const int st = std::system(cmd.c_str());
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -40,6 +39,13 @@ inline MpiResult mpirun(int np, const std::string& command, int bound_s) {
   r.out = ss.str();
   std::system(("rm -rf " + d).c_str());
   return r;
+}
+
+inline MpiResult mpirun(int np, const std::string& command, int bound_s) {
+  return run_bounded(std::string(TASKRING_MPIEXEC) +
+                         " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
+                         std::to_string(np) + " " + command,
+                     bound_s);
 }
 
 }  // namespace taskring::testing

@@ -324,3 +324,27 @@ TEST(CommDomain, SubmitHelpersValidateTheirArguments) {
 
 }  // namespace
 }  // namespace taskring::node::testing
+
+namespace taskring::node {
+namespace {
+
+// Domains spanning nodes need the L4 worker's transport (docs/l4.md); a
+// node of its own refuses them, naming the alternative.
+TEST(CommDomain, GlobalDomainOutsideAnL4WorkerIsUnimplemented) {
+  NodeConfig cfg;
+  cfg.chips = 1;
+  cfg.sub_workers = 0;
+  NodeWorker w(cfg);
+  ASSERT_TRUE(w.init().ok());
+  Status s = w.run([&](Orchestrator& o) -> Status {
+    const GlobalMember members[] = {{0, 0}};
+    return o.allocate_global_domain("g", members, 4096).status();
+  });
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented) << s.message();
+  EXPECT_NE(s.message().find("allocate_global_domain('g'): this node is not part of an L4 worker"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(w.close().ok());
+}
+
+}  // namespace
+}  // namespace taskring::node

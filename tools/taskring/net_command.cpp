@@ -62,7 +62,9 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
                   int capture_fd) {
   NetRun out;
   const std::string who = "taskring " + std::string(capture_fd >= 0 ? "bench " : "run ") + std::string(w.name());
-  Status v = w.validate();
+  // Where this node sits among the others (moe spans them), before its
+  // config; place() validates.
+  Status v = w.place(NetWorker::launcher_rank(), nodes);
   if (!v.ok()) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), v.to_string().c_str());
     out.rc = 2;

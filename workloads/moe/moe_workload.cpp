@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -38,18 +39,35 @@ class Moe final : public NodeWorkload {
         .add("ffn", 64, 1, 8192, "expert FFN size F")
         .add("balanced-routing", 0, 0, 1, "round-robin routing (equal load per rank) instead of top-k logits")
         .add("fused", 1, 0, 1, "1: one group task per step (moe_step); 0: gating, dispatch, FFN, combine as four")
-        .add("seed", 1, 0, INT32_MAX, "seed of the random inputs");
+        .add("seed", 1, 0, INT32_MAX, "seed of the random inputs")
+        .add("digest", 0, 0, 1, "1: print a digest of each rank's output and received rows after the golden "
+             "(bit-identity across placements, e.g. --nodes 2 --chips 4 vs --chips 8)");
   }
   std::string_view name() const override { return "moe"; }
   std::string_view summary() const override {
     return "L3: MoE layer with expert parallelism (gating, dispatch, SwiGLU experts, combine) over a comm domain";
   }
 
+  // Across nodes: one domain over nodes x chips ranks, rank g on chip
+  // g % chips of node g / chips; each node holds (and checks) its own ranks'
+  // tensors, and derives the other ranks' inputs from the same seeds, so the
+  // golden is the one of a single node with nodes x chips chips.
+  Status place(int node, int nodes) override {
+    if (nodes < 1 || node < 0 || node >= nodes)
+      return invalid_argument("moe: node " + std::to_string(node) + " of " + std::to_string(nodes));
+    node_ = node;
+    nodes_ = nodes;
+    return validate();
+  }
+
   Status validate() const override {
-    const int64_t n = p("chips");
+    const int64_t n = p("chips") * nodes_;
+    if (n > node::kMaxDomainRanks)
+      return invalid_argument("moe: " + std::to_string(n) + " ranks over the nodes; a domain has at most " +
+                              std::to_string(node::kMaxDomainRanks));
     if (p("experts") % n != 0)
       return invalid_argument("moe: experts " + std::to_string(p("experts")) + " must be a multiple of chips " +
-                              std::to_string(n));
+                              std::to_string(n) + (nodes_ > 1 ? " (chips x nodes)" : ""));
     if (p("topk") > p("experts")) return invalid_argument("moe: topk must be <= experts");
     if (static_cast<double>(bytes_needed()) > 2e9) return invalid_argument("moe: the shapes need more than 2 GB");
     return Status::Ok();
@@ -74,7 +92,9 @@ class Moe final : public NodeWorkload {
   }
 
   Status setup(NodeWorker& node) override {
-    n_ = static_cast<int>(p("chips"));
+    local_ = static_cast<int>(p("chips"));
+    n_ = local_ * nodes_;
+    first_ = local_ * node_;
     s_.tokens = static_cast<uint32_t>(p("tokens"));
     s_.hidden = static_cast<uint32_t>(p("hidden"));
     s_.experts = static_cast<uint32_t>(p("experts"));
@@ -83,12 +103,19 @@ class Moe final : public NodeWorkload {
     balanced_ = p("balanced-routing") != 0;
     const uint32_t T = s_.tokens, D = s_.hidden, E = s_.experts, K = s_.topk, F = s_.ffn, El = E / n_;
     const uint32_t cap = s_.cap(n_);
-    ranks_.resize(n_);
+    ranks_.resize(local_);
     host_.resize(n_);
+    owned_.clear();
     const uint64_t seed = static_cast<uint64_t>(p("seed"));
     for (int r = 0; r < n_; ++r) {
       Host& h = host_[r];
-      auto alloc = [&](uint64_t bytes) { return node.alloc_shared(bytes); };
+      const bool here = is_local(r);
+      // Ranks on other nodes: only their inputs, in this process, for the reference.
+      auto alloc = [&](uint64_t bytes) -> Expected<void*> {
+        if (here) return node.alloc_shared(bytes);
+        owned_.emplace_back(bytes);
+        return static_cast<void*>(owned_.back().data());
+      };
       TASKRING_ASSIGN_OR_RETURN(void* logits, alloc(4ull * T * E));
       TASKRING_ASSIGN_OR_RETURN(void* x, alloc(2ull * T * D));
       TASKRING_ASSIGN_OR_RETURN(void* wg, alloc(2ull * El * D * F));
@@ -117,7 +144,8 @@ class Moe final : public NodeWorkload {
       h.logits = static_cast<float*>(logits);
       h.x = static_cast<uint16_t*>(x);
       h.wg = static_cast<uint16_t*>(wg), h.wu = static_cast<uint16_t*>(wu), h.wd = static_cast<uint16_t*>(wd);
-      MoeRankTensors& t = ranks_[r];
+      if (!here) continue;
+      MoeRankTensors& t = ranks_[r - first_];
       t.logits = make_tensor_external(logits, {T, E});
       t.x = make_tensor_external(x, {T, D}, DataType::BF16);
       t.w_gate = make_tensor_external(wg, {El * D, F}, DataType::BF16);
@@ -137,7 +165,8 @@ class Moe final : public NodeWorkload {
 
   void reset_output() override {
     const uint32_t cap = s_.cap(n_), El = s_.experts / n_;
-    for (Host& h : host_) {
+    for (int r = first_; r < first_ + local_; ++r) {
+      Host& h = host_[r];
       std::memset(h.out, 0, 2ull * s_.tokens * s_.hidden);
       std::memset(h.recv_x, 0xFF, 2ull * cap * s_.hidden);
       std::memset(h.recv_meta, 0xFF, 12ull * cap);
@@ -148,10 +177,17 @@ class Moe final : public NodeWorkload {
 
   node::OrchFunction orchestration() override {
     return [this](Orchestrator& o) -> Status {
-      std::vector<int> chips(n_);
-      for (int r = 0; r < n_; ++r) chips[r] = r;
+      std::vector<int> chips(local_);
+      for (int r = 0; r < local_; ++r) chips[r] = r;
       const auto bufs = node::moe_window_buffers(s_, n_);
-      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("moe", chips, node::moe_window_bytes(s_, n_), bufs));
+      std::shared_ptr<node::CommDomain> d;
+      if (nodes_ > 1) {
+        std::vector<node::GlobalMember> members;
+        for (int g = 0; g < n_; ++g) members.push_back({g / local_, g % local_});
+        TASKRING_ASSIGN_OR_RETURN(d, o.allocate_global_domain("moe", members, node::moe_window_bytes(s_, n_), bufs));
+      } else {
+        TASKRING_ASSIGN_OR_RETURN(d, o.allocate_domain("moe", chips, node::moe_window_bytes(s_, n_), bufs));
+      }
       if (p("fused") != 0) {
         TASKRING_RETURN_IF_ERROR(node::submit_moe_step(o, moe_, *d, ranks_, s_, balanced_));
       } else {
@@ -170,18 +206,18 @@ class Moe final : public NodeWorkload {
   // the tensors they share (ids/w, recv_*, recv_y).
   Status building_blocks(Orchestrator& o, const node::CommDomain& d, const std::vector<int>& chips) {
     namespace cid = kernels::comm_id;
-    std::vector<ChipTaskArgs> gate(n_), disp(n_), ffn(n_), comb(n_);
+    std::vector<ChipTaskArgs> gate(local_), disp(local_), ffn(local_), comb(local_);
     std::vector<const ChipTaskArgs*> gp;
     uint64_t off[5];
     const char* names[5] = {"moe_counts", "moe_recv_x", "moe_recv_w", "moe_recv_meta", "moe_ret"};
     for (int i = 0; i < 5; ++i) {
       TASKRING_ASSIGN_OR_RETURN(off[i], d.buffer_offset(names[i]));
     }
-    for (int r = 0; r < n_; ++r) {
+    for (int r = 0; r < local_; ++r) {
       const MoeRankTensors& t = ranks_[r];
       gate[r].add_input(t.logits).add_output(t.topk_ids).add_output(t.topk_w);
       gate[r].add_scalar(uint64_t(kernels::builtin_id::kTopkGating)).add_scalar(balanced_ ? 1 : 0);
-      gate[r].add_scalar(uint64_t{s_.tokens} * r);
+      gate[r].add_scalar(uint64_t{s_.tokens} * static_cast<uint64_t>(first_ + r));  // global token index
       gp.push_back(&gate[r]);
       disp[r].add_input(t.x).add_input(t.topk_ids).add_input(t.topk_w).add_output(t.recv_x).add_output(t.recv_w);
       disp[r].add_output(t.recv_meta).add_output(t.recv_count).add_scalar(uint64_t{s_.experts});
@@ -204,13 +240,37 @@ class Moe final : public NodeWorkload {
     void *ids = nullptr, *w = nullptr, *recv_x = nullptr, *recv_meta = nullptr, *recv_count = nullptr, *out = nullptr;
   };
   int64_t p(const char* k) const { return params_.get(k); }
+  bool is_local(int r) const { return r >= first_ && r < first_ + local_; }
+  // FNV-1a over this node's ranks' out and recv_x / recv_meta, one line each.
+  void print_digests() const {
+    auto fnv = [](uint64_t h, const void* p, uint64_t n) {
+      for (uint64_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+      return h;
+    };
+    const uint64_t cap = s_.cap(n_);
+    for (int r = first_; r < first_ + local_; ++r) {
+      const Host& h = host_[r];
+      const uint64_t o = fnv(14695981039346656037ull, h.out, 2ull * s_.tokens * s_.hidden);
+      uint64_t rv = fnv(14695981039346656037ull, h.recv_x, 2ull * cap * s_.hidden);
+      rv = fnv(rv, h.recv_meta, 12ull * cap);
+      std::printf("moe digest rank %d out %016llx recv %016llx\n", r, static_cast<unsigned long long>(o),
+                  static_cast<unsigned long long>(rv));
+    }
+    std::fflush(stdout);
+  }
+  // Shared bytes of this node's ranks (every rank's on one node).
   uint64_t bytes_needed() const {
-    const uint64_t n = p("chips"), T = p("tokens"), D = p("hidden"), E = p("experts"), K = p("topk"), F = p("ffn");
+    const uint64_t n = p("chips") * nodes_, T = p("tokens"), D = p("hidden"), E = p("experts"), K = p("topk"),
+                   F = p("ffn");
     const uint64_t El = E / std::max<uint64_t>(n, 1), cap = n * T * K;
-    return n * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El + 2 * T * D +
+    return p("chips") * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El + 2 * T * D +
                 14 * 64);
   }
-  int moe_ = -1, comm_ = -1, n_ = 0;
+  int moe_ = -1, comm_ = -1;
+  int n_ = 0;                     // ranks of the domain (every node's)
+  int local_ = 0, first_ = 0;     // this node's ranks: [first_, first_ + local_)
+  int node_ = 0, nodes_ = 1;      // place()
+  std::vector<std::vector<char>> owned_;  // other nodes' ranks' inputs
   bool balanced_ = false;
   MoeShape s_;
   std::vector<MoeRankTensors> ranks_;
@@ -245,6 +305,7 @@ Status Moe::check(GoldenStats* stats) const {
         const uint64_t i = (uint64_t{r} * T + t) * K + j;
         ids[i] = order[j];
         wts[i] = std::exp(lg[order[j]] - m) / sum;
+        if (!is_local(r)) continue;  // another node checks its own ranks
         int32_t got;
         std::memcpy(&got, static_cast<const char*>(host_[r].ids) + 4 * (uint64_t{t} * K + j), 4);
         if (got != order[j])
@@ -266,12 +327,16 @@ Status Moe::check(GoldenStats* stats) const {
           for (uint32_t j = 0; j < K; ++j)
             if (ids[(uint64_t{s} * T + t) * K + j] == static_cast<int32_t>(d * El + le))
               rows.push_back({s, static_cast<int32_t>(t), static_cast<int32_t>(j)});
-      int32_t cnt;
-      std::memcpy(&cnt, static_cast<const char*>(host_[d].recv_count) + 4 * le, 4);
+      int32_t cnt = static_cast<int32_t>(rows.size());
+      if (is_local(d)) std::memcpy(&cnt, static_cast<const char*>(host_[d].recv_count) + 4 * le, 4);
       if (cnt != static_cast<int32_t>(rows.size()))
         return internal_error("moe: rank " + std::to_string(d) + " expert " + std::to_string(le) + " received " +
                               std::to_string(cnt) + " rows, reference " + std::to_string(rows.size()));
       for (const auto& m : rows) {
+        if (!is_local(d)) {  // its rows are checked on its node; the expert below still runs here
+          ++row;
+          continue;
+        }
         const auto* meta = static_cast<const int32_t*>(host_[d].recv_meta) + 3 * row;
         const auto* rx = static_cast<const uint16_t*>(host_[d].recv_x) + row * D;
         const uint16_t* x = host_[m[0]].x + uint64_t(m[1]) * D;
@@ -317,11 +382,17 @@ Status Moe::check(GoldenStats* stats) const {
         for (uint32_t q = 0; q < D; ++q) want[(uint64_t{r} * T + t) * D + q] += wts[i] * y_ret[i * D + q];
       }
   for (double v : want) peak = std::max(peak, std::fabs(v));
+  // This node's ranks (all of them on one node); the tolerance's scale is
+  // the peak over every rank, as on one node.
+  want.erase(want.begin() + uint64_t(first_ + local_) * T * D, want.end());
+  want.erase(want.begin(), want.begin() + uint64_t(first_) * T * D);
   std::vector<float> got(want.size());
-  for (int r = 0; r < n; ++r)
-    for (uint64_t i = 0; i < uint64_t{T} * D; ++i) got[uint64_t{r} * T * D + i] = f32(static_cast<const uint16_t*>(host_[r].out)[i]);
+  for (int r = first_; r < first_ + local_; ++r)
+    for (uint64_t i = 0; i < uint64_t{T} * D; ++i)
+      got[uint64_t(r - first_) * T * D + i] = f32(static_cast<const uint16_t*>(host_[r].out)[i]);
   GoldenStats st;
   Status c = compare_to_reference("moe out", got, want, Tolerance{peak / 128.0, 1.0 / 128.0}, &st);
+  if (p("digest") != 0) print_digests();
   if (stats != nullptr) {
     *stats = st;
     stats->checked += checked;

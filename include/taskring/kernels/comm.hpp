@@ -52,8 +52,14 @@ struct alignas(64) DomainHeader {
   uint64_t window_size = 0;
   uint64_t id = 0;
   char name[kNameBytes] = {};
+  // A domain spanning nodes (L4, docs/l4.md): bit r set when rank r lives on
+  // another node (its window is reached through the per-rank request ring,
+  // comm_remote.hpp); ring_bytes per local rank (0: a one-node domain).
+  uint64_t offnode_mask = 0;
+  uint64_t ring_bytes = 0;
   // Non-zero once the run failed: every wait in the domain ends with an
-  // error instead of running into its deadline. Set by the parent.
+  // error instead of running into its deadline. Set by the parent: 1 when
+  // this node's run failed, 2 + n when node (MPI rank) n reported a failure.
   alignas(64) std::atomic<uint32_t> abort{0};
   // arrived[r] = 1 once rank r zeroed its window and filled its context:
   // the allocation barrier that publishes the windows.
@@ -83,6 +89,11 @@ struct alignas(64) SyncBlock {
   std::atomic<uint32_t> want_tok;
   // The latest barrier epoch this rank reached (read to name missing ranks).
   std::atomic<uint32_t> barrier_reached;
+  // barrier[src]: the latest barrier epoch rank src reached, for domains
+  // spanning nodes only (the header's arrival counter is one node's memory,
+  // so there every rank posts its arrival to every other, off-node ones
+  // through the request ring).
+  alignas(64) std::atomic<uint32_t> barrier[kMaxRanks];
   // Private to the owner: its barrier epoch and collective sequence.
   alignas(64) uint32_t barrier_epoch;
   uint32_t coll_seq;
@@ -103,15 +114,26 @@ struct CommContext {
   uint64_t header;  // DomainHeader*
   uint64_t windows[kMaxRanks];
   uint64_t sync[kMaxRanks];  // SyncBlock*
+  // Domains spanning nodes: bit r set when rank r is on another node; its
+  // windows[r] / sync[r] are then a local shadow never written, and put /
+  // notify / barrier / post_flag to it go through `ring` (comm_remote.hpp).
+  uint64_t offnode;
+  uint64_t ring;  // RemoteRing* of this rank, 0 for one-node domains
 };
 
+inline bool offnode(const CommContext& c, int peer) { return ((c.offnode >> peer) & 1u) != 0; }
+
 // Byte layout of one domain's object.
+// Domains spanning nodes add one request ring per rank after the windows
+// (`ring_bytes` each, 0 for one-node domains).
 struct DomainLayout {
   int nranks = 0;
   uint64_t window_size = 0;  // per rank, page-rounded
-  uint64_t header_off = 0, contexts_off = 0, sync_off = 0, windows_off = 0, total = 0;
+  uint64_t ring_bytes = 0;   // per rank, page-rounded
+  uint64_t header_off = 0, contexts_off = 0, sync_off = 0, windows_off = 0, rings_off = 0, total = 0;
 
-  static DomainLayout make(int nranks, uint64_t window_size);
+  static DomainLayout make(int nranks, uint64_t window_size, uint64_t ring_bytes = 0);
+  uint64_t ring(int r) const { return rings_off + static_cast<uint64_t>(r) * ring_bytes; }
   uint64_t context(int r) const { return contexts_off + static_cast<uint64_t>(r) * sizeof(CommContext); }
   uint64_t sync(int r) const { return sync_off + static_cast<uint64_t>(r) * sizeof(SyncBlock); }
   uint64_t window(int r) const { return windows_off + static_cast<uint64_t>(r) * window_size; }

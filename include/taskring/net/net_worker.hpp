@@ -158,6 +158,10 @@ class NetWorker {
   NetWorker(const NetWorker&) = delete;
   NetWorker& operator=(const NetWorker&) = delete;
 
+  // The rank mpirun gave this process, known before init() (Open MPI /
+  // PMIx environment; 0 outside mpirun): what a workload spanning nodes
+  // needs to shape its node before MPI starts.
+  static int launcher_rank();
   // This rank's node, for registering chip and SUB callables before init().
   NodeWorker& node();
 

@@ -40,6 +40,13 @@ namespace taskring::node {
 
 inline constexpr int kMaxDomainRanks = 64;
 
+// A member of a domain spanning nodes (L4, Orchestrator::
+// allocate_global_domain): chip `chip` of node (MPI rank) `node`.
+struct GlobalMember {
+  int node = -1;
+  int chip = -1;
+};
+
 struct DomainBufferSpec {
   std::string name;
   uint64_t bytes = 0;
@@ -59,8 +66,10 @@ struct DomainMember {
 class CommDomain {
  public:
   const std::string& name() const { return name_; }
-  int size() const { return static_cast<int>(members_.size()); }
-  // Member chips in rank order.
+  // Ranks of the domain (every node's members for a global domain).
+  int size() const { return nranks_; }
+  // Member chips of this node in rank order (all members for a one-node
+  // domain; member(chip).rank is the domain rank).
   std::vector<int> chips() const;
   uint64_t window_size() const { return window_size_; }
   // The member on `chip`; NOT_FOUND naming the domain and its members for a
@@ -78,6 +87,7 @@ class CommDomain {
   friend class DomainRegistry;
   std::string name_;
   uint64_t window_size_ = 0;
+  int nranks_ = 0;
   std::vector<DomainMember> members_;  // rank order
   std::vector<std::pair<std::string, uint64_t>> buffers_;  // name, offset
   bool released_ = false;

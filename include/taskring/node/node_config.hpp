@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "taskring/base/knobs.hpp"
@@ -12,6 +13,9 @@
 #include "taskring/tensor/task_args.hpp"
 
 namespace taskring::node {
+
+// How a node reaches comm domains spanning nodes (src/node/window_exchange.hpp).
+class GlobalDomainTransport;
 
 // Which kind of child a hook runs in.
 enum class ChildKind : uint8_t { kChip = 0, kSub = 1 };
@@ -54,6 +58,9 @@ struct NodeConfig {
   // Chip i's chip.run spans carry rank = rank_base + i (TASKRING_RANK). L4
   // sets it to node_rank * chips so ranks are unique across the nodes.
   int rank_base = 0;
+  // Comm domains spanning nodes (Orchestrator::allocate_global_domain): set
+  // by the L4 NetWorker (docs/l4.md); none on a node of its own.
+  std::shared_ptr<GlobalDomainTransport> global_domains;
   ChildInitHook child_init;  // optional
   EnvLookup env = process_env();
 };

@@ -76,6 +76,21 @@ class Orchestrator {
                                                         uint64_t window_size,
                                                         std::span<const DomainBufferSpec> buffers = {});
 
+  // A comm domain spanning nodes (L4; docs/l4.md): `members` on several
+  // nodes (MPI ranks), member i = domain rank i. Every member node runs
+  // this with the same arguments; the n-th domain of a name on each node is
+  // the same domain. Returns this node's view: chips() are its own members,
+  // size() counts every rank. Members on other nodes are reached with put /
+  // put_tile / notify / barrier / the collective flags (sent through MPI by
+  // the node's progress thread); reading an off-node window (get) is a
+  // kernel error. Validated like allocate_domain, plus: nodes in
+  // [0, nodes), chips of this node's range, no (node, chip) twice, at least
+  // one member here. UNIMPLEMENTED outside an L4 NetWorker.
+  Expected<std::shared_ptr<CommDomain>> allocate_global_domain(const std::string& name,
+                                                               std::span<const GlobalMember> members,
+                                                               uint64_t window_size,
+                                                               std::span<const DomainBufferSpec> buffers = {});
+
   int chips() const;
   int sub_workers() const;
 

@@ -32,6 +32,15 @@ class NodeWorkload {
 
   // Checks the parameters together (INVALID_ARGUMENT naming the rule).
   virtual Status validate() const = 0;
+  // L4 (taskring run --nodes): this process's node among `nodes`, before
+  // node_config() and setup(). Most workloads run independently on every
+  // node; one that spans nodes (moe: one comm domain over every node's
+  // chips) uses it. INVALID_ARGUMENT when the parameters do not fit.
+  virtual Status place(int node, int nodes) {
+    (void)node;
+    (void)nodes;
+    return Status::Ok();
+  }
   // The node this workload needs (chips, SUB workers, heap sizes).
   virtual node::NodeConfig node_config() const = 0;
   // Registers its chip and SUB callables. Before NodeWorker::init().

@@ -1,0 +1,374 @@
+// Comm domains spanning nodes over MPI (see domain_service.hpp).
+#include "domain_service.hpp"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "taskring/kernels/comm_remote.hpp"
+
+namespace taskring::net {
+
+namespace cm = kernels::comm;
+
+namespace {
+// A DOMAIN_DATA message is sent once it holds this much (the transport
+// drops messages over kMaxMessageBytes; one request adds at most
+// kRemoteChunkBytes + 36).
+constexpr size_t kBatchBytes = 512 << 10;
+static_assert(kBatchBytes + cm::kRemoteChunkBytes + 64 < kMaxMessageBytes);
+
+template <typename T>
+void append(std::vector<char>& b, const T& v) {
+  const char* p = reinterpret_cast<const char*>(&v);
+  b.insert(b.end(), p, p + sizeof(T));
+}
+}  // namespace
+
+struct DomainService::Part {
+  Key key;
+  cm::DomainLayout layout;
+  char* base = nullptr;      // the whole object, mapped by this process
+  std::vector<int> node_of;  // per domain rank
+  std::vector<int> local;    // domain ranks on this node
+  std::vector<int> peers;    // the other member nodes
+  bool announced = false, abort_sent = false;
+
+  cm::DomainHeader* header() const { return reinterpret_cast<cm::DomainHeader*>(base); }
+  cm::SyncBlock* sync(int r) const { return reinterpret_cast<cm::SyncBlock*>(base + layout.sync(r)); }
+  ~Part() {
+    if (base != nullptr) munmap(base, layout.total);
+  }
+};
+
+namespace {
+
+// What the engine holds: the memfd object (its members map it) plus this
+// node's service of it, which ends when the engine sweeps the domain.
+class GlobalObject final : public node::DomainObject {
+ public:
+  GlobalObject(std::unique_ptr<node::DomainObject> inner, std::shared_ptr<DomainService::Part> part,
+               std::function<void()> on_release)
+      : inner_(std::move(inner)), part_(std::move(part)), on_release_(std::move(on_release)) {}
+  ~GlobalObject() override { on_release_(); }
+  cm::DomainHeader* header() override { return inner_->header(); }
+  cm::SyncBlock* sync(int rank) override { return inner_->sync(rank); }
+  int member_fd(int rank) override { return inner_->member_fd(rank); }
+
+ private:
+  std::unique_ptr<node::DomainObject> inner_;
+  std::shared_ptr<DomainService::Part> part_;
+  std::function<void()> on_release_;
+};
+
+}  // namespace
+
+DomainService::DomainService() : memfd_(node::make_memfd_window_exchange()) {}
+DomainService::~DomainService() = default;
+
+void DomainService::bind(Transport* transport, int node, int nodes) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    transport_ = transport;
+    progress_ = transport;
+    node_ = node;
+    nodes_ = nodes;
+  }
+  transport->add_poller([this] { return poll(); });
+}
+
+void DomainService::unbind() {
+  std::lock_guard<std::mutex> lk(mu_);
+  transport_ = nullptr;
+}
+
+int DomainService::node() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return node_;
+}
+
+int DomainService::nodes() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return transport_ != nullptr ? nodes_ : 0;
+}
+
+Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::DomainLayout& layout,
+                                                                   const std::string& name, uint64_t id,
+                                                                   std::span<const node::GlobalMember> members) {
+  const std::string what = "global comm domain '" + name + "'";
+  Transport* t;
+  uint64_t seq;
+  int self;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    t = transport_;
+    if (t == nullptr) return unavailable(what + ": the L4 transport is not running");
+    seq = next_seq_[name]++;
+    self = node_;
+  }
+  if (static_cast<size_t>(layout.nranks) != members.size() || layout.ring_bytes <= cm::RemoteRing::kDataOffset)
+    return internal_error(what + ": layout of " + std::to_string(layout.nranks) + " ranks, " +
+                          std::to_string(members.size()) + " members, ring " + std::to_string(layout.ring_bytes) + " B");
+  TASKRING_ASSIGN_OR_RETURN(auto inner, memfd_->create(layout, name, id));
+  void* v = mmap(nullptr, layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, inner->member_fd(0), 0);
+  if (v == MAP_FAILED) return unavailable(what + ": mapping its " + std::to_string(layout.total) + " B failed: " + std::strerror(errno));
+  auto part = std::make_shared<Part>();
+  part->key = Key{name, seq};
+  part->layout = layout;
+  part->base = static_cast<char*>(v);
+  uint64_t mask = 0;
+  std::set<int> peers;
+  for (size_t r = 0; r < members.size(); ++r) {
+    part->node_of.push_back(members[r].node);
+    if (members[r].node == self) {
+      part->local.push_back(static_cast<int>(r));
+    } else {
+      mask |= uint64_t{1} << r;
+      peers.insert(members[r].node);
+    }
+  }
+  part->peers.assign(peers.begin(), peers.end());
+  // Read by the members when they attach (after this returns).
+  part->header()->offnode_mask = mask;
+  part->header()->ring_bytes = layout.ring_bytes;
+  std::weak_ptr<DomainService> weak = weak_from_this();
+  const Key key = part->key;
+  auto release = [weak, key] {
+    auto self_ptr = weak.lock();
+    if (!self_ptr) return;
+    std::lock_guard<std::mutex> lk(self_ptr->mu_);
+    if (self_ptr->transport_ != nullptr)
+      self_ptr->transport_->post([self_ptr, key] { self_ptr->remove(key); });
+  };
+  t->post([s = shared_from_this(), part] { s->add(part); });
+  return std::unique_ptr<node::DomainObject>(std::make_unique<GlobalObject>(std::move(inner), part, std::move(release)));
+}
+
+// ---- progress thread --------------------------------------------------------
+
+std::vector<char> DomainService::head(Msg type, const Key& k) const {
+  Writer w(type);
+  w.str(k.first, cm::kNameBytes).put(k.second);
+  return w.take();
+}
+
+void DomainService::add(std::shared_ptr<Part> p) {
+  const Key k = p->key;
+  live_[k] = p;
+  progress_->poll_in_slices(1);  // its request rings ring no doorbell
+  if (auto it = early_arrivals_.find(k); it != early_arrivals_.end()) {
+    for (int r : it->second) p->header()->arrived[r].store(1, std::memory_order_release);
+    cm::ring(p->header()->bell);
+  }
+  if (auto it = early_aborts_.find(k); it != early_aborts_.end()) abort_part(*p, it->second);
+  // What was kept for this domain and older ones of its name is done with.
+  for (auto it = early_arrivals_.begin(); it != early_arrivals_.end();)
+    it = it->first.first == k.first && it->first.second <= k.second ? early_arrivals_.erase(it) : std::next(it);
+  for (auto it = early_aborts_.begin(); it != early_aborts_.end();)
+    it = it->first.first == k.first && it->first.second <= k.second ? early_aborts_.erase(it) : std::next(it);
+}
+
+void DomainService::remove(const Key& k) {
+  auto it = live_.find(k);
+  if (it == live_.end()) return;
+  // The members are done (the engine swept the domain), but what they
+  // enqueued last (a final flag) may still be in their rings: send it.
+  if (it->second->announced) {
+    std::map<int, std::vector<char>> out;
+    drain(*it->second, out);
+    for (auto& [n, b] : out)
+      if (!b.empty()) progress_->send(n, std::move(b));
+  }
+  live_.erase(it);
+  progress_->poll_in_slices(-1);
+}
+
+void DomainService::abort_part(Part& p, int from_node) {
+  uint32_t none = 0;
+  p.header()->abort.compare_exchange_strong(none, 2u + static_cast<uint32_t>(from_node), std::memory_order_acq_rel);
+  cm::ring(p.header()->bell);
+  for (int r : p.local) cm::ring(p.sync(r)->bell);
+}
+
+bool DomainService::poll() {
+  bool any = false;
+  for (auto& [k, pp] : live_) {
+    Part& p = *pp;
+    cm::DomainHeader* h = p.header();
+    if (h->abort.load(std::memory_order_acquire) == 1 && !p.abort_sent) {  // this node's run failed
+      for (int n : p.peers) progress_->send(n, head(Msg::kDomainAbort, k));
+      p.abort_sent = true;
+      any = true;
+    }
+    if (!p.announced) {
+      bool all = true;
+      for (int r : p.local) all = all && h->arrived[r].load(std::memory_order_acquire) != 0;
+      if (!all) continue;
+      std::vector<char> m = head(Msg::kDomainArrived, k);
+      append(m, static_cast<uint32_t>(p.local.size()));
+      for (int r : p.local) append(m, static_cast<int32_t>(r));
+      for (int n : p.peers) progress_->send(n, m);
+      p.announced = true;
+      any = true;
+    }
+    std::map<int, std::vector<char>> out;
+    drain(p, out);
+    for (auto& [n, b] : out) {
+      if (b.empty()) continue;
+      progress_->send(n, std::move(b));
+      any = true;
+    }
+  }
+  return any;
+}
+
+void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
+  const int nranks = p.layout.nranks;
+  for (int L : p.local) {
+    auto* ring = reinterpret_cast<cm::RemoteRing*>(p.base + p.layout.ring(L));
+    const uint64_t cap = ring->capacity;
+    if (cap == 0) continue;
+    const uint64_t head_at = ring->head.load(std::memory_order_acquire);
+    uint64_t t = ring->tail.load(std::memory_order_relaxed);
+    if (t == head_at) continue;
+    while (t < head_at) {
+      cm::RemoteReq q;
+      std::memcpy(&q, ring->data + t % cap, sizeof(q));
+      const auto op = static_cast<cm::RemoteOp>(q.op);
+      const bool put = op == cm::RemoteOp::kPut;
+      if ((put && q.len > cm::kRemoteChunkBytes) || (op == cm::RemoteOp::kPad && q.len >= cap)) {
+        std::fprintf(stderr, "taskring L4 node %d: domain '%s' rank %d wrote a malformed request (op %u, %llu B); "
+                     "dropping the rest of its ring\n", node_, p.key.first.c_str(), L, q.op,
+                     static_cast<unsigned long long>(q.len));
+        t = head_at;
+        break;
+      }
+      t += op == cm::RemoteOp::kPad ? sizeof(q) + q.len : cm::remote_entry_bytes(put ? q.len : 0);
+      if (op == cm::RemoteOp::kPad) continue;
+      if (q.peer < 0 || q.peer >= nranks || p.node_of[static_cast<size_t>(q.peer)] == node_) continue;
+      const int dst = p.node_of[static_cast<size_t>(q.peer)];
+      std::vector<char>& b = out[dst];
+      if (b.empty()) b = head(Msg::kDomainData, p.key);
+      append(b, static_cast<int32_t>(L));
+      append(b, q);
+      if (put) {
+        const char* payload = ring->data + (t - cm::remote_entry_bytes(q.len)) % cap + sizeof(q);
+        b.insert(b.end(), payload, payload + q.len);
+      }
+      if (b.size() >= kBatchBytes) {
+        progress_->send(dst, std::move(b));
+        b.clear();
+      }
+    }
+    ring->tail.store(t, std::memory_order_release);
+    cm::ring(p.sync(L)->bell);  // a producer waiting for room
+  }
+}
+
+void DomainService::apply(Part& p, int src, Reader& r) {
+  const int nranks = p.layout.nranks;
+  const uint64_t ws = p.layout.window_size;
+  const char* bad = nullptr;
+  while (r.ok() && r.left() > 0 && bad == nullptr) {
+    const int32_t from = r.get<int32_t>();
+    cm::RemoteReq q;
+    const char* qb = r.bytes(sizeof(q));
+    if (qb == nullptr) break;
+    std::memcpy(&q, qb, sizeof(q));
+    const auto op = static_cast<cm::RemoteOp>(q.op);
+    const char* payload = nullptr;
+    if (op == cm::RemoteOp::kPut) {
+      if (q.len > cm::kRemoteChunkBytes) {
+        bad = "an oversized put";
+        break;
+      }
+      payload = r.bytes(q.len);
+      if (payload == nullptr) break;
+    }
+    if (from < 0 || from >= nranks || p.node_of[static_cast<size_t>(from)] != src || q.peer < 0 || q.peer >= nranks ||
+        p.node_of[static_cast<size_t>(q.peer)] != node_) {
+      bad = "a request between ranks that are not on these nodes";
+      break;
+    }
+    char* win = p.base + p.layout.window(q.peer);
+    cm::SyncBlock* s = p.sync(q.peer);
+    switch (op) {
+      case cm::RemoteOp::kPut:
+        if (q.off > ws || q.len > ws - q.off) {
+          bad = "a put outside the window";
+          break;
+        }
+        std::memcpy(win + q.off, payload, q.len);
+        break;
+      case cm::RemoteOp::kNotify: {
+        if (q.off % 4 != 0 || q.off > ws - 4) {
+          bad = "a notify outside the window";
+          break;
+        }
+        auto* sig = reinterpret_cast<std::atomic<uint32_t>*>(win + q.off);
+        const auto v = static_cast<uint32_t>(q.value);
+        if ((q.value >> 32) == static_cast<uint64_t>(cm::NotifyOp::kAdd)) sig->fetch_add(v, std::memory_order_acq_rel);
+        else sig->store(v, std::memory_order_release);
+        cm::ring(s->bell);
+        break;
+      }
+      case cm::RemoteOp::kFlag:
+        s->flags[from].store(static_cast<uint32_t>(q.value), std::memory_order_release);
+        cm::ring(s->bell);
+        break;
+      case cm::RemoteOp::kBarrier:
+        s->barrier[from].store(static_cast<uint32_t>(q.value), std::memory_order_release);
+        cm::ring(s->bell);
+        break;
+      default:
+        bad = "an unknown request";
+    }
+  }
+  if (bad == nullptr && r.ok()) return;
+  std::fprintf(stderr, "taskring L4 node %d: DOMAIN_DATA from rank %d for domain '%s' has %s; aborting the domain\n",
+               node_, src, p.key.first.c_str(), bad != nullptr ? bad : "a short request");
+  abort_part(p, src);
+}
+
+void DomainService::handle(int src, Msg type, Reader& r) {
+  Key k;
+  k.first = r.str(cm::kNameBytes);
+  k.second = r.get<uint64_t>();
+  if (!r.ok()) return;
+  auto it = live_.find(k);
+  switch (type) {
+    case Msg::kDomainArrived: {
+      const uint32_t n = r.get<uint32_t>();
+      std::vector<int> ranks;
+      for (uint32_t i = 0; i < n && i < static_cast<uint32_t>(cm::kMaxRanks) && r.ok(); ++i)
+        ranks.push_back(r.get<int32_t>());
+      if (!r.ok()) return;
+      if (it == live_.end()) {
+        auto& e = early_arrivals_[k];
+        for (int x : ranks)
+          if (x >= 0 && x < cm::kMaxRanks) e.push_back(x);
+        return;
+      }
+      Part& p = *it->second;
+      for (int x : ranks)
+        if (x >= 0 && x < p.layout.nranks && p.node_of[static_cast<size_t>(x)] == src)
+          p.header()->arrived[x].store(1, std::memory_order_release);
+      cm::ring(p.header()->bell);
+      return;
+    }
+    case Msg::kDomainData:
+      if (it != live_.end()) apply(*it->second, src, r);  // else: a swept domain's last words
+      return;
+    case Msg::kDomainAbort:
+      if (it == live_.end()) early_aborts_[k] = src;
+      else abort_part(*it->second, src);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace taskring::net

@@ -1,0 +1,244 @@
+// The program net_domain_test runs under mpirun -np 2: a comm domain over
+// 2 nodes x 2 chips (domain ranks 0,1 on node 0 and 2,3 on node 1), one
+// scenario per run. Every rank runs this main; rank 0 prints "SCENARIO
+// <name> PASS" or "SCENARIO <name> FAIL: why".
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "taskring/kernels/comm_kernels.hpp"
+#include "taskring/net/net_worker.hpp"
+#include "taskring/node/collectives.hpp"
+#include "taskring/node/comm_domain.hpp"
+
+using namespace taskring;
+using namespace taskring::net;
+using kernels::ProbeOp;
+
+namespace {
+
+constexpr int kChips = 2;
+constexpr uint32_t kN = 64;              // floats per rank's tile
+constexpr uint64_t kSignalOff = 8192;    // window offset of the ring-notify signal
+std::string g_scenario;
+int g_node = 0;
+float* g_in[kChips] = {};
+float* g_out[kChips] = {};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+const std::vector<node::GlobalMember> kMembers = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+const std::vector<node::DomainBufferSpec> kBuffers = {{"tile", 4096}, {"signal", 4096}, {"scratch", 64 << 10}};
+
+// One group task per op on a fresh domain over both nodes; op scalars as
+// comm_probe reads them (s1 op, s2 arg).
+Status probe_run(NodeWorker& n, int comm, std::vector<std::pair<ProbeOp, uint64_t>> ops) {
+  return n.run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("t", kMembers, 128 << 10, kBuffers));
+    if (d->size() != 4 || d->chips().size() != kChips)
+      return internal_error("domain of " + std::to_string(d->size()) + " ranks, " + std::to_string(d->chips().size()) +
+                            " here");
+    std::vector<ChipTensor> tin, tout;  // the args keep pointers to them
+    for (int c = 0; c < kChips; ++c) {
+      tin.push_back(make_tensor_external(g_in[c], {kN}));
+      tout.push_back(make_tensor_external(g_out[c], {kN}));
+    }
+    for (const auto& [op, arg] : ops) {
+      std::vector<ChipTaskArgs> args(kChips);
+      for (int c = 0; c < kChips; ++c) {
+        if (op == ProbeOp::kPutGet) {
+          args[c].add_input(tin[c]);
+          args[c].add_output(tout[c]);
+        }
+        args[c].add_scalar(static_cast<uint64_t>(op)).add_scalar(arg);
+      }
+      TASKRING_RETURN_IF_ERROR(node::submit_comm_group(o, comm, *d, kernels::comm_id::kCommProbe, args));
+    }
+    return Status::Ok();
+  });
+}
+
+// put_tile to the right neighbour (1 -> 2 and 3 -> 0 cross nodes), ring
+// notify, barriers; then each rank holds its left neighbour's tile.
+Status putget(NodeWorker& n, int comm) {
+  for (int c = 0; c < kChips; ++c)
+    for (uint32_t i = 0; i < kN; ++i) {
+      g_in[c][i] = static_cast<float>((g_node * kChips + c) * 1000 + i);
+      g_out[c][i] = -1;
+    }
+  TASKRING_RETURN_IF_ERROR(probe_run(
+      n, comm, {{ProbeOp::kPutGet, 0}, {ProbeOp::kRingNotify, kSignalOff}, {ProbeOp::kBarrier, 20}}));
+  for (int c = 0; c < kChips; ++c) {
+    const int g = g_node * kChips + c, left = (g + 3) % 4;
+    for (uint32_t i = 0; i < kN; ++i)
+      if (g_out[c][i] != static_cast<float>(left * 1000 + i))
+        return internal_error("domain rank " + std::to_string(g) + " element " + std::to_string(i) + " is " +
+                              std::to_string(g_out[c][i]) + ", rank " + std::to_string(left) + " put " +
+                              std::to_string(left * 1000 + i));
+  }
+  return Status::Ok();
+}
+
+Status expect_error(const Status& s, const std::string& part, const std::string& what) {
+  if (!s.ok() && contains(s.message(), part)) return Status::Ok();
+  return internal_error(what + ": expected an error with '" + part + "', got " + s.to_string());
+}
+
+// Bad member lists are refused before anything is allocated.
+Status validation(NodeWorker& n) {
+  return n.run([&](Orchestrator& o) -> Status {
+    auto bad = [&](std::vector<node::GlobalMember> m) {
+      return o.allocate_global_domain("v", m, 4096).status();
+    };
+    TASKRING_RETURN_IF_ERROR(expect_error(bad({{0, 0}, {5, 0}}), "node not in [0, 2)", "node 5"));
+    TASKRING_RETURN_IF_ERROR(expect_error(bad({{0, 0}, {1, 0}, {0, 0}}), "listed twice", "a member twice"));
+    TASKRING_RETURN_IF_ERROR(expect_error(bad({{1 - g_node, 0}}), "no member is on this node", "no local member"));
+    TASKRING_RETURN_IF_ERROR(expect_error(bad({{0, 7}, {1, 7}}), "chip 7 is not a chip of this node", "chip 7"));
+    TASKRING_RETURN_IF_ERROR(expect_error(bad({}), "0 members", "no members"));
+    return Status::Ok();
+  });
+}
+
+float input(int rank, uint32_t i) { return static_cast<float>(rank + 1) * 0.1f + static_cast<float>(i) * 0.0013f; }
+
+// Allreduce over 2 nodes x 2 chips (both algorithms: across nodes the
+// push variant runs), against the one-node reference: FP32 sum in rank
+// order 0..3, bit for bit. Then an allgather, which reads peer windows:
+// refused across nodes, naming why.
+Status collective(NodeWorker& n, int comm) {
+  std::vector<ChipTensor> in, out;
+  for (int c = 0; c < kChips; ++c) {
+    in.push_back(make_tensor_external(g_in[c], {kN}));
+    out.push_back(make_tensor_external(g_out[c], {kN}));
+  }
+  for (auto algo : {kernels::AllreduceAlgo::kOnePhase, kernels::AllreduceAlgo::kRing}) {
+    for (int c = 0; c < kChips; ++c)
+      for (uint32_t i = 0; i < kN; ++i) {
+        g_in[c][i] = input(g_node * kChips + c, i);
+        g_out[c][i] = -1;
+      }
+    TASKRING_RETURN_IF_ERROR(n.run([&](Orchestrator& o) -> Status {
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("c", kMembers, 128 << 10, kBuffers));
+      // Twice on one domain: both scratch parities.
+      TASKRING_RETURN_IF_ERROR(node::submit_allreduce(o, comm, *d, in, out, algo, "scratch"));
+      return node::submit_allreduce(o, comm, *d, out, in, algo, "scratch");  // 4 x the sum
+    }));
+    for (uint32_t i = 0; i < kN; ++i) {
+      float ref = input(0, i);
+      for (int q = 1; q < 4; ++q) ref += input(q, i);
+      float ref2 = ref;
+      for (int q = 1; q < 4; ++q) ref2 += ref;
+      for (int c = 0; c < kChips; ++c)
+        if (std::memcmp(&g_out[c][i], &ref, 4) != 0 || std::memcmp(&g_in[c][i], &ref2, 4) != 0)
+          return internal_error("allreduce (algo " + std::to_string(static_cast<int>(algo)) + ") rank " +
+                                std::to_string(g_node * kChips + c) + " element " + std::to_string(i) + ": " +
+                                std::to_string(g_out[c][i]) + " / " + std::to_string(g_in[c][i]) + ", reference " +
+                                std::to_string(ref) + " / " + std::to_string(ref2));
+    }
+  }
+  Status s = n.run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("c", kMembers, 128 << 10, kBuffers));
+    std::vector<ChipTensor> wide;
+    for (int c = 0; c < kChips; ++c) wide.push_back(make_tensor_external(g_out[c], {kN / 4}));
+    return node::submit_allgather(o, comm, *d, wide, out, "scratch");
+  });
+  return expect_error(s, "spans nodes", "allgather over a global domain");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_scenario = argc > 1 ? argv[1] : "putget";
+  g_node = NetWorker::launcher_rank();
+  NetConfig cfg;
+  cfg.node.chips = kChips;
+  cfg.node.sub_workers = 0;
+  cfg.node.shared_bytes = 1 << 20;
+  cfg.node.heap_ring_bytes = 1 << 20;
+  cfg.node.comm_timeout_ms = 20000;  // the failure scenario must end well before it
+  cfg.pool_bytes = 1 << 20;
+  cfg.staging_bytes = 1 << 20;
+  cfg.node_setup = [](NodeWorker& n) -> Status {
+    for (int c = 0; c < kChips; ++c) {
+      TASKRING_ASSIGN_OR_RETURN(void* a, n.alloc_shared(kN * 4));
+      TASKRING_ASSIGN_OR_RETURN(void* b, n.alloc_shared(kN * 4));
+      g_in[c] = static_cast<float*>(a);
+      g_out[c] = static_cast<float*>(b);
+    }
+    return Status::Ok();
+  };
+  NetWorker w(cfg);
+  const int comm = *w.node().register_chip(node::comm_call_callable());
+  // scalar 0: 0 putget, 1 fail on domain rank 3, 2 validation, 3 collective
+  const int step = *w.register_task("step", [comm](NodeWorker& n, const ChipTaskArgs& a) -> Status {
+    switch (a.scalar(0)) {
+      case 0: return putget(n, comm);
+      case 1: return probe_run(n, comm, {{ProbeOp::kFailOnRank, 3}});
+      case 2: return validation(n);
+      default: return collective(n, comm);
+    }
+  });
+  Status init = w.init();
+  if (!init.ok()) {
+    std::printf("SCENARIO %s FAIL: init: %s\n", g_scenario.c_str(), init.to_string().c_str());
+    (void)w.close();
+    return 1;
+  }
+  if (w.rank() != 0) {
+    Status s = w.serve();
+    Status c = w.close();
+    return s.ok() && c.ok() ? 0 : 1;
+  }
+  auto on_both = [&](uint64_t what) {
+    return w.run([&](Orchestrator& o) -> Status {
+      for (int r = 0; r < 2; ++r) {
+        ChipTaskArgs a;
+        a.add_scalar(what);
+        TASKRING_RETURN_IF_ERROR(o.submit_next_level(step, a, r));
+      }
+      return Status::Ok();
+    });
+  };
+  std::string fail;
+  if (g_scenario == "putget") {
+    for (int i = 0; i < 5 && fail.empty(); ++i) {
+      Status s = on_both(0);
+      if (!s.ok()) fail = "run " + std::to_string(i) + ": " + s.to_string();
+    }
+  } else if (g_scenario == "fail") {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = on_both(1);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("failing run: %.2f s: %s\n", sec, s.to_string().c_str());
+    // Whichever node's error reaches rank 0 first names MPI rank 1: its own
+    // (the failing member) or node 0's aborted wait.
+    if (s.ok()) fail = "the run passed";
+    else if (!contains(s.message(), "rank 1 (pid") && !contains(s.message(), "a member on MPI rank 1 failed"))
+      fail = "the error does not name rank 1: " + s.to_string();
+    else if (!contains(s.message(), "fails on purpose") && !contains(s.message(), "a member on MPI rank 1 failed"))
+      fail = "the error is neither the member's nor the abort naming it: " + s.to_string();
+    else if (sec > 10.0)
+      fail = "the failure took " + std::to_string(sec) + " s (comm_timeout_ms is 20 s): the abort did not spread";
+    if (fail.empty()) {
+      Status next = on_both(0);
+      if (!next.ok()) fail = "the next run failed: " + next.to_string();
+    }
+  } else if (g_scenario == "validation") {
+    Status s = on_both(2);
+    if (!s.ok()) fail = s.to_string();
+  } else if (g_scenario == "collective") {
+    Status s = on_both(3);
+    if (!s.ok()) fail = s.to_string();
+    else if (Status next = on_both(0); !next.ok()) fail = "the next run failed: " + next.to_string();
+  } else {
+    fail = "unknown scenario";
+  }
+  if (fail.empty()) std::printf("SCENARIO %s PASS\n", g_scenario.c_str());
+  else std::printf("SCENARIO %s FAIL: %s\n", g_scenario.c_str(), fail.c_str());
+  std::fflush(stdout);
+  Status c = w.close();
+  return fail.empty() && c.ok() ? 0 : 1;
+}

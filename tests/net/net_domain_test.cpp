@@ -1,0 +1,79 @@
+// Comm domains spanning nodes (docs/l4.md "Global comm domains"):
+// net_domain_driver under mpirun -np 2 (2 nodes x 2 chips: put / notify /
+// barrier across nodes, a member failing mid-step, validation, allreduce,
+// a collective that cannot run across nodes), and the MoE step of
+// `taskring run moe --nodes 2` against the same layer on one node: both
+// pass the golden, and every rank's output and received rows are bit for
+// bit the same (digests).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "mpirun_util.hpp"
+
+namespace {
+
+using taskring::testing::mpirun;
+using taskring::testing::MpiResult;
+using taskring::testing::run_bounded;
+
+constexpr int kBoundS = 120;  // a hang fails the test instead of stalling CTest
+
+void expect_pass(const std::string& name) {
+  MpiResult r = mpirun(2, std::string(NET_DOMAIN_DRIVER) + " " + name, kBoundS);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("SCENARIO " + name + " PASS"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("SCENARIO " + name + " FAIL"), std::string::npos) << r.out;
+}
+
+TEST(NetDomain, PutNotifyBarrierAcrossNodes) { expect_pass("putget"); }
+// Domain rank 3 (node 1) fails mid-step: the run fails within seconds (not
+// the 20 s comm deadline) naming rank 1, and the next run passes.
+TEST(NetDomain, MemberFailingMidStepFailsTheRunNamingItsRankAndTheNextRunSucceeds) { expect_pass("fail"); }
+TEST(NetDomain, GlobalMembersAreValidated) { expect_pass("validation"); }
+// Allreduce across nodes equals the one-node reference bit for bit; an
+// allgather (reads peer windows) is refused naming why.
+TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefused) { expect_pass("collective"); }
+
+std::set<std::string> digests(const std::string& out) {
+  std::set<std::string> s;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("moe digest rank ", 0) == 0) s.insert(line);
+  return s;
+}
+
+void expect_same_moe(int nodes, int chips, const std::string& extra) {
+  const std::string shape = " --rounds 2 --digest=1" + extra;
+  MpiResult spread = mpirun(nodes, std::string(TASKRING_BIN) + " run moe --nodes " + std::to_string(nodes) +
+                                       " --chips " + std::to_string(chips) + shape,
+                            kBoundS);
+  MpiResult one =
+      run_bounded(std::string(TASKRING_BIN) + " run moe --chips " + std::to_string(nodes * chips) + shape, kBoundS);
+  ASSERT_EQ(one.rc, 0) << one.out;
+  EXPECT_EQ(spread.rc, 0) << spread.out;
+  EXPECT_NE(spread.out.find("2 of 2 measured rounds passed on every node"), std::string::npos) << spread.out;
+  const auto a = digests(spread.out), b = digests(one.out);
+  EXPECT_EQ(b.size(), static_cast<size_t>(nodes * chips)) << one.out;  // one line per rank, the same every round
+  EXPECT_EQ(a, b) << "across nodes:\n" << spread.out << "\none node:\n" << one.out;
+}
+
+TEST(NetDomain, MoeOnTwoNodesOfTwoChipsEqualsOneNodeOfFour) { expect_same_moe(2, 2, ""); }
+TEST(NetDomain, MoeFromBuildingBlocksOnTwoNodesEqualsOneNode) { expect_same_moe(2, 2, " --fused=0 --balanced-routing"); }
+TEST(NetDomain, MoeOnTwoNodesOfFourChipsEqualsOneNodeOfEight) { expect_same_moe(2, 4, ""); }
+
+}  // namespace
+
+namespace {
+
+// The experts must split over every rank of every node: refused before
+// anything starts, naming the rule.
+TEST(NetDomain, MoeAcrossNodesValidatesTheExpertSplit) {
+  MpiResult r = taskring::testing::mpirun(
+      2, std::string(TASKRING_BIN) + " run moe --nodes 2 --chips 3 --experts 16 --rounds 1", kBoundS);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("experts 16 must be a multiple of chips 6 (chips x nodes)"), std::string::npos) << r.out;
+}
+
+}  // namespace
