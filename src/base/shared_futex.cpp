@@ -50,24 +50,32 @@ bool shared_futex_wait_either_available() {
   return available;
 }
 
-void shared_futex_wait_either(std::atomic<uint32_t>* a, uint32_t seen_a, std::atomic<uint32_t>* b, uint32_t seen_b,
-                              uint64_t timeout_ns) {
-  if (!shared_futex_wait_either_available()) return shared_futex_wait(a, seen_a, timeout_ns);
-  struct futex_waitv waiters[2] = {shared_waiter(a, seen_a), shared_waiter(b, seen_b)};
+void shared_futex_wait_any(std::atomic<uint32_t>* const* words, const uint32_t* seen, int n, uint64_t timeout_ns) {
+  if (n <= 0) return;
+  if (n == 1 || n > kSharedFutexWaitMax || !shared_futex_wait_either_available())
+    return shared_futex_wait(words[0], seen[0], timeout_ns);
+  struct futex_waitv waiters[kSharedFutexWaitMax];
+  for (int i = 0; i < n; ++i) waiters[i] = shared_waiter(words[i], seen[i]);
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   const uint64_t end = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec) + timeout_ns;
   timespec abs;
   abs.tv_sec = static_cast<time_t>(end / 1000000000ull);
   abs.tv_nsec = static_cast<long>(end % 1000000000ull);
-  wait_vector(waiters, 2, &abs);
+  wait_vector(waiters, static_cast<unsigned>(n), &abs);
 }
 #else
 bool shared_futex_wait_either_available() { return false; }
-void shared_futex_wait_either(std::atomic<uint32_t>* a, uint32_t seen_a, std::atomic<uint32_t>*, uint32_t,
-                              uint64_t timeout_ns) {
-  shared_futex_wait(a, seen_a, timeout_ns);
+void shared_futex_wait_any(std::atomic<uint32_t>* const* words, const uint32_t* seen, int n, uint64_t timeout_ns) {
+  if (n > 0) shared_futex_wait(words[0], seen[0], timeout_ns);
 }
 #endif
+
+void shared_futex_wait_either(std::atomic<uint32_t>* a, uint32_t seen_a, std::atomic<uint32_t>* b, uint32_t seen_b,
+                              uint64_t timeout_ns) {
+  std::atomic<uint32_t>* const words[2] = {a, b};
+  const uint32_t seen[2] = {seen_a, seen_b};
+  shared_futex_wait_any(words, seen, 2, timeout_ns);
+}
 
 }  // namespace taskring

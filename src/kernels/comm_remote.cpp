@@ -67,6 +67,8 @@ std::string enqueue(const CommContext& c, const RemoteReq& req, const void* payl
   std::memcpy(at, &req, sizeof(req));
   if (len != 0) std::memcpy(at + sizeof(req), payload, len);
   r.head.store(h + need, std::memory_order_release);
+  // The node's progress thread parks on the header bell (domain_service.cpp).
+  ring(header_of(c).bell);
   return {};
 }
 

@@ -78,6 +78,13 @@ void DomainService::bind(Transport* transport, int node, int nodes) {
     nodes_ = nodes;
   }
   transport->add_poller([this] { return poll(); });
+  // What poll() acts on is announced on each live domain's header bell: a
+  // member's arrival, this node's abort, and every request a member queues
+  // for another node (comm_remote.cpp rings it), so the idle progress
+  // thread parks on those bells instead of polling the rings in slices.
+  transport->add_wake_source([this](std::vector<Transport::WakeBell>& out) {
+    for (auto& [k, p] : live_) out.push_back({&p->header()->bell.epoch, &p->header()->bell.parked});
+  });
 }
 
 void DomainService::unbind() {
@@ -158,7 +165,6 @@ std::vector<char> DomainService::head(Msg type, const Key& k) const {
 void DomainService::add(std::shared_ptr<Part> p) {
   const Key k = p->key;
   live_[k] = p;
-  progress_->poll_in_slices(1);  // its request rings ring no doorbell
   if (auto it = early_arrivals_.find(k); it != early_arrivals_.end()) {
     for (int r : it->second) p->header()->arrived[r].store(1, std::memory_order_release);
     cm::ring(p->header()->bell);
@@ -183,7 +189,6 @@ void DomainService::remove(const Key& k) {
       if (!b.empty()) progress_->send(n, std::move(b));
   }
   live_.erase(it);
-  progress_->poll_in_slices(-1);
 }
 
 void DomainService::abort_part(Part& p, int from_node) {

@@ -1,5 +1,7 @@
 #include "transport.hpp"
 
+#include "taskring/base/shared_futex.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -316,21 +318,39 @@ uint64_t Transport::next_timer_ns() const {
 
 void Transport::park(uint64_t slice_ns) {
   node::ShmBell& b = *bell_[0];
+  wake_bells_.clear();
+  for (auto& source : wake_sources_) source(wake_bells_);
+  const int n = 1 + static_cast<int>(wake_bells_.size());
+  const bool waitv = n == 1 || (n <= kSharedFutexWaitMax && shared_futex_wait_either_available());
+  std::atomic<uint32_t>* words[kSharedFutexWaitMax];
+  uint32_t seen[kSharedFutexWaitMax];
+  const int parked = waitv ? n : 1;
+  words[0] = &b.epoch;
   b.parked.fetch_add(1, std::memory_order_seq_cst);
-  const uint32_t seen = b.epoch.load(std::memory_order_seq_cst);
-  // A message whose ring came before the epoch read is in MPI by now.
-  // Twice: MPI_Improbe progresses after it matches (see take()).
-  if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() ||
-      receive()) {
+  for (int i = 1; i < parked; ++i) {
+    wake_bells_[static_cast<size_t>(i - 1)].parked->fetch_add(1, std::memory_order_seq_cst);
+    words[i] = wake_bells_[static_cast<size_t>(i - 1)].epoch;
+  }
+  for (int i = 0; i < parked; ++i) seen[i] = words[i]->load(std::memory_order_seq_cst);
+  auto unpark = [&] {
     b.parked.fetch_sub(1, std::memory_order_relaxed);
+    for (int i = 1; i < parked; ++i) wake_bells_[static_cast<size_t>(i - 1)].parked->fetch_sub(1, std::memory_order_relaxed);
+  };
+  // A message whose ring came before the epoch read is in MPI by now.
+  // Twice: MPI_Improbe progresses after it matches (see take()). Work a
+  // wake bell announced before its epoch was read is seen by the pollers.
+  if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() ||
+      receive() || (n > 1 && pollers())) {
+    unpark();
     return;
   }
   const uint64_t now = mono_ns(), next = next_timer_ns();
   uint64_t ns = next > now ? next - now : 0;
-  if (!all_bells_ || !reqs_.empty() || slice_polls_.load(std::memory_order_relaxed) > 0) ns = std::min(ns, slice_ns);
+  if (!all_bells_ || !reqs_.empty() || !waitv)
+    ns = std::min(ns, slice_ns);
   ns = std::min(ns, kMaxParkNs);
-  if (ns > 0) node::bell_park(b, seen, ns);
-  b.parked.fetch_sub(1, std::memory_order_relaxed);
+  if (ns > 0) shared_futex_wait_any(words, seen, parked, ns);
+  unpark();
 }
 
 bool Transport::timers() {
@@ -394,8 +414,7 @@ void Transport::loop() {
     }
     // A request stuck past kInFlightSpinNs (a descheduled or lost peer)
     // is driven in slices: its peer does not ring for MPI's internal steps.
-    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping || !reqs_.empty() ||
-                           slice_polls_.load(std::memory_order_relaxed) > 0;
+    const bool expecting = expecting_.load(std::memory_order_relaxed) > 0 || stopping || !reqs_.empty();
     if (expecting) slice = kBusySliceNs;
     park(stopping ? std::min<uint64_t>(slice, drain_until_ > mono_ns() ? drain_until_ - mono_ns() : 0) : slice);
     if (!expecting) slice = std::min(slice * 2, kMaxSliceNs);

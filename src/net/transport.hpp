@@ -116,11 +116,20 @@ class Transport {
   void add_poller(std::function<bool()> poll);
   // Any thread: +1 when a reply is awaited, -1 when it came (or never will).
   void expect(int delta) { expecting_.fetch_add(delta, std::memory_order_relaxed); }
-  // Any thread: +1 while a poller has producers that ring no doorbell (a
-  // comm domain's request rings, written by chip children forked before
-  // MPI_Init), -1 when they are gone. While positive the idle thread parks
-  // in kBusySliceNs slices, so such work waits at most one slice.
-  void poll_in_slices(int delta) { slice_polls_.fetch_add(delta, std::memory_order_relaxed); }
+  // A futex doorbell outside MPI that also wakes the idle thread: `epoch`
+  // changes on every ring, `parked` counts the sleepers (the ShmBell /
+  // CommBell protocol: the ringer bumps epoch, then wakes if parked > 0).
+  struct WakeBell {
+    std::atomic<uint32_t>* epoch;
+    std::atomic<uint32_t>* parked;
+  };
+  // Before start(): `fn` runs on the progress thread before each park and
+  // appends the bells whose ring must end it (a comm domain's header bell,
+  // rung when a chip child queues a request for another node). The thread
+  // parks on its own doorbell and those at once (futex_waitv); where the
+  // kernel lacks it, or past kSharedFutexWaitMax bells, it parks in
+  // kBusySliceNs slices instead while any bell is listed.
+  void add_wake_source(std::function<void(std::vector<WakeBell>&)> fn) { wake_sources_.push_back(std::move(fn)); }
 
   // Who a message is for on its destination rank. kProgress: the progress
   // thread's handler (tag kTagMsg). kExecutor / kEngine: the rank's task
@@ -212,7 +221,8 @@ class Transport {
   std::deque<std::function<void()>> posted_;
   std::atomic<bool> has_posted_{false};
   std::atomic<int> expecting_{0};
-  std::atomic<int> slice_polls_{0};
+  std::vector<std::function<void(std::vector<WakeBell>&)>> wake_sources_;
+  std::vector<WakeBell> wake_bells_;  // progress thread: park()'s scratch
   uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
   uint64_t drain_until_ = 0;  // written before stop_ is set

@@ -27,5 +27,9 @@ bool shared_futex_wait_either_available();
 // check shared_futex_wait_either_available() first.
 void shared_futex_wait_either(std::atomic<uint32_t>* a, uint32_t seen_a, std::atomic<uint32_t>* b, uint32_t seen_b,
                               uint64_t timeout_ns);
+// The same over `n` words (1 ≤ n ≤ kSharedFutexWaitMax): sleeps while every
+// `*words[i] == seen[i]`; without futex_waitv it waits on words[0] alone.
+inline constexpr int kSharedFutexWaitMax = 128;
+void shared_futex_wait_any(std::atomic<uint32_t>* const* words, const uint32_t* seen, int n, uint64_t timeout_ns);
 
 }  // namespace taskring
