@@ -5,9 +5,9 @@
 // it (the runtime's `execute` may hand back one newly ready consumer in
 // `local.next`, run without a queue round trip so a dependency chain stays on
 // one thread; engine/local_ready.hpp), and when idle spins a while
-// (yielding, so a runnable orchestrator
-// sharing the hardware thread is not starved: a futex wake costs more than
-// the tasks it would deliver), then parks until new work or the run's end.
+// (yielding, so a runnable orchestrator sharing the hardware thread is not
+// starved: a futex wake costs more than the tasks it would deliver), then
+// parks until new work or the run's end.
 //
 // `Sched` provides:
 //   Item* pop_ready(LocalReady<Item>&);   // own queue, shared queues, steal
