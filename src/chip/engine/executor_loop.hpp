@@ -3,14 +3,15 @@
 //
 // Between runs it parks on the gate. In a run it pops a ready item, executes
 // it (the runtime's `execute` may hand back one newly ready consumer in
-// `next`, run without a queue round trip so a dependency chain stays on one
-// thread), and when idle spins a while (yielding, so a runnable orchestrator
-// sharing the hardware thread is not starved: a futex wake costs more than
-// the tasks it would deliver), then parks until new work or the run's end.
+// `local.next`, run without a queue round trip so a dependency chain stays on
+// one thread; engine/local_ready.hpp), and when idle spins a while
+// (yielding, so a runnable orchestrator sharing the hardware thread is not
+// starved: a futex wake costs more than the tasks it would deliver), then
+// parks until new work or the run's end.
 //
 // `Sched` provides:
-//   Item* pop_ready();
-//   void execute(Item*, int executor, Item** next);
+//   Item* pop_ready(LocalReady<Item>&);   // own queue, shared queues, steal
+//   void execute(Item*, int executor, LocalReady<Item>*);
 //   bool has_ready() const;   // any queue non-empty (a hint)
 //   void on_idle();           // called when a poll found nothing
 #pragma once
@@ -19,6 +20,7 @@
 
 #include <cstdint>
 
+#include "local_ready.hpp"
 #include "run_gate.hpp"
 
 namespace taskring::engine {
@@ -43,14 +45,15 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
     }
     if (!gate.enter()) continue;
     seen = gen;
-    typename Sched::Item* next = nullptr;
+    LocalReady<typename Sched::Item> local;
+    local.executor = index;
     uint32_t idle = 0;
     while (gate.active()) {
-      auto* item = next != nullptr ? next : sched.pop_ready();
-      next = nullptr;
+      auto* item = local.next != nullptr ? local.next : sched.pop_ready(local);
+      local.next = nullptr;
       if (item != nullptr) {
         idle = 0;
-        sched.execute(item, index, &next);
+        sched.execute(item, index, &local);
         continue;
       }
       sched.on_idle();

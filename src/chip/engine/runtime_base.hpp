@@ -26,6 +26,7 @@
 #include "executor_loop.hpp"
 #include "fatal_latch.hpp"
 #include "l2_runtime.hpp"
+#include "local_ready.hpp"
 #include "ready_queue.hpp"
 #include "run_counters.hpp"
 #include "run_gate.hpp"
@@ -83,16 +84,36 @@ class RuntimeBase : public L2Runtime {
   Device* device() const { return config_.device; }
   PTO2Runtime* api() { return &api_.rt; }
 
-  // ---- executor side (engine/executor_loop.hpp) ----
-  Item* pop_ready() {
+  // ---- executor side (engine/executor_loop.hpp, engine/local_ready.hpp) ----
+  // The executor's own queue first (what its completions made ready), then
+  // the shared queues in kPopOrder, then the other executors' own queues
+  // (steal, oldest first). Every kSharedEvery local tasks the shared queues
+  // go first.
+  Item* pop_ready(LocalReady<Item>& local) {
+    ReadyQueue<Item>* own = local.executor >= 0 ? &own_[local.executor] : nullptr;
+    if (own != nullptr && local.since_shared < kSharedEvery) {
+      if (Item* it = own->pop()) {
+        ++local.since_shared;
+        return it;
+      }
+    }
+    local.since_shared = 0;
     for (int q : kPopOrder) {
       if (Item* it = queues_[q].pop()) return it;
+    }
+    for (int k = 0; k < executors_; ++k) {
+      // Own queue at k == 0, then the others starting after it.
+      const int e = (local.executor + k) % executors_;
+      if (Item* it = own_[e].pop()) return it;
     }
     return nullptr;
   }
   bool has_ready() const {
     for (const auto& q : queues_) {
       if (!q.empty_hint()) return true;
+    }
+    for (int e = 0; e < executors_; ++e) {
+      if (!own_[e].empty_hint()) return true;
     }
     return false;
   }
@@ -111,6 +132,8 @@ class RuntimeBase : public L2Runtime {
     topo_ = config_.device->topology();
     executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
     counters_.set_executors(executors_);
+    own_ = std::make_unique<ReadyQueue<Item>[]>(static_cast<size_t>(executors_));
+    for (int e = 0; e < executors_; ++e) own_[e].init(std::max<uint64_t>(own_capacity_, 2));
     api_.rt.ops = runtime_ops<Derived>();
     api_.owner = static_cast<Derived*>(this);
     for (int e = 0; e < executors_; ++e) {
@@ -146,12 +169,32 @@ class RuntimeBase : public L2Runtime {
     return Status::Ok();
   }
 
-  // Resizes every ready queue. Only between runs (after begin_run).
+  // Resizes every ready queue (shared and per executor). Only between runs
+  // (after begin_run).
   void size_queues(uint64_t capacity) {
     for (auto& q : queues_) q.init(capacity);
+    own_capacity_ = capacity;
+    for (int e = 0; own_ != nullptr && e < executors_; ++e) own_[e].init(capacity);
   }
   void push_ready(Item* it) {
     queues_[static_cast<int>(it->shape) & (kNumShapes - 1)].push(it);
+    gate_.notify_work();
+  }
+  // `c` was made ready by a completion on `local`'s thread: it becomes the
+  // immediate successor when there is none yet and the fairness bound allows
+  // (engine/local_ready.hpp), else it goes to that executor's own queue
+  // (other executors steal from it), or to the shared queue off an executor
+  // or when the own queue is full.
+  void hand_off(Item* c, LocalReady<Item>* local) {
+    if (local->next == nullptr && local->since_shared < kSharedEvery) {
+      local->next = c;
+      ++local->since_shared;
+      return;
+    }
+    if (local->executor < 0 || !own_[local->executor].push(c)) {
+      push_ready(c);
+      return;
+    }
     gate_.notify_work();
   }
 
@@ -172,9 +215,9 @@ class RuntimeBase : public L2Runtime {
   // claimed and run (a MIX block's kernels co-resident) (skipped once the run is fatal; a
   // kernel failure is latched as KERNEL_FAILED naming the task with
   // `task_name()`), and the last block completes it: Derived::complete(it,
-  // next_local).
+  // local).
   template <typename NameFn>
-  void execute_task(Item* it, int executor, Item** next_local, NameFn&& task_name) {
+  void execute_task(Item* it, int executor, LocalReady<Item>* next_local, NameFn&& task_name) {
     Derived* self = static_cast<Derived*>(this);
     if (static_cast<int>(it->shape) == static_cast<int>(TaskShape::kDummy)) {
       self->complete(it, next_local);
@@ -223,7 +266,9 @@ class RuntimeBase : public L2Runtime {
 
  private:
   RuntimeBinding<Derived> api_{};
-  ReadyQueue<Item> queues_[kNumShapes];
+  ReadyQueue<Item> queues_[kNumShapes];                // shared, per shape
+  std::unique_ptr<ReadyQueue<Item>[]> own_;           // per executor (engine/local_ready.hpp)
+  uint64_t own_capacity_ = 0;                         // of every queue, shared and own
   std::atomic<bool> run_finished_{true};
   Waiter done_;
   std::vector<std::thread> executor_threads_;

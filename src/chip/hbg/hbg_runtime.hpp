@@ -57,7 +57,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
                                  const GraphTaskArgs& args);
 
   // ---- executor side (engine/executor_loop.hpp) ----
-  void execute(Runnable* r, int executor, Runnable** next_local);
+  void execute(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local);
 
  private:
   friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create(), execute_task() -> complete()
@@ -95,8 +95,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  void expand_graph(Runnable* r, Runnable** next_local);
-  void complete(Runnable* r, Runnable** next_local);
+  void expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_local);
+  void complete(Runnable* r, engine::LocalReady<Runnable>* next_local);
   void finish_run();
 
   uint64_t task_limit_ = 0, dep_limit_ = 0;

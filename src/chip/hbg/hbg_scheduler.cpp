@@ -80,7 +80,7 @@ void HbgRuntime::boot() {
   gate_.open();
 }
 
-void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
+void HbgRuntime::execute(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local) {
   counters_.mark_scheduled();
   if (r->kind == RunKind::kGraph) {
     expand_graph(r, next_local);
@@ -89,7 +89,7 @@ void HbgRuntime::execute(Runnable* r, int executor, Runnable** next_local) {
   execute_task(r, executor, next_local, [r] { return runnable_name(*r); });
 }
 
-void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
+void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_local) {
   auto fail = [&](const std::string& why) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, runnable_name(*r) + ": " + why);
     complete(r, next_local);
@@ -223,12 +223,11 @@ void HbgRuntime::expand_graph(Runnable* r, Runnable** next_local) {
   const uint16_t* roots = def.roots();
   for (uint32_t k = 0; k < h.root_count; ++k) {
     Runnable* x = &nodes[roots[k]];
-    if (*next_local == nullptr) *next_local = x;
-    else push_ready(x);
+    hand_off(x, next_local);
   }
 }
 
-void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
+void HbgRuntime::complete(Runnable* r, engine::LocalReady<Runnable>* next_local) {
   if (r->kind == RunKind::kNode) {
     // Only sinks count down `remaining`: every node is an ancestor of a sink,
     // and a sink runs after all its ancestors released it, so the last sink
@@ -243,8 +242,7 @@ void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
     for (int32_t k = 0; k < count; ++k) {
       Runnable* c = &nodes[fanout[k]];
       if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (*next_local == nullptr) *next_local = c;
-        else push_ready(c);
+        hand_off(c, next_local);
       }
     }
     if (count != 0) return;
@@ -257,8 +255,7 @@ void HbgRuntime::complete(Runnable* r, Runnable** next_local) {
   for (int32_t k = 0; k < r->fanout_count; ++k) {
     Runnable* c = &table_[r->fanout32[k]];
     if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (*next_local == nullptr) *next_local = c;
-      else push_ready(c);
+      hand_off(c, next_local);
     }
   }
   if (counters_.mark_completed() == total_tasks_) finish_run();

@@ -41,7 +41,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
                      bool write);
 
   // ---- executor side (engine/executor_loop.hpp) ----
-  void execute(TaskSlot* t, int executor, TaskSlot** next_local);
+  void execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>* next_local);
   void on_idle() { maybe_finish_run(); }
 
  private:
@@ -73,7 +73,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   void finish_orchestration();
 
   // Executor helpers (tmr_scheduler.cpp).
-  void complete(TaskSlot* t, TaskSlot** next_local);
+  void complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local);
   void release(TaskSlot* t);
   void maybe_finish_run();
 

@@ -6,12 +6,12 @@
 
 namespace taskring::tmr {
 
-void TmrRuntime::execute(TaskSlot* t, int executor, TaskSlot** next_local) {
+void TmrRuntime::execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>* next_local) {
   counters_.mark_scheduled();
   execute_task(t, executor, next_local, [t] { return task_name(t->id); });
 }
 
-void TmrRuntime::complete(TaskSlot* t, TaskSlot** next_local) {
+void TmrRuntime::complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local) {
   t->fanout_lock.lock();
   t->completed = true;
   DepNode* n = t->fanout_head;
@@ -22,8 +22,7 @@ void TmrRuntime::complete(TaskSlot* t, TaskSlot** next_local) {
     DepNode* next = n->next;  // read before the consumer may run and retire
     TaskSlot* c = n->consumer;
     if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (*next_local == nullptr) *next_local = c;
-      else push_ready(c);
+      hand_off(c, next_local);
     }
     n = next;
   }

@@ -224,9 +224,9 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   if (alloc_only) {
     // Completes at once: no kernel, and its outputs live until its scope
     // and retaining consumers let go.
-    TaskSlot* none = nullptr;
-    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(t, &none);
-    if (none != nullptr) push_ready(none);
+    engine::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
+    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(t, &here);
+    if (here.next != nullptr) push_ready(here.next);
     return result;
   }
   if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) push_ready(t);
