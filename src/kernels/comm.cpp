@@ -331,6 +331,17 @@ bool barrier(const KernelArgs& k, const CommContext& c) {
 
 uint32_t begin_collective(const CommContext& c) { return ++sync_of(c, c.rank).coll_seq; }
 
+uint32_t begin_collective(const KernelArgs& k, const CommContext& c, uint64_t off, uint64_t stride) {
+  SyncBlock& me = sync_of(c, c.rank);
+  const bool same = off == me.scratch_off && stride == me.scratch_stride;
+  const bool overlaps = me.scratch_stride != 0 && off < me.scratch_off + 2 * me.scratch_stride &&
+                        me.scratch_off < off + 2 * stride;
+  if (!same && overlaps && !barrier(k, c)) return 0;
+  me.scratch_off = off;
+  me.scratch_stride = stride;
+  return begin_collective(c);
+}
+
 void post_flag(const CommContext& c, int peer, uint32_t tok) {
   if (offnode(c, peer)) return remote_post_flag(c, peer, tok);
   SyncBlock& s = sync_of(c, peer);

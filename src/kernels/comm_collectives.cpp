@@ -80,7 +80,8 @@ uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 // One-phase: every rank stages its input (FP32) into its own scratch, then
 // reads every rank's and sums in rank order.
 bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
-  const uint32_t seq = cm::begin_collective(c);
+  const uint32_t seq = cm::begin_collective(k, c, off, round64(in.n * 4));
+  if (seq == 0) return false;
   const uint64_t slot = off + (seq & 1) * round64(in.n * 4);
   to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(c, c.rank) + slot));
   for (int p = 0; p < c.nranks; ++p)
@@ -111,7 +112,8 @@ bool allreduce_push(const KernelArgs& k, const cm::CommContext& c, const Flat& i
                   static_cast<unsigned long long>(off));
   if (!cm::check_window_range(k, c, off, 2 * n * slot_bytes, "allreduce scratch (2 x ranks x input, spanning nodes)"))
     return false;
-  const uint32_t seq = cm::begin_collective(c);
+  const uint32_t seq = cm::begin_collective(k, c, off, n * slot_bytes);
+  if (seq == 0) return false;
   const uint64_t base = off + (seq & 1) * n * slot_bytes;
   std::vector<float> mine(in.n);
   to_f32(in, 0, in.n, mine.data());
@@ -140,7 +142,8 @@ bool allreduce_push(const KernelArgs& k, const cm::CommContext& c, const Flat& i
 // neighbour may still read.
 bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank, left = (r + n - 1) % n, right = (r + 1) % n;
-  const uint32_t seq = cm::begin_collective(c);
+  const uint32_t seq = cm::begin_collective(k, c, off, 2 * round64(in.n * 4));
+  if (seq == 0) return false;
   const uint64_t a_off = off + (seq & 1) * 2 * round64(in.n * 4), b_off = a_off + round64(in.n * 4);
   float* A = reinterpret_cast<float*>(cm::window_of(c, r) + a_off);
   float* B = reinterpret_cast<float*>(cm::window_of(c, r) + b_off);
@@ -183,7 +186,8 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
 // two forms can follow each other on the same scratch.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
-  const uint32_t seq = cm::begin_collective(c);
+  const uint32_t seq = cm::begin_collective(k, c, off, round64(in.n * 4));
+  if (seq == 0) return false;
   const uint64_t s_off = off + (seq & 1) * round64(in.n * 4);
   to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(c, r) + s_off));
   for (int p = 0; p < n; ++p)
@@ -217,7 +221,8 @@ bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat&
 // rank staged; returns the slot offset (UINT64_MAX after a failure).
 uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* src, uint64_t bytes, uint64_t off,
                    const char* what) {
-  const uint32_t seq = cm::begin_collective(c);
+  const uint32_t seq = cm::begin_collective(k, c, off, round64(bytes));
+  if (seq == 0) return UINT64_MAX;
   const uint64_t slot = off + (seq & 1) * round64(bytes);
   std::memcpy(cm::window_of(c, c.rank) + slot, src, bytes);
   for (int p = 0; p < c.nranks; ++p)
@@ -315,7 +320,8 @@ extern "C" void taskring_comm_reduce_scatter(int64_t* raw) {
   if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kReduceScatter, in.n, 4, c->nranks),
                     "reduce_scatter"))
     return;
-  const uint32_t seq = cm::begin_collective(*c);
+  const uint32_t seq = cm::begin_collective(k, *c, off, round64(in.n * 4));
+  if (seq == 0) return;
   const uint64_t slot = off + (seq & 1) * round64(in.n * 4);
   to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(*c, c->rank) + slot));
   for (int p = 0; p < c->nranks; ++p)
@@ -347,7 +353,8 @@ extern "C" void taskring_comm_broadcast(int64_t* raw) {
   if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kBroadcast, buf.n, buf.es, c->nranks),
                     "broadcast"))
     return;
-  const uint32_t seq = cm::begin_collective(*c);
+  const uint32_t seq = cm::begin_collective(k, *c, off, round64(bytes));
+  if (seq == 0) return;
   const uint64_t slot = off + (seq & 1) * round64(bytes);
   const int rt = static_cast<int>(root);
   if (c->rank == rt) {

@@ -94,9 +94,11 @@ struct alignas(64) SyncBlock {
   // so there every rank posts its arrival to every other, off-node ones
   // through the request ring).
   alignas(64) std::atomic<uint32_t> barrier[kMaxRanks];
-  // Private to the owner: its barrier epoch and collective sequence.
+  // Private to the owner: its barrier epoch and collective sequence, and
+  // the scratch layout of its last parity-buffered collective.
   alignas(64) uint32_t barrier_epoch;
   uint32_t coll_seq;
+  uint64_t scratch_off, scratch_stride;
 };
 
 // What a member kernel receives (as a scalar: its address in the member's
@@ -194,6 +196,16 @@ bool barrier(const KernelArgs& k, const CommContext& c);
 // Starts the next collective on this rank; returns its sequence number
 // (the same on every rank, as every rank runs the same collectives in order).
 uint32_t begin_collective(const CommContext& c);
+// The same for a collective that double-buffers scratch by sequence parity:
+// its parity-p slot is [off + p·stride, off + (p+1)·stride) of each window.
+// Slots of one layout never overlap, and a rank starts collective k+2 only
+// after every rank entered k+1 (so finished reading k). Collectives of
+// different layouts (other sizes, other algorithms) on overlapping scratch
+// would break that: when this collective's (off, stride) differs from the
+// previous one's and their regions overlap, every rank first meets at a
+// barrier (all ranks take the same decision: they run the same collectives
+// in the same order). Returns 0 after reporting a failed barrier.
+uint32_t begin_collective(const KernelArgs& k, const CommContext& c, uint64_t off, uint64_t stride);
 inline uint32_t token(uint32_t seq, uint32_t step) { return seq * 256u + step; }
 // Posts `tok` to peer (flags[self] of peer's sync block) and rings it if
 // this post completes what the peer's wait_flags() waits for.
