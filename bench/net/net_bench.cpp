@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "load_average.hpp"
 #include "latency_stats.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/base/waiter.hpp"
@@ -44,12 +45,7 @@ namespace {
 using Stats = taskring::bench::LatencyStats;
 using taskring::bench::summarise;
 
-std::string loadavg() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using taskring::bench::loadavg;
 
 struct Bw {
   uint64_t bytes;

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "load_average.hpp"
 #include "taskring/kernels/builtin.hpp"
 #include "taskring/kernels/invoke.hpp"
 #include "taskring/kernels/tile.hpp"
@@ -100,12 +101,7 @@ std::string cpu_model() {
   return "unknown";
 }
 
-std::string loadavg() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using taskring::bench::loadavg;
 
 void do_not_optimize(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "load_average.hpp"
 #include "tmr/tensor_map.hpp"
 
 namespace {
@@ -34,12 +35,7 @@ double cpu_s() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-std::string loadavg() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using taskring::bench::loadavg;
 
 ChipTensor row_of(const ChipTensor& t, uint32_t r) {
   const uint32_t s[2] = {1, 64}, o[2] = {r, 0};
