@@ -82,6 +82,35 @@ TEST(TinyRingStress, TmrFinishesEveryRunUnderLoad) {
   EXPECT_GT(blocked, 0u) << "no run ever waited on a ring: the sizes are not tiny";
 }
 
+// Back-to-back one-task runs on tmr: a run ends only after its own
+// orchestration. The executor that completes the last task and the
+// orchestrator finishing its run race to close it; an orchestrator preempted
+// there must not read the next run's reset counters as "all done" and close
+// that run before its task ran (the increment would then be missing, and its
+// stats read while the orchestrator still writes them: a TSan race).
+TEST(TinyRingStress, TmrBackToBackRunsEachEndAfterTheirOwnTask) {
+  const int runs = test_scale(3000, 600, 30000);
+  CpuHog hog;
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("TASKRING_SIM_THREADS=" + std::to_string(threads));
+    Rig rig({{"TASKRING_SIM_THREADS", std::to_string(threads)}});
+    ASSERT_NE(rig.worker, nullptr);
+    InoutArg arg;
+    for (int r = 0; r < runs / 2; ++r) {
+      auto report = rig.run(
+          [](const ChipTaskArgs& a) {
+            CoreTaskArgs inc;
+            inc.add_inout(*a.tensor(0)).add_scalar(1);
+            rt_submit_aiv_task(kInc, inc);
+          },
+          arg.args);
+      ASSERT_TRUE(report.ok()) << "run " << r << ": " << report.status().to_string();
+      ASSERT_EQ(report->stats.tasks_submitted, 1u) << "run " << r;
+      ASSERT_EQ(arg.x[0], r + 1) << "run " << r << " ended before its task ran";
+    }
+  }
+}
+
 // Smallest value of one knob (the same on every ring) for which the program
 // fits on hbg, by bisection over [lo, hi]; 0 if even hi does not fit.
 uint64_t smallest_fitting(Rig& rig, int iterations, uint64_t lo, uint64_t hi,

@@ -20,6 +20,12 @@ namespace taskring::engine {
 class RunGate {
  public:
   // Runtime side.
+  // Counts a thread that is not an executor (tmr's orchestrator) inside the
+  // run about to open, so quiesce() also waits for it; that thread calls
+  // leave() once it is done with the run. Without it, an orchestrator still
+  // finishing run N could read run N+1's reset counters as "all done" and
+  // close run N+1 before its orchestration started.
+  void admit() { inside_.fetch_add(1, std::memory_order_seq_cst); }
   void open() {
     active_.store(true, std::memory_order_seq_cst);
     generation_.fetch_add(1, std::memory_order_seq_cst);

@@ -72,6 +72,7 @@ Status TmrRuntime::start_run(const RunRequest& request) {
   submitted_ = 0;
   submitted_pub_.store(0, std::memory_order_relaxed);
   orch_done_.store(false, std::memory_order_relaxed);
+  gate_.admit();  // the orchestrator leaves after finish_orchestration()
   gate_.open();
   orch_generation_.fetch_add(1, std::memory_order_seq_cst);
   orch_start_.notify_all();
@@ -108,6 +109,7 @@ void TmrRuntime::orchestrator_main() {
     while (!scopes_.empty()) scope_end();
     if (request_.bind != nullptr) request_.bind(nullptr);
     finish_orchestration();
+    gate_.leave();
   }
 }
 
