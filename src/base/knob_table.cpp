@@ -52,6 +52,16 @@ const KnobSpec kKnobs[] = {
      "no-progress backstop: an orchestrator waiting on a full ring for this long with no task retiring fails the "
      "run with `FLOW_CONTROL_DEADLOCK` (tmr); also the time a stopped or destroyed run is given to drain (both "
      "runtimes), and the longest a kernel waits for a co-resident sibling (`kernel_sync.h`) before it fails"},
+    {"TASKRING_RUN_INLINE", "", kRuntime, KnobKind::kBool, 0, 1, "off",
+     "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",
+     "run each chip run on the thread that launches it: that thread orchestrates, then executes the tasks "
+     "itself (no orchestrator or executor threads, so no wakes between them; one host thread per chip). "
+     "Orchestration and execution do not overlap: an orchestration blocked on a full ring or on "
+     "`get_tensor_data` / `set_tensor_data` runs ready tasks itself, and one that can make no progress that way "
+     "fails at once with the error the threaded run would reach at its deadline. A kernel that waits for another "
+     "task of the same chip (other than its co-resident MIX siblings) cannot finish. `launch` returns when the run "
+     "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes that outnumber the CPUs (node chip "
+     "children)"},
     {"TASKRING_TENSOR_WAIT_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`15000`", "",
      "deadline of `get_tensor_data` / `set_tensor_data` waits (`TENSOR_WAIT_TIMEOUT`)"},
     {"TASKRING_RUN_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 86400000, "`60000`", "",

@@ -18,6 +18,8 @@ Expected<ChipKnobs> read_chip_knobs(const EnvLookup& env) {
   k.skip_device_run = skip.value_or(false);
   TASKRING_ASSIGN_OR_RETURN(auto profile, read_bool_knob(env, knob("TASKRING_PROFILE")));
   k.profile = profile.value_or(false);
+  TASKRING_ASSIGN_OR_RETURN(auto run_inline, read_bool_knob(env, knob("TASKRING_RUN_INLINE")));
+  k.run_inline = run_inline.value_or(false);
   TASKRING_ASSIGN_OR_RETURN(auto rank, read_int_knob(env, knob("TASKRING_RANK")));
   if (rank) k.rank = static_cast<int>(*rank);
   return k;

@@ -16,6 +16,7 @@ struct ChipKnobs {
   uint64_t graph_arena_bytes = 4ull << 20;   // TASKRING_GRAPH_ARENA_BYTES
   bool skip_device_run = false;              // TASKRING_SKIP_DEVICE_RUN / SIMPLER_SKIP_DEVICE_RUN
   bool profile = false;                      // TASKRING_PROFILE
+  bool run_inline = false;                   // TASKRING_RUN_INLINE
   int rank = -1;                             // TASKRING_RANK; -1 when unset
 };
 

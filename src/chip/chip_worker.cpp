@@ -165,6 +165,7 @@ Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig&
   rc.stall_timeout_ms = knobs.stall_timeout_ms;
   rc.tensor_wait_timeout_ms = knobs.tensor_wait_timeout_ms;
   rc.graph_arena_bytes = knobs.graph_arena_bytes;
+  rc.run_inline = knobs.run_inline;
   impl->run_timeout_ms = knobs.run_timeout_ms;
   impl->skip_device_run = knobs.skip_device_run;
   impl->rank = knobs.rank;

@@ -49,6 +49,10 @@ struct L2RuntimeConfig {
   Device* device = nullptr;  // not owned; must outlive the runtime
   RingSizes rings;           // resolved sizes
   int executors = 2;         // capped at the cluster count
+  // TASKRING_RUN_INLINE: no runtime threads; start_run orchestrates and
+  // executes the whole run on the calling thread and returns when it has
+  // finished (`executors` is then 1).
+  bool run_inline = false;
   // No-progress backstop of a blocked orchestrator (tmr), and the time a run
   // is given to drain after being stopped (both): TASKRING_STALL_TIMEOUT_MS.
   uint64_t stall_timeout_ms = 10000;

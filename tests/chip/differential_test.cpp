@@ -1,6 +1,6 @@
-// Differential test: random programs run on the tmr runtime and on a plain
-// sequential interpreter over host memory; the final bytes of every external
-// buffer must be equal.
+// Differential test: random programs run on the tmr runtime (threaded, and
+// inline: TASKRING_RUN_INLINE) and on a plain sequential interpreter over
+// host memory; the final bytes of every external buffer must be equal.
 //
 // A program is a stream of scope begins/ends (AUTO and MANUAL, nested) and
 // tasks (kernel, dummy, alloc_tensors) over a few external buffers and the
@@ -576,6 +576,7 @@ std::string describe(const Program& p) {
 
 struct WorkerSetup {
   int threads, clusters;
+  bool run_inline = false;
   std::unique_ptr<taskring::ChipWorker> worker;
   int callable = -1;
 };
@@ -583,14 +584,16 @@ struct WorkerSetup {
 std::vector<WorkerSetup> make_workers() {
   std::vector<WorkerSetup> ws;
   for (auto [threads, clusters] : {std::pair{1, 1}, {1, 4}, {2, 2}, {2, 8}, {4, 3}, {4, 8}}) {
-    ws.push_back(WorkerSetup{threads, clusters, nullptr, -1});
+    ws.push_back(WorkerSetup{threads, clusters, false, nullptr, -1});
   }
+  for (int clusters : {1, 8}) ws.push_back(WorkerSetup{1, clusters, true, nullptr, -1});
   for (auto& w : ws) {
     taskring::ChipWorkerConfig cfg;
     cfg.env = taskring::map_env({{"TASKRING_SIM_THREADS", std::to_string(w.threads)},
                                  {"TASKRING_SIM_CLUSTERS", std::to_string(w.clusters)},
                                  {"TASKRING_RUN_TIMEOUT_MS", "20000"},
-                                 {"TASKRING_STALL_TIMEOUT_MS", "10000"}});
+                                 {"TASKRING_STALL_TIMEOUT_MS", "10000"},
+                                 {"TASKRING_RUN_INLINE", w.run_inline ? "1" : "0"}});
     auto cw = taskring::ChipWorker::create(cfg);
     EXPECT_TRUE(cw.ok()) << cw.status().to_string();
     if (!cw.ok()) return {};
@@ -615,7 +618,7 @@ struct Coverage {
 // Runs programs [first, first + count) on the workers round-robin.
 void run_programs(uint64_t first, int count) {
   auto workers = make_workers();
-  ASSERT_EQ(workers.size(), 6u);
+  ASSERT_EQ(workers.size(), 8u);
   Coverage cov;
   for (int n = 0; n < count; ++n) {
     uint64_t seed = first + static_cast<uint64_t>(n);
@@ -644,13 +647,13 @@ void run_programs(uint64_t first, int count) {
     g_orch_error = &orch_error;
     auto report = w.worker->run(w.callable, args);
     ASSERT_TRUE(report.ok()) << report.status().to_string() << "\n" << describe(p) << " (threads " << w.threads
-                             << ", clusters " << w.clusters << ")";
+                             << ", clusters " << w.clusters << (w.run_inline ? ", inline" : "") << ")";
     ASSERT_TRUE(orch_error.empty()) << orch_error << "\n" << describe(p);
     EXPECT_EQ(report->stats.tasks_submitted, p.tasks.size());
     EXPECT_EQ(report->stats.tasks_completed, p.tasks.size());
     for (size_t b = 0; b < p.bufs.size(); ++b) {
       ASSERT_EQ(mem[b], expected[b]) << "buffer " << b << " differs\n" << describe(p) << " (threads " << w.threads
-                                     << ", clusters " << w.clusters << ")";
+                                     << ", clusters " << w.clusters << (w.run_inline ? ", inline" : "") << ")";
     }
   }
   // The generator must actually exercise the features it claims to.

@@ -12,33 +12,6 @@
 namespace taskring::rtest {
 namespace {
 
-ChipTensor ext_i32(std::vector<int32_t>& v) {
-  return make_tensor_external(v.data(), {static_cast<uint32_t>(v.size())}, DataType::INT32);
-}
-
-// Runs `body` on `rig` (one INOUT int32[8] argument), expects an error whose
-// message contains every string of `parts`, then a good run.
-void expect_error(Rig& rig, std::function<void(const ChipTaskArgs&)> body, std::vector<std::string> parts,
-                  const RunConfig& rc = {}) {
-  std::vector<int32_t> x(8, 0);
-  ChipTensor tx = ext_i32(x);
-  ChipTaskArgs args;
-  args.add_inout(tx);
-  auto report = rig.run(std::move(body), args, rc);
-  ASSERT_FALSE(report.ok()) << "expected an error containing " << parts[0];
-  for (const std::string& p : parts) {
-    EXPECT_TRUE(contains(report.status().message(), p)) << "missing '" << p << "' in: " << report.status().to_string();
-  }
-  expect_good_run(rig, rc);
-}
-
-RunConfig rings(uint64_t window, uint64_t heap, uint64_t pool) {
-  RunConfig rc;
-  rc.rings.task_window = {window, window, window, window};
-  rc.rings.heap = {heap, heap, heap, heap};
-  rc.rings.dep_pool = {pool, pool, pool, pool};
-  return rc;
-}
 
 TEST(FatalErrors, ScopeDeadlock) {
   Rig rig;
@@ -340,6 +313,7 @@ TEST(KnobErrors, BadRuntimeKnobsFailCreate) {
   for (auto [var, value] : {std::pair<std::string, std::string>{"TASKRING_STALL_TIMEOUT_MS", "0"},
                             {"TASKRING_TENSOR_WAIT_TIMEOUT_MS", "-5"},
                             {"TASKRING_RUN_TIMEOUT_MS", "soon"},
+                            {"TASKRING_RUN_INLINE", "sometimes"},
                             {"TASKRING_SIM_THREADS", "0"},
                             {"TASKRING_SIM_CLUSTERS", "1000"}}) {
     ChipWorkerConfig cfg;

@@ -264,4 +264,34 @@ inline void expect_good_run(Rig& rig, const RunConfig& rc = {}) {
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// An int32 vector as an external 1-D tensor.
+inline ChipTensor ext_i32(std::vector<int32_t>& v) {
+  return make_tensor_external(v.data(), {static_cast<uint32_t>(v.size())}, DataType::INT32);
+}
+
+// Runs `body` on `rig` (one INOUT int32[8] argument), expects an error whose
+// message contains every string of `parts`, then a good run.
+inline void expect_error(Rig& rig, std::function<void(const ChipTaskArgs&)> body, std::vector<std::string> parts,
+                         const RunConfig& rc = {}) {
+  std::vector<int32_t> x(8, 0);
+  ChipTensor tx = ext_i32(x);
+  ChipTaskArgs args;
+  args.add_inout(tx);
+  auto report = rig.run(std::move(body), args, rc);
+  ASSERT_FALSE(report.ok()) << "expected an error containing " << parts[0];
+  for (const std::string& p : parts) {
+    EXPECT_TRUE(contains(report.status().message(), p)) << "missing '" << p << "' in: " << report.status().to_string();
+  }
+  expect_good_run(rig, rc);
+}
+
+// The same sizes on all four rings.
+inline RunConfig rings(uint64_t window, uint64_t heap, uint64_t pool) {
+  RunConfig rc;
+  rc.rings.task_window = {window, window, window, window};
+  rc.rings.heap = {heap, heap, heap, heap};
+  rc.rings.dep_pool = {pool, pool, pool, pool};
+  return rc;
+}
+
 }  // namespace taskring::rtest

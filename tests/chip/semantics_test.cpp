@@ -11,10 +11,6 @@
 namespace taskring::rtest {
 namespace {
 
-ChipTensor ext_i32(std::vector<int32_t>& v) {
-  return make_tensor_external(v.data(), {static_cast<uint32_t>(v.size())}, DataType::INT32);
-}
-
 // A consumer that retains its producer (WAIT|RETAIN) keeps the producer's
 // heap output alive after the scope closes: a later allocation in the same
 // (one-output) heap ring must wait until the consumer finished.
@@ -385,8 +381,7 @@ TEST(Spmd, EveryBlockRunsExactlyOnceAndSeesItsIndex) {
   }
 }
 
-TEST(TensorData, GetWaitsForWritersSetWaitsForReaders) {
-  Rig rig;
+void expect_get_waits_for_writers_set_for_readers(Rig& rig) {
   std::vector<int32_t> x(4, 1), y(4, 0), z(4, 0);
   ChipTensor tx = ext_i32(x), ty = ext_i32(y), tz = ext_i32(z);
   ChipTaskArgs args;
@@ -425,6 +420,18 @@ TEST(TensorData, GetWaitsForWritersSetWaitsForReaders) {
   EXPECT_EQ(y, (std::vector<int32_t>{5, 5, 5, 5}));
   EXPECT_EQ(z, (std::vector<int32_t>{5, 5, 50, 5}));
   EXPECT_EQ(x, (std::vector<int32_t>{5, 5, 50, 5}));
+}
+
+TEST(TensorData, GetWaitsForWritersSetWaitsForReaders) {
+  Rig rig;
+  expect_get_waits_for_writers_set_for_readers(rig);
+}
+
+// Inline (TASKRING_RUN_INLINE): nobody else runs the producers, so get and
+// set run them on the orchestrating thread before they read or write.
+TEST(TensorData, InlineRunServesGetAndSetOnTheOrchestratingThread) {
+  Rig rig(std::map<std::string, std::string>{{"TASKRING_RUN_INLINE", "1"}});
+  expect_get_waits_for_writers_set_for_readers(rig);
 }
 
 TEST(Topology, AvailableCountsFollowTheSimKnobs) {

@@ -127,16 +127,19 @@ class RuntimeBase : public L2Runtime {
   // or shutdown must end those waits too).
   virtual void wake_blocked() {}
 
-  // Binds the ops table and starts min(executors, clusters) executors.
+  // Binds the ops table and starts min(executors, clusters) executors; an
+  // inline runtime (config_.run_inline) gets one logical executor and no
+  // thread: the caller of start_run is that executor.
   void start_executors() {
     topo_ = config_.device->topology();
-    executors_ = std::max(1, std::min(config_.executors, topo_.clusters));
+    executors_ = config_.run_inline ? 1 : std::max(1, std::min(config_.executors, topo_.clusters));
     counters_.set_executors(executors_);
+    inline_local_.executor = 0;
     own_ = std::make_unique<ReadyQueue<Item>[]>(static_cast<size_t>(executors_));
     for (int e = 0; e < executors_; ++e) own_[e].init(std::max<uint64_t>(own_capacity_, 2));
     api_.rt.ops = runtime_ops<Derived>();
     api_.owner = static_cast<Derived*>(this);
-    for (int e = 0; e < executors_; ++e) {
+    for (int e = 0; e < executors_ && !config_.run_inline; ++e) {
       executor_threads_.emplace_back([this, e] { executor_loop(gate_, *static_cast<Derived*>(this), e); });
     }
   }
@@ -196,6 +199,29 @@ class RuntimeBase : public L2Runtime {
       return;
     }
     gate_.notify_work();
+  }
+
+  // Inline runs (config_.run_inline): the calling thread is executor 0.
+  // Runs one ready item; false when none is ready.
+  bool run_one_inline() {
+    Item* it = inline_local_.next != nullptr ? inline_local_.next : pop_ready(inline_local_);
+    inline_local_.next = nullptr;
+    if (it == nullptr) return false;
+    static_cast<Derived*>(this)->execute(it, 0, &inline_local_);
+    return true;
+  }
+  // Runs ready items until the run finishes. Nothing ready with the run
+  // unfinished cannot change on an inline run (no other thread completes
+  // tasks): the run fails with `code` and `why` instead of waiting.
+  void run_inline_until_finished(int32_t code, const std::string& why) {
+    while (!run_finished()) {
+      if (run_one_inline()) continue;
+      static_cast<Derived*>(this)->on_idle();
+      if (run_finished()) return;
+      report_fatal(code, why);
+      if (close_run()) publish_finished();
+      return;
+    }
   }
 
   // End of a run: the one caller for which close_run() is true publishes.
@@ -272,6 +298,7 @@ class RuntimeBase : public L2Runtime {
   std::atomic<bool> run_finished_{true};
   Waiter done_;
   std::vector<std::thread> executor_threads_;
+  LocalReady<Item> inline_local_{};  // executor 0's state on an inline run
 };
 
 }  // namespace taskring::engine

@@ -33,6 +33,17 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
   uint64_t last_move = start;
   while (true) {
     if (is_fatal()) return false;
+    if (config_.run_inline) {
+      // Nobody else runs tasks: run one, or no task can ever retire.
+      if (ring.last_alive.load(std::memory_order_acquire) != last_alive) return true;
+      if (run_one_inline()) continue;
+      report_fatal(PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
+                   std::string("ring ") + std::to_string(ring.index) + " " + what +
+                       ": no task can retire (inline run, nothing ready) (window=" + std::to_string(ring.window) +
+                       " heap=" + std::to_string(ring.heap.size) + " dep_pool=" + std::to_string(ring.dep_pool.size) +
+                       "); raise " + knob + stall_diagnostics(ring));
+      return false;
+    }
     uint32_t epoch = ring_progress_.begin_park();
     uint64_t now_alive = ring.last_alive.load(std::memory_order_acquire);
     if (now_alive != last_alive) {

@@ -47,7 +47,7 @@ Status TmrRuntime::init() {
   }
   size_queues(total_slots + 16);
 
-  orchestrator_ = std::thread([this] { orchestrator_main(); });
+  if (!config_.run_inline) orchestrator_ = std::thread([this] { orchestrator_main(); });
   start_executors();
   return Status::Ok();
 }
@@ -72,6 +72,15 @@ Status TmrRuntime::start_run(const RunRequest& request) {
   submitted_ = 0;
   submitted_pub_.store(0, std::memory_order_relaxed);
   orch_done_.store(false, std::memory_order_relaxed);
+  if (config_.run_inline) {
+    gate_.open();
+    orchestrate();
+    run_inline_until_finished(PTO2_ERROR_SCHEDULER_TIMEOUT,
+                              "inline run: no task is ready but " +
+                                  std::to_string(submitted_ - counters_.completed.load(std::memory_order_acquire)) +
+                                  " have not completed");
+    return Status::Ok();
+  }
   gate_.admit();  // the orchestrator leaves after finish_orchestration()
   gate_.open();
   orch_generation_.fetch_add(1, std::memory_order_seq_cst);
@@ -100,17 +109,21 @@ void TmrRuntime::orchestrator_main() {
       orch_start_.finish_park(epoch, 50'000'000);
     }
     seen_generation = gen;
-    stats_.orch_start_ns = mono_ns();
-    if (request_.bind != nullptr) request_.bind(api());
-    scope_begin(PTO2ScopeMode::AUTO);  // the implicit outer scope (ring 0)
-    request_.entry(*request_.args);
-    // Close scopes the entry left open (a missing rt_scope_end), then the
-    // outer one.
-    while (!scopes_.empty()) scope_end();
-    if (request_.bind != nullptr) request_.bind(nullptr);
-    finish_orchestration();
+    orchestrate();
     gate_.leave();
   }
+}
+
+void TmrRuntime::orchestrate() {
+  stats_.orch_start_ns = mono_ns();
+  if (request_.bind != nullptr) request_.bind(api());
+  scope_begin(PTO2ScopeMode::AUTO);  // the implicit outer scope (ring 0)
+  request_.entry(*request_.args);
+  // Close scopes the entry left open (a missing rt_scope_end), then the
+  // outer one.
+  while (!scopes_.empty()) scope_end();
+  if (request_.bind != nullptr) request_.bind(nullptr);
+  finish_orchestration();
 }
 
 void TmrRuntime::finish_orchestration() {

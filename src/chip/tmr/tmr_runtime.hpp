@@ -9,7 +9,9 @@
 //     completes it and releases its consumers, keeping the first newly ready
 //     consumer for itself so a dependency chain never crosses threads.
 // Idle threads spin briefly and then park (DESIGN.md §4): at most E+1 threads
-// are ever runnable and none spins for long.
+// are ever runnable and none spins for long. An inline runtime
+// (TASKRING_RUN_INLINE) has neither: the caller of start_run orchestrates,
+// then executes, and helps execute whenever the orchestration would block.
 #pragma once
 
 #include <atomic>
@@ -30,7 +32,8 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
  public:
   ~TmrRuntime() override;
 
-  // L2Runtime: hands the entry to the orchestrator thread.
+  // L2Runtime: hands the entry to the orchestrator thread; an inline runtime
+  // runs the whole run here.
   Status start_run(const RunRequest& request) override;
 
   // ---- orchestration ops (orchestrator thread; engine/runtime_ops.hpp) ----
@@ -70,6 +73,9 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   TaskSlot* slot_of(PTO2TaskId id);
   void fail_args(const char* what, const std::string& detail);
   void orchestrator_main();
+  // One run's orchestration, on the orchestrator thread or (inline) the
+  // caller of start_run.
+  void orchestrate();
   void finish_orchestration();
 
   // Executor helpers (tmr_scheduler.cpp).

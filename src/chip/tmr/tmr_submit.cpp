@@ -263,9 +263,20 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
   Deadline deadline = Deadline::after_ms(config_.tensor_wait_timeout_ms);
   for (TaskSlot* p : waits) {
     PTO2TaskId id = p->id;
-    Status w = ring_progress_.wait(
-        [&] { return is_fatal() || p->id != id || p->completed_flag.load(std::memory_order_acquire); }, deadline,
-        op);
+    auto done = [&] { return is_fatal() || p->id != id || p->completed_flag.load(std::memory_order_acquire); };
+    if (config_.run_inline) {
+      // Nobody else runs tasks: run them here until the producer is done.
+      while (!done() && run_one_inline()) {
+      }
+      if (is_fatal()) return false;
+      if (!done()) {
+        report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT,
+                     std::string(op) + ": " + task_name(id) + " cannot complete (inline run, nothing ready)");
+        return false;
+      }
+      continue;
+    }
+    Status w = ring_progress_.wait(done, deadline, op);
     if (is_fatal()) return false;
     if (!w.ok()) {
       report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT, std::string(op) + ": " + task_name(id) +
