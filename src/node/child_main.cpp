@@ -39,10 +39,12 @@ class ChildServer {
     c.runtime = s_.runtime;
     const std::string rank = std::to_string(s_.rank_base + s_.index);
     const std::string threads = std::to_string(s_.sim_threads);
+    const std::string run_inline = s_.run_inline ? "1" : "0";
     EnvLookup base = s_.env;
-    c.env = [base, rank, threads](std::string_view name) -> std::optional<std::string> {
+    c.env = [base, rank, threads, run_inline](std::string_view name) -> std::optional<std::string> {
       if (name == "TASKRING_RANK") return rank;
       if (name == "TASKRING_SIM_THREADS") return threads;
+      if (name == "TASKRING_RUN_INLINE") return run_inline;
       return base ? base(name) : std::nullopt;
     };
     auto w = ChipWorker::create(c);

@@ -36,6 +36,7 @@ struct ChildSpec {
   const std::vector<SubFunction>* sub_functions = nullptr;
   std::string runtime = "tmr";
   int sim_threads = 1;
+  bool run_inline = false;  // TASKRING_RUN_INLINE of the chip
   EnvLookup env;
   ChildInitHook hook;
   // The child's end of its descriptor socket (comm domains); -1 for none.

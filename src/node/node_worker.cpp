@@ -113,6 +113,7 @@ struct NodeWorker::Impl {
 
   Status validate() const;
   int sim_threads() const;
+  Expected<bool> run_inline() const;
   Status start_children(Deadline deadline);
   Status wait_ready(Deadline deadline);
   // SHUTDOWN to every child, then SIGTERM, then SIGKILL of its group; reaps.
@@ -135,6 +136,7 @@ Status NodeWorker::Impl::validate() const {
     return invalid_argument(w + "runtime '" + cfg.runtime + "' is not tmr or hbg");
   if (cfg.chip_threads < 0 || cfg.chip_threads > 256)
     return invalid_argument(w + "chip_threads " + std::to_string(cfg.chip_threads) + " not in [0, 256]");
+  if (auto inl = run_inline(); !inl.ok()) return inl.status().with_context(w + "env");
   if (cfg.heap_ring_bytes < HeapRing::kAlign || cfg.heap_ring_bytes > (1ull << 40))
     return invalid_argument(w + "heap_ring_bytes " + std::to_string(cfg.heap_ring_bytes) + " not in [1024, 2^40]");
   if (cfg.shared_bytes > (1ull << 40))
@@ -160,9 +162,23 @@ int NodeWorker::Impl::sim_threads() const {
   return std::max(1, hw / std::max(1, cfg.chips));
 }
 
+Expected<bool> NodeWorker::Impl::run_inline() const {
+  switch (cfg.chip_inline) {
+    case NodeConfig::ChipInline::kOn: return true;
+    case NodeConfig::ChipInline::kOff: return false;
+    case NodeConfig::ChipInline::kAuto: break;
+  }
+  if (cfg.env) {
+    TASKRING_ASSIGN_OR_RETURN(auto set, read_bool_knob(cfg.env, "TASKRING_RUN_INLINE"));
+    if (set) return *set;
+  }
+  return cfg.chips > usable_cpus();
+}
+
 Status NodeWorker::Impl::start_children(Deadline deadline) {
   const pid_t parent = getpid();
   const int threads = sim_threads();
+  TASKRING_ASSIGN_OR_RETURN(const bool inline_chips, run_inline());
   for (size_t i = 0; i < mailboxes.size(); ++i) {
     ChildSpec spec;
     const bool sub = static_cast<int>(i) < cfg.sub_workers;
@@ -176,6 +192,7 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
     spec.sub_functions = &sub_fns;
     spec.runtime = cfg.runtime;
     spec.sim_threads = threads;
+    spec.run_inline = inline_chips;
     spec.rank_base = cfg.rank_base;
     spec.env = cfg.env;
     spec.hook = cfg.child_init;

@@ -1,6 +1,7 @@
 // NodeWorker with real forked children: computation through chips and SUB
 // workers, and the failure modes of docs/node.md (each bounded by a
 // deadline; none sleeps to synchronise).
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -439,6 +440,61 @@ TEST(NodeWorker, BadConfigAndLateRegistrationAreErrors) {
   { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
   EXPECT_EQ(w->register_chip(add_scalar_callable()).status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(w->alloc_shared(1ull << 30).status().code(), StatusCode::kResourceExhausted);
+}
+
+// The chip child's thread count, seen from its orchestration. An inline chip
+// runs everything on its serving thread; a threaded one adds the
+// orchestrator and its executors. (A library's own pool, OpenBLAS's, may
+// add a parked thread to both.)
+int32_t own_thread_count() {
+  int32_t n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+void thread_count_entry(const ChipTaskArgs& a) { *reinterpret_cast<int32_t*>(a.scalar(0)) = own_thread_count(); }
+
+Expected<int32_t> chip_thread_count(NodeConfig cfg) {
+  cfg.chips = 1;
+  cfg.chip_threads = 2;
+  cfg.heap_ring_bytes = 1 << 20;
+  cfg.shared_bytes = 1 << 20;
+  NodeWorker w(cfg);
+  ChipCallable c;
+  c.name = "thread_count";
+  c.entry = thread_count_entry;
+  TASKRING_ASSIGN_OR_RETURN(const int id, w.register_chip(c));
+  TASKRING_RETURN_IF_ERROR(w.init());
+  auto* out = static_cast<int32_t*>(*w.alloc_shared(64));
+  RunHandle h = w.submit([&](Orchestrator& o) -> Status {
+    ChipTaskArgs a;
+    a.add_scalar(addr(out));
+    return o.submit_next_level(id, a, 0);
+  });
+  TASKRING_RETURN_IF_ERROR(h.wait(Deadline::after_ms(30000)));
+  TASKRING_RETURN_IF_ERROR(w.close());
+  return *out;
+}
+
+TEST(NodeWorker, ChipInlineLeavesEachChipOneThread) {
+  NodeConfig on, off, from_env, bad_env;
+  on.chip_inline = NodeConfig::ChipInline::kOn;
+  off.chip_inline = NodeConfig::ChipInline::kOff;
+  from_env.env = map_env({{"TASKRING_RUN_INLINE", "yes"}});  // kAuto: the env decides
+  auto inl = chip_thread_count(on);
+  ASSERT_TRUE(inl.ok()) << inl.status().to_string();
+  auto threaded = chip_thread_count(off);
+  ASSERT_TRUE(threaded.ok()) << threaded.status().to_string();
+  EXPECT_EQ(*threaded - *inl, 3) << "threaded: serving thread + orchestrator + 2 executors; inline: the serving thread";
+  auto env = chip_thread_count(from_env);
+  ASSERT_TRUE(env.ok()) << env.status().to_string();
+  EXPECT_EQ(*env, *inl);
+  bad_env.env = map_env({{"TASKRING_RUN_INLINE", "sometimes"}});
+  auto bad = chip_thread_count(bad_env);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("TASKRING_RUN_INLINE"), std::string::npos) << bad.status().to_string();
 }
 
 }  // namespace

@@ -39,6 +39,15 @@ struct NodeConfig {
   // hardware threads divided by the chips, at least 1, so N chips never
   // oversubscribe the machine. A TASKRING_SIM_THREADS in `env` wins over 0.
   int chip_threads = 0;
+  // Whether a chip child runs each chip run on its one serving thread
+  // (TASKRING_RUN_INLINE in the child: no orchestrator or executor threads,
+  // so no wakes between them; docs/knobs.md says what an inline run cannot
+  // do). kAuto: inline when the chips outnumber the hardware threads (each
+  // chip would get one executor anyway, and every extra runnable thread
+  // costs the others a wake on a shared core). A TASKRING_RUN_INLINE in
+  // `env` wins over kAuto.
+  enum class ChipInline { kAuto, kOn, kOff };
+  ChipInline chip_inline = ChipInline::kAuto;
   // Bytes of the heap ring Orchestrator::alloc draws from.
   uint64_t heap_ring_bytes = 64ull << 20;
   // Bytes for NodeWorker::alloc_shared (inputs/outputs that live across runs).
