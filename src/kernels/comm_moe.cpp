@@ -1,13 +1,15 @@
 // MoE expert parallelism over a comm domain: dispatch, expert FFN, combine.
 //
 // Experts are split evenly: rank d owns experts [d·El, (d+1)·El), El = E/n.
-// dispatch: (1) histogram of this rank's (token, k) routes per destination
-// expert; (2) the histogram is put into every rank's counts slot and the
-// ranks meet (flags); (3) every rank now knows every count and computes the
-// same prefix sums: at rank d, expert le's rows come first by le, then by
-// source rank, then in (token, k) order; (4) token rows, weights and
-// (src, token, k) are put straight into their final rows of the owners'
-// windows, then flags; (5) the received rows are staged out.
+// dispatch meets its peers once: (1) histogram of this rank's (token, k)
+// routes per expert; (2) for each owner d, this rank's rows for d go into
+// its own staging region of d's window (region r of n, T·K rows each),
+// ordered by local expert, then (token, k), with weights and (src, token,
+// k); then its El counts for d into d's counts slot r; then flags; (3) once
+// every peer's flags are in, each owner stages its rows out in the
+// canonical order: by local expert, then source rank, then (token, k).
+// (Counts and rows travel in one exchange: no rank needs another's counts
+// before it puts, because every source owns a region of its own.)
 // combine: every received row's expert output is put back into its source's
 // return slot (token, k), flags, then out[t] = Σ_k w[t,k]·ret[t,k].
 #include <algorithm>
@@ -54,8 +56,10 @@ int32_t vec_i32(const View2D& v, int64_t i) { return v.rows == 1 ? i32(v, 0, i) 
 // Tensors: x [T, D] float, topk_ids [T, K] INT32, topk_w [T, K] FP32,
 // recv_x [cap, D] (x's dtype), recv_w [cap] FP32, recv_meta [cap, 3] INT32,
 // recv_count [El] INT32. Scalars: s0 ctx, s1 experts E, s2 counts offset
-// (4·n·n·El B), s3 recv_x offset (cap·D·es B), s4 recv_w offset (4·cap B),
-// s5 recv_meta offset (12·cap B).
+// (4·n·(El+1) B), s3 staging rows offset (n·T·K·D·es B), s4 staging weights
+// offset (4·n·T·K B), s5 staging meta offset (12·n·T·K B). Every rank passes
+// the same T (the staging regions are T·K rows each); a source whose T
+// differs is an INVALID_ARGUMENT at the owners.
 extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
   KernelArgs k(raw, "moe_dispatch");
   if (!k.usable() || !k.expect_counts(7, 7, 6, 6)) return;
@@ -85,14 +89,15 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
     return;
   const uint64_t es = x.elem_size(), row_bytes = static_cast<uint64_t>(D) * es;
   const uint64_t counts_off = k.scalar(2), rx_off = k.scalar(3), rw_off = k.scalar(4), rm_off = k.scalar(5);
-  const uint64_t hist_len = static_cast<uint64_t>(n) * El;
-  if (!cm::check_window_range(k, c, counts_off, 4 * hist_len * n, "moe counts") ||
-      !cm::check_window_range(k, c, rx_off, row_bytes * cap, "moe recv_x") ||
-      !cm::check_window_range(k, c, rw_off, 4 * static_cast<uint64_t>(cap), "moe recv_w") ||
-      !cm::check_window_range(k, c, rm_off, 12 * static_cast<uint64_t>(cap), "moe recv_meta"))
+  const uint64_t region = static_cast<uint64_t>(T * K);  // staging rows per source
+  const uint64_t slot_words = static_cast<uint64_t>(El) + 1;  // El counts, then the source's T
+  if (!cm::check_window_range(k, c, counts_off, 4 * slot_words * n, "moe counts") ||
+      !cm::check_window_range(k, c, rx_off, row_bytes * region * n, "moe staging rows") ||
+      !cm::check_window_range(k, c, rw_off, 4 * region * n, "moe staging weights") ||
+      !cm::check_window_range(k, c, rm_off, 12 * region * n, "moe staging meta"))
     return;
   // (1) histogram, validating every expert id first.
-  std::vector<uint32_t> hist(hist_len, 0);
+  std::vector<uint32_t> hist(static_cast<size_t>(E), 0);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t j = 0; j < K; ++j) {
       const int32_t e = i32(ids, t, j);
@@ -101,39 +106,22 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
                             static_cast<long long>(t), static_cast<long long>(j), e, static_cast<long long>(E - 1));
       ++hist[static_cast<size_t>(e)];
     }
-  // (2) exchange: slot r of every rank's counts region gets this histogram.
-  const uint32_t seq = cm::begin_collective(c);
-  // put, not a plain store: a rank on another node (L4) is reached by request.
-  for (int p = 0; p < n; ++p)
-    if (!cm::put(k, c, p, counts_off + 4 * hist_len * r, hist.data(), 4 * hist_len)) return;
-  for (int p = 0; p < n; ++p)
-    if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
-  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "moe_dispatch: routing counts")) return;
-  const uint32_t* all = reinterpret_cast<const uint32_t*>(cm::window_of(c, r) + counts_off);  // [src][n·El]
-  // (3) prefix sums: start[d][le][s] = first row at rank d of (expert le, source s).
-  std::vector<uint64_t> start(static_cast<size_t>(n) * El * n);
-  std::vector<uint64_t> total(static_cast<size_t>(n), 0);
+  // (2) rows into region r of their owner, by local expert then (token, k).
+  std::vector<uint64_t> next(static_cast<size_t>(E), 0);  // next row in the owner's region, per expert
   for (int d = 0; d < n; ++d) {
     uint64_t row = 0;
-    for (int64_t le = 0; le < El; ++le)
-      for (int s = 0; s < n; ++s) {
-        start[(static_cast<size_t>(d) * El + le) * n + s] = row;
-        row += all[static_cast<size_t>(s) * hist_len + static_cast<size_t>(d) * El + le];
-      }
-    total[d] = row;
-    if (row > static_cast<uint64_t>(cap))
-      return (void)k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "rank %d receives %llu rows, more than the capacity %lld", d,
-                          static_cast<unsigned long long>(row), static_cast<long long>(cap));
+    for (int64_t le = 0; le < El; ++le) {
+      next[static_cast<size_t>(d * El + le)] = row;
+      row += hist[static_cast<size_t>(d * El + le)];
+    }
   }
-  // (4) rows, weights and (src, token, k) into their final rows at the owners.
-  std::vector<uint64_t> next(static_cast<size_t>(n) * El, 0);
+  const uint32_t seq = cm::begin_collective(c);
   std::vector<char> packed;  // a row of a non-contiguous x
   for (int64_t t = 0; t < T; ++t)
     for (int64_t j = 0; j < K; ++j) {
       const int32_t e = i32(ids, t, j);
       const int d = static_cast<int>(e / El);
-      const int64_t le = e % El;
-      const uint64_t row = start[(static_cast<size_t>(d) * El + le) * n + r] + next[static_cast<size_t>(e)]++;
+      const uint64_t row = static_cast<uint64_t>(r) * region + next[static_cast<size_t>(e)]++;
       const void* src = x.at(t, 0);
       if (!contiguous(x)) {
         packed.resize(row_bytes);
@@ -145,27 +133,59 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
           !cm::put(k, c, d, rw_off + 4 * row, w.at(t, j), 4) || !cm::put(k, c, d, rm_off + 12 * row, meta, 12))
         return;
     }
-  for (int p = 0; p < n; ++p)
-    if (p != r) cm::post_flag(c, p, cm::token(seq, 2));
-  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 2), "moe_dispatch: token rows")) return;
-  // (5) stage out; rows past the received ones are zero.
-  const uint64_t got = total[r];
-  const char* win = cm::window_of(c, r);
-  std::memcpy(rx.data, win + rx_off, got * row_bytes);
-  std::memset(static_cast<char*>(rx.data) + got * row_bytes, 0, (cap - got) * row_bytes);
-  std::memcpy(rm.data, win + rm_off, 12 * got);
-  std::memset(static_cast<char*>(rm.data) + 12 * got, 0, 12 * (cap - got));
-  for (int64_t i = 0; i < cap; ++i) {
-    float v = 0.0f;
-    if (static_cast<uint64_t>(i) < got) std::memcpy(&v, win + rw_off + 4 * i, 4);
-    std::memcpy(rw.rows == 1 ? rw.at(0, i) : rw.at(i, 0), &v, 4);
+  // put, not a plain store: a rank on another node (L4) is reached by
+  // request, in order, so the counts land after the rows they describe.
+  std::vector<uint32_t> slot(slot_words);
+  for (int d = 0; d < n; ++d) {
+    std::memcpy(slot.data(), hist.data() + d * El, 4 * El);
+    slot[static_cast<size_t>(El)] = static_cast<uint32_t>(T);
+    if (!cm::put(k, c, d, counts_off + 4 * slot_words * r, slot.data(), 4 * slot_words)) return;
   }
+  for (int p = 0; p < n; ++p)
+    if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
+  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "moe_dispatch: routed rows")) return;
+  // (3) stage out in the canonical order; rows past the received ones are zero.
+  const char* win = cm::window_of(c, r);
+  const uint32_t* counts = reinterpret_cast<const uint32_t*>(win + counts_off);  // [src][El + 1]
+  uint64_t got = 0;
+  for (int s = 0; s < n; ++s) {
+    const uint32_t* from = counts + slot_words * s;
+    if (from[El] != static_cast<uint32_t>(T))
+      return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                          "rank %d routed %u tokens, this rank %lld: every rank must pass the same T", s, from[El],
+                          static_cast<long long>(T));
+    for (int64_t le = 0; le < El; ++le) got += from[le];
+  }
+  if (got > static_cast<uint64_t>(cap))
+    return (void)k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "rank %d receives %llu rows, more than the capacity %lld", r,
+                        static_cast<unsigned long long>(got), static_cast<long long>(cap));
+  char* out_x = static_cast<char*>(rx.data);
+  char* out_m = static_cast<char*>(rm.data);
+  auto put_w = [&](int64_t i, float v) { std::memcpy(rw.rows == 1 ? rw.at(0, i) : rw.at(i, 0), &v, 4); };
+  std::vector<uint64_t> first(static_cast<size_t>(n), 0);  // next unread row of each source's region
+  uint64_t row = 0;
   for (int64_t le = 0; le < El; ++le) {
-    uint64_t cnt = 0;
-    for (int s = 0; s < n; ++s) cnt += all[static_cast<size_t>(s) * hist_len + static_cast<size_t>(r) * El + le];
-    const int32_t v = static_cast<int32_t>(cnt);
+    uint64_t for_expert = 0;
+    for (int s = 0; s < n; ++s) {
+      const uint64_t cnt = counts[slot_words * s + le];
+      const uint64_t at = static_cast<uint64_t>(s) * region + first[static_cast<size_t>(s)];
+      std::memcpy(out_x + row * row_bytes, win + rx_off + at * row_bytes, cnt * row_bytes);
+      std::memcpy(out_m + 12 * row, win + rm_off + 12 * at, 12 * cnt);
+      for (uint64_t i = 0; i < cnt; ++i) {
+        float v;
+        std::memcpy(&v, win + rw_off + 4 * (at + i), 4);
+        put_w(static_cast<int64_t>(row + i), v);
+      }
+      first[static_cast<size_t>(s)] += cnt;
+      row += cnt;
+      for_expert += cnt;
+    }
+    const int32_t v = static_cast<int32_t>(for_expert);
     std::memcpy(rc.rows == 1 ? rc.at(0, le) : rc.at(le, 0), &v, 4);
   }
+  std::memset(out_x + got * row_bytes, 0, (cap - got) * row_bytes);
+  std::memset(out_m + 12 * got, 0, 12 * (cap - got));
+  for (int64_t i = static_cast<int64_t>(got); i < cap; ++i) put_w(i, 0.0f);
 }
 
 // Tensors: recv_x [cap, D] float, recv_count [El] INT32, w_gate [El·D, F],

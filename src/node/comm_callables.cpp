@@ -169,12 +169,13 @@ Status submit_broadcast(Orchestrator& o, int comm_call, const CommDomain& d, std
 }
 
 std::vector<DomainBufferSpec> moe_window_buffers(const MoeShape& s, int ranks) {
-  const uint64_t n = static_cast<uint64_t>(ranks), el = s.experts / std::max<uint64_t>(n, 1), cap = s.cap(ranks);
+  const uint64_t n = static_cast<uint64_t>(ranks), el = s.experts / std::max<uint64_t>(n, 1);
+  const uint64_t rows = s.staging_rows(ranks);
   return {
-      {"moe_counts", 4 * n * n * el},
-      {"moe_recv_x", cap * s.hidden * 2},
-      {"moe_recv_w", cap * 4},
-      {"moe_recv_meta", cap * 12},
+      {"moe_counts", 4 * n * (el + 1)},
+      {"moe_recv_x", rows * s.hidden * 2},
+      {"moe_recv_w", rows * 4},
+      {"moe_recv_meta", rows * 12},
       {"moe_ret", uint64_t{4} * s.tokens * s.topk * s.hidden},
   };
 }

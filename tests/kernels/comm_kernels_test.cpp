@@ -283,11 +283,41 @@ TEST(CommKernels, MoeDispatchChecksRoutesAndCapacity) {
                   {d.ctx_scalar(r), E, 0, 4096, 4096 + 4096, 4096 + 8192});
     });
   };
-  auto st = run(8, 0);  // 12 rows for rank 0, capacity 8
-  for (const Status& s : st) {
-    EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s.message();
-    EXPECT_NE(s.message().find("rank 0 receives 12 rows, more than the capacity 8"), std::string::npos) << s.message();
-  }
+  auto st = run(8, 0);  // 12 rows for rank 0, capacity 8: the owner fails, rank 1 receives nothing
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].code(), StatusCode::kOutOfRange) << st[0].message();
+  EXPECT_NE(st[0].message().find("rank 0 receives 12 rows, more than the capacity 8"), std::string::npos)
+      << st[0].message();
+  EXPECT_TRUE(st[1].ok()) << st[1].message();
+  ASSERT_TRUE(run(12, 0)[0].ok()) << "12 rows fit a capacity of 12";
+}
+
+// Every source owns a T·K-row staging region at each owner: a rank routing a
+// different T is refused by the owners that hear from it.
+TEST(CommKernels, MoeDispatchRejectsRanksWithDifferentTokenCounts) {
+  constexpr int kRanks = 2, D = 4, K = 2, E = 4, El = 2, cap = 16;
+  LocalDomain d(kRanks, 1 << 16);
+  auto st = on_every_rank(kRanks, [&](int r) -> Status {
+    const int T = r == 0 ? 3 : 2;
+    std::vector<float> x(T * D, 1.0f), w(T * K, 0.5f), rw(cap), rx(cap * D);
+    std::vector<int32_t> ids(T * K), rm(cap * 3), rc(El);
+    for (int t = 0; t < T; ++t) ids[t * K] = 0, ids[t * K + 1] = 2;  // one row to each rank
+    return call(taskring_comm_moe_dispatch,
+                {make_tensor_external(x.data(), {static_cast<uint32_t>(T), D}),
+                 make_tensor_external(ids.data(), {static_cast<uint32_t>(T), K}, DataType::INT32),
+                 make_tensor_external(w.data(), {static_cast<uint32_t>(T), K}),
+                 make_tensor_external(rx.data(), {cap, D}), make_tensor_external(rw.data(), {cap}),
+                 make_tensor_external(rm.data(), {cap, 3}, DataType::INT32),
+                 make_tensor_external(rc.data(), {El}, DataType::INT32)},
+                {d.ctx_scalar(r), E, 0, 4096, 4096 + 4096, 4096 + 8192});
+  });
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].code(), StatusCode::kInvalidArgument) << st[0].message();
+  EXPECT_NE(st[0].message().find("rank 1 routed 2 tokens, this rank 3: every rank must pass the same T"),
+            std::string::npos)
+      << st[0].message();
+  EXPECT_EQ(st[1].code(), StatusCode::kInvalidArgument) << st[1].message();
+  EXPECT_NE(st[1].message().find("rank 0 routed 3 tokens, this rank 2"), std::string::npos) << st[1].message();
 }
 
 TEST(CommKernels, MoeDispatchRejectsAnExpertOutOfRange) {

@@ -308,7 +308,7 @@ class Dsv4Node final : public Dsv4NodeWorkload {
     const int n = static_cast<int>(chips_);
     std::vector<node::DomainBufferSpec> bufs = node::moe_window_buffers(ms, n);
     for (node::DomainBufferSpec& b : bufs)
-      if (b.name == "moe_recv_x") b.bytes = uint64_t{ms.cap(n)} * ms.hidden * 4;  // the rows travel in FP32
+      if (b.name == "moe_recv_x") b.bytes = ms.staging_rows(n) * ms.hidden * 4;  // the rows travel in FP32
     bufs.push_back({"dsv4_gather", kernels::collective_scratch_bytes(kernels::CollectiveOp::kAllgather,
                                                                       uint64_t(seqs_ * s.hidden), 4, n)});
     uint64_t window = 0;

@@ -62,6 +62,9 @@ struct MoeShape {
   uint32_t ffn = 64;      // F
   uint32_t capacity = 0;  // received rows per rank; 0: ranks·T·K (never overflows)
   uint32_t cap(int ranks) const { return capacity ? capacity : static_cast<uint32_t>(ranks) * tokens * topk; }
+  // Rows of dispatch's staging area in every window: T·K per source rank,
+  // whatever the capacity.
+  uint64_t staging_rows(int ranks) const { return uint64_t{static_cast<uint32_t>(ranks)} * tokens * topk; }
 };
 
 // The window buffers the MoE kernels use, to pass to allocate_domain.
