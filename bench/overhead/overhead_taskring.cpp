@@ -7,6 +7,10 @@
 // each `depend(slot[k])` is its own address for OpenMP. Tasks are submitted
 // in PTO2_SCOPE batches of 1024 so rings recycle, as an orchestration of
 // 100k tasks would be written.
+//
+// Two rows: "taskring" (the orchestrator thread and --threads executor
+// threads) and "taskring-inline" (TASKRING_RUN_INLINE: the calling thread
+// orchestrates and executes, one thread in all).
 #include <cstdio>
 #include <vector>
 
@@ -112,5 +116,10 @@ int main(int argc, char** argv) {
     rep.teardown = [w, dev] { (void)w->device().free(*dev); };
     return rep;
   };
-  return peers::run_patterns(opts, info, prepare);
+  int failed = peers::run_patterns(opts, info, prepare);
+  knobs["TASKRING_RUN_INLINE"] = "1";
+  wc.env = taskring::map_env(knobs);
+  info.runtime = "taskring-inline";
+  info.config = {{"executor_threads", 0}, {"run_inline", true}, {"scope_batch", kBatch}, {"slot_bytes", kSlotBytes}};
+  return failed + peers::run_patterns(opts, info, prepare);
 }

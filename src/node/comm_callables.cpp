@@ -55,7 +55,7 @@ void moe_step_entry(const ChipTaskArgs& a) {
   rt_submit_aiv_task(cid::kMoeCombine, comb);
 }
 PTO2OrchestrationConfig moe_step_config(const ChipTaskArgs&) {
-  return PTO2OrchestrationConfig{kMoeTensors + kMoeScalars};
+  return PTO2OrchestrationConfig{static_cast<int>(kMoeTensors) + static_cast<int>(kMoeScalars)};
 }
 
 uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }

@@ -285,7 +285,7 @@ Status Moe::check(GoldenStats* stats) const {
   const uint32_t T = s_.tokens, D = s_.hidden, E = s_.experts, K = s_.topk, F = s_.ffn, El = E / n;
   const uint32_t cap = s_.cap(n);
   // Routing: expert ids per (rank, token, k), and weights (softmax over the chosen logits).
-  std::vector<int32_t> ids(uint64_t{n} * T * K);
+  std::vector<int32_t> ids(static_cast<uint64_t>(n) * T * K);
   std::vector<double> wts(ids.size());
   for (int r = 0; r < n; ++r)
     for (uint32_t t = 0; t < T; ++t) {
@@ -302,7 +302,7 @@ Status Moe::check(GoldenStats* stats) const {
       for (uint32_t j = 0; j < K; ++j) m = std::max(m, static_cast<double>(lg[order[j]]));
       for (uint32_t j = 0; j < K; ++j) sum += std::exp(lg[order[j]] - m);
       for (uint32_t j = 0; j < K; ++j) {
-        const uint64_t i = (uint64_t{r} * T + t) * K + j;
+        const uint64_t i = (static_cast<uint64_t>(r) * T + t) * K + j;
         ids[i] = order[j];
         wts[i] = std::exp(lg[order[j]] - m) / sum;
         if (!is_local(r)) continue;  // another node checks its own ranks
@@ -315,7 +315,7 @@ Status Moe::check(GoldenStats* stats) const {
       }
     }
   // Received rows per destination, in (local expert, source, token, k) order: bit-exact.
-  std::vector<double> y_ret(uint64_t{n} * T * K * D, 0.0);  // expert output per (src, t, j)
+  std::vector<double> y_ret(static_cast<uint64_t>(n) * T * K * D, 0.0);  // expert output per (src, t, j)
   uint64_t checked = 0;
   for (int d = 0; d < n; ++d) {
     uint64_t row = 0;
@@ -325,7 +325,7 @@ Status Moe::check(GoldenStats* stats) const {
       for (int s = 0; s < n; ++s)
         for (uint32_t t = 0; t < T; ++t)
           for (uint32_t j = 0; j < K; ++j)
-            if (ids[(uint64_t{s} * T + t) * K + j] == static_cast<int32_t>(d * El + le))
+            if (ids[(static_cast<uint64_t>(s) * T + t) * K + j] == static_cast<int32_t>(d * El + le))
               rows.push_back({s, static_cast<int32_t>(t), static_cast<int32_t>(j)});
       int32_t cnt = static_cast<int32_t>(rows.size());
       if (is_local(d)) std::memcpy(&cnt, static_cast<const char*>(host_[d].recv_count) + 4 * le, 4);
@@ -373,13 +373,13 @@ Status Moe::check(GoldenStats* stats) const {
     if (row > cap) return internal_error("moe: reference rows exceed the capacity");
   }
   // Combine and compare: |got - ref| <= 2^-7·|ref| + 2^-7·max|ref| (docs/kernels.md §5).
-  std::vector<double> want(uint64_t{n} * T * D, 0.0);
+  std::vector<double> want(static_cast<uint64_t>(n) * T * D, 0.0);
   double peak = 0;
   for (int r = 0; r < n; ++r)
     for (uint32_t t = 0; t < T; ++t)
       for (uint32_t j = 0; j < K; ++j) {
-        const uint64_t i = (uint64_t{r} * T + t) * K + j;
-        for (uint32_t q = 0; q < D; ++q) want[(uint64_t{r} * T + t) * D + q] += wts[i] * y_ret[i * D + q];
+        const uint64_t i = (static_cast<uint64_t>(r) * T + t) * K + j;
+        for (uint32_t q = 0; q < D; ++q) want[(static_cast<uint64_t>(r) * T + t) * D + q] += wts[i] * y_ret[i * D + q];
       }
   for (double v : want) peak = std::max(peak, std::fabs(v));
   // This node's ranks (all of them on one node); the tolerance's scale is
