@@ -4,7 +4,6 @@
 // served by that thread running ready tasks, and a run that can make no
 // progress that way fails at once instead of at the stall deadline. The
 // differential test and TensorData.Inline* cover inline results too.
-#include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,19 +12,13 @@
 #include <atomic>
 
 #include "runtime_test_util.hpp"
+#include "thread_count.hpp"
 #include "tiny_ring_program.hpp"
 
 namespace taskring::rtest {
 namespace {
 
-int thread_count() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
-}
+using taskring::testing::process_thread_count;
 
 std::atomic<long> g_kernel_tid{0};
 std::atomic<int> g_kernel_tids_seen{0};
@@ -38,13 +31,13 @@ extern "C" void rk_note_thread(int64_t* args) {
 
 void tasks_run_on_the_launching_thread(const char* runtime) {
   SCOPED_TRACE(runtime);
-  const int before = thread_count();
+  const int before = process_thread_count();
   ChipWorkerConfig cfg;
   cfg.runtime = runtime;
   cfg.env = map_env({{"TASKRING_RUN_INLINE", "1"}, {"TASKRING_SIM_THREADS", "4"}});
   auto w = ChipWorker::create(cfg);
   ASSERT_TRUE(w.ok()) << w.status().to_string();
-  EXPECT_EQ(thread_count(), before) << "an inline runtime started threads";
+  EXPECT_EQ(process_thread_count(), before) << "an inline runtime started threads";
   ChipCallable c;
   c.name = "inline";
   c.entry = rtest_entry;

@@ -1,7 +1,6 @@
 // NodeWorker with real forked children: computation through chips and SUB
 // workers, and the failure modes of docs/node.md (each bounded by a
 // deadline; none sleeps to synchronise).
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,6 +11,7 @@
 #include <thread>
 
 #include "node_test_util.hpp"
+#include "thread_count.hpp"
 
 namespace taskring::node::testing {
 namespace {
@@ -446,15 +446,9 @@ TEST(NodeWorker, BadConfigAndLateRegistrationAreErrors) {
 // runs everything on its serving thread; a threaded one adds the
 // orchestrator and its executors. (A library's own pool, OpenBLAS's, may
 // add a parked thread to both.)
-int32_t own_thread_count() {
-  int32_t n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
+void thread_count_entry(const ChipTaskArgs& a) {
+  *reinterpret_cast<int32_t*>(a.scalar(0)) = taskring::testing::process_thread_count();
 }
-void thread_count_entry(const ChipTaskArgs& a) { *reinterpret_cast<int32_t*>(a.scalar(0)) = own_thread_count(); }
 
 Expected<int32_t> chip_thread_count(NodeConfig cfg) {
   cfg.chips = 1;
