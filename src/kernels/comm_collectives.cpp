@@ -175,41 +175,49 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
 }
 
 // Direct (reduce-scatter + allgather through the windows): every rank
-// stages its input (FP32) once; rank r sums chunk r of every rank's staged
-// input in rank order 0..n-1 (the one-phase order, so the same bits) into
-// its window, block by block in cache; then every rank converts the n
-// reduced chunks straight from their owners' windows into its output. Per
-// rank ~2 N read and ~2 N written (one-phase reads n·N) and two meetings
-// (ring: 2(n-1) hand-offs, each a park and wake when ranks outnumber cores).
-// The reduced chunk r overwrites rank r's own staged chunk r, which no other
-// rank reads, so the layout is the one-phase's (one slot per parity) and the
-// two forms can follow each other on the same scratch.
+// stages (FP32) the chunks its peers reduce, not its own; rank r sums chunk
+// r in rank order 0..n-1 (the one-phase order, so the same bits), reading
+// its own part straight from its input, block by block in cache, and
+// writes the sum both into its window (for the peers) and into its output;
+// then every rank converts the n-1 other reduced chunks straight from their
+// owners' windows into its output. Per rank ~2 N read and ~2 N written
+// (one-phase reads n·N) and two meetings (ring: 2(n-1) hand-offs, each a
+// park and wake when ranks outnumber cores). The reduced chunk r goes where
+// rank r's own chunk r would be staged, which no other rank reads, so the
+// layout is the one-phase's (one slot per parity) and the two forms can
+// follow each other on the same scratch. `in` and `out` may be one tensor:
+// a block of chunk r is read before it is written, and the other chunks of
+// the input are staged before any output is written.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
   const uint32_t seq = cm::begin_collective(k, c, off, round64(in.n * 4));
   if (seq == 0) return false;
   const uint64_t s_off = off + (seq & 1) * round64(in.n * 4);
-  to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(c, r) + s_off));
+  const uint64_t c0 = chunk_begin(in.n, n, r), c1 = chunk_begin(in.n, n, r + 1);
+  float* staged = reinterpret_cast<float*>(cm::window_of(c, r) + s_off);
+  to_f32(in, 0, c0, staged);
+  to_f32(in, c1, in.n - c1, staged + c1);
   for (int p = 0; p < n; ++p)
     if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
   if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "direct allreduce: staged inputs")) return false;
-  const uint64_t c0 = chunk_begin(in.n, n, r), c1 = chunk_begin(in.n, n, r + 1);
-  float* R = reinterpret_cast<float*>(cm::window_of(c, r) + s_off) + c0;
   constexpr uint64_t kBlock = 4096;
-  float acc[kBlock];
+  float acc[kBlock], own[kBlock];
   for (uint64_t b = c0; b < c1; b += kBlock) {
     const uint64_t m = std::min(kBlock, c1 - b);
-    std::memcpy(acc, cm::window_of(c, 0) + s_off + b * 4, m * 4);
+    to_f32(in, b, m, own);
+    if (r == 0) std::memcpy(acc, own, m * 4);
+    else std::memcpy(acc, cm::window_of(c, 0) + s_off + b * 4, m * 4);
     for (int q = 1; q < n; ++q) {
-      const float* src = reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b;
+      const float* src = q == r ? own : reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b;
       for (uint64_t i = 0; i < m; ++i) acc[i] += src[i];
     }
-    std::memcpy(R + (b - c0), acc, m * 4);
+    std::memcpy(staged + b, acc, m * 4);
+    from_f32(acc, m, out, b);
   }
   for (int p = 0; p < n; ++p)
     if (p != r) cm::post_flag(c, p, cm::token(seq, 2));
   if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 2), "direct allreduce: reduced chunks")) return false;
-  for (int q0 = 0; q0 < n; ++q0) {
+  for (int q0 = 1; q0 < n; ++q0) {
     const int q = (r + q0) % n;  // start at a different owner on every rank
     const uint64_t b0 = chunk_begin(in.n, n, q), b1 = chunk_begin(in.n, n, q + 1);
     from_f32(reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b0, b1 - b0, out, b0);
@@ -249,12 +257,14 @@ uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t e
 
 AllreduceAlgo pick_allreduce(uint64_t elems, int nranks) {
   // Memory traffic per rank, N = the input: one-phase (n+3)·N in one
-  // meeting, direct ~(5 + 1/n)·N in two. On 2 ranks one-phase moves less.
-  // Up to 128 KiB the second meeting (a park and wake of every rank when
-  // ranks outnumber cores) costs more than the traffic it saves: measured
-  // with bench_comm at 4 and 8 ranks on 2 cores, one-phase leads at 64 KiB,
-  // direct from 1 MiB.
-  if (nranks <= 2 || elems * 4 <= (128u << 10)) return AllreduceAlgo::kOnePhase;
+  // meeting, direct ~4·N in two. On ranks that fit the cores the second
+  // meeting is a spin: bench_comm at 2 ranks on 2 cores, direct leads from
+  // 16 KiB (4.7 vs 3.8 GB/s) to 1 MiB (6.0 vs 2.9), one-phase at 4 KiB.
+  // When ranks outnumber the cores it is a park and wake of every rank,
+  // which up to 128 KiB costs more than the traffic it saves (4 and 8
+  // ranks: one-phase leads at 64 KiB, direct from 1 MiB).
+  if (nranks <= 2) return elems * 4 <= (8u << 10) ? AllreduceAlgo::kOnePhase : AllreduceAlgo::kDirect;
+  if (elems * 4 <= (128u << 10)) return AllreduceAlgo::kOnePhase;
   return AllreduceAlgo::kDirect;
 }
 

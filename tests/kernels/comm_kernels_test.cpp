@@ -91,6 +91,33 @@ TEST(CommKernels, BarrierAndAllreduceAcrossThreads) {
   }
 }
 
+// In place (one tensor as input and output): direct reads a block of its own
+// chunk before it writes that block, and stages every other chunk before it
+// writes any output, so the sums are those of separate buffers. Several
+// blocks per chunk (4096 floats each) and an odd size.
+TEST(CommKernels, DirectAllreduceInPlaceMatchesSeparateBuffers) {
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    constexpr uint32_t kN = 3 * 4096 * 3 + 17;
+    LocalDomain d(ranks, 1 << 20);
+    std::vector<std::vector<float>> buf(ranks, std::vector<float>(kN));
+    for (int r = 0; r < ranks; ++r)
+      for (uint32_t i = 0; i < kN; ++i) buf[r][i] = static_cast<float>(r * 1000 + static_cast<int>(i % 251)) * 0.25f;
+    auto st = on_every_rank(ranks, [&](int r) -> Status {
+      ChipTensor t = make_tensor_external(buf[r].data(), {kN});
+      return call(taskring_comm_allreduce, {t, t}, {d.ctx_scalar(r), 2, 0});
+    });
+    for (int r = 0; r < ranks; ++r) {
+      ASSERT_TRUE(st[r].ok()) << st[r].message();
+      for (uint32_t i = 0; i < kN; ++i) {
+        float want = 0.0f;
+        for (int q = 0; q < ranks; ++q) want += static_cast<float>(q * 1000 + static_cast<int>(i % 251)) * 0.25f;
+        ASSERT_EQ(buf[r][i], want) << "rank " << r << " element " << i;
+      }
+    }
+  }
+}
+
 // Back-to-back collectives whose parity slots have other strides (other
 // sizes, other algorithms) on one scratch buffer: without the barrier that
 // begin_collective() puts between different layouts, a rank that ran ahead
@@ -128,7 +155,8 @@ TEST(CommKernels, CollectivesOfDifferentLayoutsOnOneScratchStayCorrect) {
 
 TEST(CommKernels, AutoAllreducePicksByRanksAndSize) {
   using kernels::AllreduceAlgo;
-  EXPECT_EQ(kernels::pick_allreduce(1 << 20, 2), AllreduceAlgo::kOnePhase);  // 2 ranks: one-phase moves less
+  EXPECT_EQ(kernels::pick_allreduce(1 << 10, 2), AllreduceAlgo::kOnePhase);  // 2 ranks, 4 KiB: one meeting
+  EXPECT_EQ(kernels::pick_allreduce(1 << 20, 2), AllreduceAlgo::kDirect);    // 2 ranks, 4 MiB: less traffic
   EXPECT_EQ(kernels::pick_allreduce(16 << 10, 8), AllreduceAlgo::kOnePhase);  // 64 KiB: one meeting
   EXPECT_EQ(kernels::pick_allreduce(32 << 10, 4), AllreduceAlgo::kOnePhase);  // 128 KiB still one-phase
   EXPECT_EQ(kernels::pick_allreduce((32 << 10) + 1, 4), AllreduceAlgo::kDirect);
