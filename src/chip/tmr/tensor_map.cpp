@@ -85,15 +85,17 @@ uint32_t TensorMap::purge(uint32_t* head) {
 }
 
 uint32_t TensorMap::purge(WriterIndex& index) {
-  for (auto it = index.by_start.begin(); it != index.by_start.end();) {
-    if (!live(pool_[it->second])) {
-      free_entry(it->second);
-      it = index.by_start.erase(it);
+  StartIndex& ix = index.by_start;
+  for (StartIndex::Pos it = ix.begin(); !ix.at_end(it);) {
+    const uint32_t i = ix.entry(it);
+    if (!live(pool_[i])) {
+      free_entry(i);
+      it = ix.erase(it);
     } else {
-      ++it;
+      it = ix.next(it);
     }
   }
-  return static_cast<uint32_t>(index.by_start.size());
+  return static_cast<uint32_t>(ix.size());
 }
 
 void TensorMap::build_index(Bucket& b) {
@@ -102,7 +104,7 @@ void TensorMap::build_index(Bucket& b) {
     const uint32_t next = pool_[i].next;
     const Entry& e = pool_[i];
     if (live(e)) {
-      x->by_start.emplace(first_byte(e.view), i);
+      x->by_start.add(first_byte(e.view), first_byte(e.view) + e.view.extent_bytes(), i);
       x->max_span = std::max(x->max_span, e.view.extent_bytes());
     } else {
       free_entry(i);
@@ -160,7 +162,7 @@ void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
   e.seq = task->seq;
   if (is_writer && b.index) {
     e.next = kNil;
-    b.index->add(first_byte(t), i);
+    b.index->by_start.add(first_byte(t), first_byte(t) + t.extent_bytes(), i);
     b.index->max_span = std::max(b.index->max_span, t.extent_bytes());
     ++b.writer_count;
     return;

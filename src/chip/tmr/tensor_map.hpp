@@ -12,7 +12,8 @@
 //
 // Many live views of one buffer: once a bucket holds more than
 // kIndexWriters writer entries, its writers move from the chain into an
-// index ordered by first byte (with the largest extent seen), so a probe
+// index ordered by first byte (with the largest extent seen; a two-level
+// sorted array, start_index.hpp), so a probe
 // visits only the writers whose byte range can reach it instead of all of
 // them: submit cost stops growing with the number of live disjoint writer
 // views (issue 12, goal 2). Readers stay chained (a reader probe never scans
@@ -20,11 +21,11 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
 #include "engine/overlap.hpp"
+#include "start_index.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::tmr {
@@ -59,32 +60,12 @@ class TensorMap {
     uint64_t seq;
     uint32_t next;
   };
-  // Writers of a large bucket: first byte -> entry, and the largest byte
-  // extent among them (every entry that can overlap [lo, hi) starts in
-  // [lo - max_span, hi)).
+  // Writers of a large bucket: first byte -> entry (start_index.hpp), and
+  // the largest byte extent among them (every entry that can overlap
+  // [lo, hi) starts in [lo - max_span, hi)).
   struct WriterIndex {
-    using Map = std::multimap<uint64_t, uint32_t>;
-    Map by_start;
+    StartIndex by_start;
     uint64_t max_span = 0;
-    // One node kept from the last removal: a writer that replaces the entry
-    // it covers (the common case) then inserts without touching the heap.
-    Map::node_type spare;
-    void add(uint64_t first, uint32_t entry) {
-      if (spare.empty()) {
-        by_start.emplace(first, entry);
-        return;
-      }
-      spare.key() = first;
-      spare.mapped() = entry;
-      by_start.insert(std::move(spare));
-      spare = Map::node_type();
-    }
-    Map::iterator remove(Map::iterator it) {
-      auto next = std::next(it);
-      if (spare.empty()) spare = by_start.extract(it);
-      else by_start.erase(it);
-      return next;
-    }
   };
   static constexpr uint32_t kIndexWriters = 32;
   struct Bucket {

@@ -23,14 +23,20 @@ void TensorMap::for_each_dependency(const ChipTensor& probe, bool probe_is_write
   if (b->index) {
     WriterIndex& x = *b->index;
     const uint64_t lo = first_byte(probe), hi = lo + probe.extent_bytes();
-    for (auto it = x.by_start.lower_bound(lo > x.max_span ? lo - x.max_span : 0);
-         it != x.by_start.end() && it->first < hi;) {
-      if (visit(pool_[it->second])) {
-        free_entry(it->second);
-        it = x.remove(it);
+    StartIndex& ix = x.by_start;
+    for (StartIndex::Pos it = ix.lower_bound(lo > x.max_span ? lo - x.max_span : 0);
+         !ix.at_end(it) && ix.key(it) < hi;) {
+      if (ix.end_byte(it) <= lo) {  // ends before the probe: no need to touch the entry
+        it = ix.next(it);
+        continue;
+      }
+      const uint32_t i = ix.entry(it);
+      if (visit(pool_[i])) {
+        free_entry(i);
+        it = ix.erase(it);
         --b->writer_count;
       } else {
-        ++it;
+        it = ix.next(it);
       }
     }
   }
