@@ -24,6 +24,7 @@
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
 #include "taskring/base/cpus.hpp"
+#include "taskring/kernels/tile_matmul.hpp"
 #include "window_exchange.hpp"
 
 namespace taskring::node {
@@ -336,6 +337,12 @@ Status NodeWorker::init() {
     m.state = Impl::State::kFailed;
     return v;
   }
+  // Set BLAS single-threaded here, once, before the pool is parked: a chip
+  // child that did it after the fork (ChipWorker::create does, through the
+  // built-in kernels) made OpenBLAS start a pool thread in every child,
+  // which then spun (sched_yield) for its timeout, a few hundred ms, on the
+  // cores the chips share, and never got work.
+  tile::ensure_single_threaded_math();
   park_blas_pool();
   std::string names;
   const int threads = thread_count(&names);
