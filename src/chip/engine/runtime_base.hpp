@@ -212,13 +212,17 @@ class RuntimeBase : public L2Runtime {
   }
   // Runs ready items until the run finishes. Nothing ready with the run
   // unfinished cannot change on an inline run (no other thread completes
-  // tasks): the run fails with `code` and `why` instead of waiting.
-  void run_inline_until_finished(int32_t code, const std::string& why) {
+  // tasks): the run fails with SCHEDULER_TIMEOUT, naming how many of its
+  // stats_.tasks_submitted tasks are left, instead of waiting.
+  void run_inline_until_finished() {
     while (!run_finished()) {
       if (run_one_inline()) continue;
       static_cast<Derived*>(this)->on_idle();
       if (run_finished()) return;
-      report_fatal(code, why);
+      const uint64_t done = counters_.completed.load(std::memory_order_acquire);
+      report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT,
+                   "inline run: no task is ready but " + std::to_string(stats_.tasks_submitted - done) + " of " +
+                       std::to_string(stats_.tasks_submitted) + " have not completed");
       if (close_run()) publish_finished();
       return;
     }

@@ -103,9 +103,7 @@ void HbgRuntime::finish_host_phase() {
     return;
   }
   boot();
-  if (config_.run_inline) {
-    run_inline_until_finished(PTO2_ERROR_SCHEDULER_TIMEOUT, "inline run: no task is ready but the run has not finished");
-  }
+  if (config_.run_inline) run_inline_until_finished();
 }
 
 Status HbgRuntime::upload_definitions() {
