@@ -85,9 +85,12 @@ Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
       h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
       break;
     }
-    if (h.abort.load(std::memory_order_acquire) != 0) {
+    if (const uint32_t a = h.abort.load(std::memory_order_acquire); a != 0) {
       h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
-      return fail(aborted(who + ": the allocation was aborted while waiting for ranks " + missing_ranks(h)));
+      // a >= 2: a member on MPI rank a - 2 failed (L4 global domain); its
+      // arrivals may still have been in flight.
+      const std::string why = a >= 2 ? ", a member on MPI rank " + std::to_string(a - 2) + " failed," : "";
+      return fail(aborted(who + ": the allocation was aborted" + why + " while waiting for ranks " + missing_ranks(h)));
     }
     const uint64_t left = deadline.remaining_ns();
     if (left == 0) {

@@ -145,6 +145,11 @@ Status collective(NodeWorker& n, int comm) {
     for (int c = 0; c < kChips; ++c) wide.push_back(make_tensor_external(g_out[c], {kN / 4}));
     return node::submit_allgather(o, comm, *d, wide, out, "scratch");
   });
+  // This node's own refusal, or, when the other node refused first, the
+  // abort that spread from it (possibly while this node was still in the
+  // allocation barrier, the other node's arrivals in flight).
+  if (!s.ok() && contains(s.message(), "a member on MPI rank " + std::to_string(1 - g_node) + " failed"))
+    return Status::Ok();
   return expect_error(s, "spans nodes", "allgather over a global domain");
 }
 
