@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "domain_member.hpp"
+#include "taskring/base/cpus.hpp"
 #include "taskring/log/strace.hpp"
 
 namespace taskring::node {
@@ -32,6 +33,10 @@ class ChildServer {
   explicit ChildServer(const ChildSpec& s) : s_(s), m_(*s.mailbox) {}
 
   Status init() {
+    if (s_.pin_slot >= 0) {
+      auto cpu = pin_to_cpu_slot(s_.pin_slot);
+      if (!cpu.ok()) return cpu.status().with_context("pinning chip " + std::to_string(s_.index));
+    }
     if (s_.hook) TASKRING_RETURN_IF_ERROR(s_.hook(s_.kind, s_.index));
     if (s_.kind != ChildKind::kChip) return Status::Ok();
     if (s_.exchange != nullptr) domains_ = std::make_unique<DomainMembership>(s_.exchange, s_.comm_socket);

@@ -37,6 +37,7 @@ struct ChildSpec {
   std::string runtime = "tmr";
   int sim_threads = 1;
   bool run_inline = false;  // TASKRING_RUN_INLINE of the chip
+  int pin_slot = -1;        // >= 0: pin to CPU slot (pin_to_cpu_slot) at init
   EnvLookup env;
   ChildInitHook hook;
   // The child's end of its descriptor socket (comm domains); -1 for none.

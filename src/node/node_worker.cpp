@@ -180,6 +180,8 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
   const pid_t parent = getpid();
   const int threads = sim_threads();
   TASKRING_ASSIGN_OR_RETURN(const bool inline_chips, run_inline());
+  const bool pin_chips = cfg.chip_pin == NodeConfig::ChipPin::kOn ||
+                         (cfg.chip_pin == NodeConfig::ChipPin::kAuto && inline_chips && cfg.chips > usable_cpus());
   for (size_t i = 0; i < mailboxes.size(); ++i) {
     ChildSpec spec;
     const bool sub = static_cast<int>(i) < cfg.sub_workers;
@@ -194,6 +196,7 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
     spec.runtime = cfg.runtime;
     spec.sim_threads = threads;
     spec.run_inline = inline_chips;
+    spec.pin_slot = !sub && pin_chips ? spec.index : -1;
     spec.rank_base = cfg.rank_base;
     spec.env = cfg.env;
     spec.hook = cfg.child_init;

@@ -2,6 +2,7 @@
 // workers, and the failure modes of docs/node.md (each bounded by a
 // deadline; none sleeps to synchronise).
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -12,6 +13,7 @@
 
 #include "node_test_util.hpp"
 #include "thread_count.hpp"
+#include "taskring/base/cpus.hpp"
 
 namespace taskring::node::testing {
 namespace {
@@ -490,6 +492,66 @@ TEST(NodeWorker, ChipInlineLeavesEachChipOneThread) {
   auto bad = chip_thread_count(bad_env);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("TASKRING_RUN_INLINE"), std::string::npos) << bad.status().to_string();
+}
+
+// What a chip child sees of its CPUs: out[0] the CPUs in its affinity mask,
+// out[1] the lowest of them, out[2] usable_cpus() (what its spin-or-park
+// decisions count).
+void affinity_entry(const ChipTaskArgs& a) {
+  auto* out = reinterpret_cast<int32_t*>(a.scalar(0));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  (void)sched_getaffinity(0, sizeof(set), &set);
+  out[0] = CPU_COUNT(&set);
+  out[1] = -1;
+  for (int c = 0; c < CPU_SETSIZE && out[1] < 0; ++c)
+    if (CPU_ISSET(c, &set)) out[1] = c;
+  out[2] = usable_cpus();
+}
+
+TEST(NodeWorker, PinnedChipsGetOneCpuEachInTurnAndStillCountTheNodes) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  const int n = static_cast<int>(cpus.size());
+  for (auto pin : {NodeConfig::ChipPin::kOn, NodeConfig::ChipPin::kOff}) {
+    const bool on = pin == NodeConfig::ChipPin::kOn;
+    SCOPED_TRACE(on ? "kOn" : "kOff");
+    NodeConfig cfg;
+    cfg.chips = 3;
+    cfg.chip_threads = 1;
+    cfg.chip_pin = pin;
+    cfg.heap_ring_bytes = 1 << 20;
+    cfg.shared_bytes = 1 << 20;
+    NodeWorker w(cfg);
+    ChipCallable c;
+    c.name = "affinity";
+    c.entry = affinity_entry;
+    auto id = w.register_chip(c);
+    ASSERT_TRUE(id.ok()) << id.status().to_string();
+    ASSERT_TRUE(w.init().ok());
+    auto* out = static_cast<int32_t*>(*w.alloc_shared(3 * 3 * 4));
+    RunHandle h = w.submit([&](Orchestrator& o) -> Status {
+      for (int chip = 0; chip < 3; ++chip) {
+        ChipTaskArgs a;
+        a.add_scalar(addr(out + 3 * chip));
+        TASKRING_RETURN_IF_ERROR(o.submit_next_level(*id, a, chip));
+      }
+      return Status::Ok();
+    });
+    Status st = h.wait(Deadline::after_ms(30000));
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    for (int chip = 0; chip < 3; ++chip) {
+      const int32_t* o = out + 3 * chip;
+      EXPECT_EQ(o[0], on ? 1 : n) << "chip " << chip;
+      if (on) EXPECT_EQ(o[1], cpus[static_cast<size_t>(chip % n)]) << "chip " << chip;
+      EXPECT_EQ(o[2], n) << "chip " << chip << ": spin decisions must count the node's CPUs";
+    }
+    EXPECT_TRUE(w.close().ok());
+  }
 }
 
 }  // namespace

@@ -9,10 +9,22 @@
 
 #include <cstdint>
 
+#include "taskring/base/expected.hpp"
+
 namespace taskring {
 
-// CPUs in this process's affinity mask (at least 1).
+// CPUs in this process's affinity mask (at least 1); after
+// pin_to_cpu_slot(), the count from before the pin (the CPUs the process
+// shares with its peers, which is what spin-or-park decisions need).
 int usable_cpus();
+
+// Pins the calling thread to the (slot mod N)-th CPU of the N in its
+// affinity mask and returns that CPU's id. Meant for a process that runs on
+// one thread (a node's inline chip child): N such processes on fewer CPUs
+// then keep one placement, the same in every run, instead of the one the
+// kernel's wake-ups happen to make. Fails (UNAVAILABLE, naming the CPU)
+// when the kernel refuses the mask.
+Expected<int> pin_to_cpu_slot(int slot);
 
 // `spins` when `contenders` threads that run at the same time fit the usable
 // CPUs, else 0 (park at once).

@@ -48,6 +48,15 @@ struct NodeConfig {
   // `env` wins over kAuto.
   enum class ChipInline { kAuto, kOn, kOff };
   ChipInline chip_inline = ChipInline::kAuto;
+  // Whether chip child i is pinned to CPU (i mod N) of the N in the node's
+  // affinity mask. kAuto: when the chips run inline and outnumber the CPUs,
+  // so every run has the same placement (which chips share a CPU) instead
+  // of whichever one the kernel's wake-ups make; measured on 8 chips over 2
+  // CPUs, the run-to-run spread of the MoE bench fell from a median 13 % to
+  // 5 % (docs/benchmarks.md). Spin-or-park decisions in a pinned child still
+  // count the node's CPUs.
+  enum class ChipPin { kAuto, kOn, kOff };
+  ChipPin chip_pin = ChipPin::kAuto;
   // Bytes of the heap ring Orchestrator::alloc draws from.
   uint64_t heap_ring_bytes = 64ull << 20;
   // Bytes for NodeWorker::alloc_shared (inputs/outputs that live across runs).
