@@ -125,7 +125,9 @@ TEST(CommDomain, BadRequestsAreRejectedBeforeAnythingIsAllocated) {
     };
     for (auto& c : cases) {
       EXPECT_FALSE(c.got.ok()) << c.want;
-      if (!c.got.ok()) EXPECT_NE(c.got.status().message().find(c.want), std::string::npos) << c.got.status().message();
+      if (!c.got.ok()) {
+        EXPECT_NE(c.got.status().message().find(c.want), std::string::npos) << c.got.status().message();
+      }
     }
     EXPECT_EQ(w->live_domains(), 0);
     for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0);
