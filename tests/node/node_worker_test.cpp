@@ -452,26 +452,39 @@ void thread_count_entry(const ChipTaskArgs& a) {
   *reinterpret_cast<int32_t*>(a.scalar(0)) = taskring::testing::process_thread_count();
 }
 
-Expected<int32_t> chip_thread_count(NodeConfig cfg) {
-  cfg.chips = 1;
-  cfg.chip_threads = 2;
+// Starts a node of `chips` chips on `cfg` (small heaps), runs `entry` once on
+// every chip, each given the address of its own `words` int32s (scalar 0),
+// and returns them all, chip 0's first.
+Expected<std::vector<int32_t>> probe_chips(NodeConfig cfg, int chips, OrchestrationEntry entry, int words) {
+  cfg.chips = chips;
   cfg.heap_ring_bytes = 1 << 20;
   cfg.shared_bytes = 1 << 20;
   NodeWorker w(cfg);
   ChipCallable c;
-  c.name = "thread_count";
-  c.entry = thread_count_entry;
+  c.name = "probe";
+  c.entry = entry;
   TASKRING_ASSIGN_OR_RETURN(const int id, w.register_chip(c));
   TASKRING_RETURN_IF_ERROR(w.init());
-  auto* out = static_cast<int32_t*>(*w.alloc_shared(64));
+  TASKRING_ASSIGN_OR_RETURN(void* mem, w.alloc_shared(static_cast<uint64_t>(chips * words) * 4));
+  auto* out = static_cast<int32_t*>(mem);
   RunHandle h = w.submit([&](Orchestrator& o) -> Status {
-    ChipTaskArgs a;
-    a.add_scalar(addr(out));
-    return o.submit_next_level(id, a, 0);
+    for (int chip = 0; chip < chips; ++chip) {
+      ChipTaskArgs a;
+      a.add_scalar(addr(out + words * chip));
+      TASKRING_RETURN_IF_ERROR(o.submit_next_level(id, a, chip));
+    }
+    return Status::Ok();
   });
   TASKRING_RETURN_IF_ERROR(h.wait(Deadline::after_ms(30000)));
+  std::vector<int32_t> got(out, out + chips * words);
   TASKRING_RETURN_IF_ERROR(w.close());
-  return *out;
+  return got;
+}
+
+Expected<int32_t> chip_thread_count(NodeConfig cfg) {
+  cfg.chip_threads = 2;
+  TASKRING_ASSIGN_OR_RETURN(auto got, probe_chips(cfg, 1, thread_count_entry, 1));
+  return got[0];
 }
 
 TEST(NodeWorker, ChipInlineLeavesEachChipOneThread) {
@@ -521,36 +534,18 @@ TEST(NodeWorker, PinnedChipsGetOneCpuEachInTurnAndStillCountTheNodes) {
     const bool on = pin == NodeConfig::ChipPin::kOn;
     SCOPED_TRACE(on ? "kOn" : "kOff");
     NodeConfig cfg;
-    cfg.chips = 3;
     cfg.chip_threads = 1;
     cfg.chip_pin = pin;
-    cfg.heap_ring_bytes = 1 << 20;
-    cfg.shared_bytes = 1 << 20;
-    NodeWorker w(cfg);
-    ChipCallable c;
-    c.name = "affinity";
-    c.entry = affinity_entry;
-    auto id = w.register_chip(c);
-    ASSERT_TRUE(id.ok()) << id.status().to_string();
-    ASSERT_TRUE(w.init().ok());
-    auto* out = static_cast<int32_t*>(*w.alloc_shared(3 * 3 * 4));
-    RunHandle h = w.submit([&](Orchestrator& o) -> Status {
-      for (int chip = 0; chip < 3; ++chip) {
-        ChipTaskArgs a;
-        a.add_scalar(addr(out + 3 * chip));
-        TASKRING_RETURN_IF_ERROR(o.submit_next_level(*id, a, chip));
-      }
-      return Status::Ok();
-    });
-    Status st = h.wait(Deadline::after_ms(30000));
-    ASSERT_TRUE(st.ok()) << st.to_string();
+    auto got = probe_chips(cfg, 3, affinity_entry, 3);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
     for (int chip = 0; chip < 3; ++chip) {
-      const int32_t* o = out + 3 * chip;
+      const int32_t* o = got->data() + 3 * chip;
       EXPECT_EQ(o[0], on ? 1 : n) << "chip " << chip;
-      if (on) EXPECT_EQ(o[1], cpus[static_cast<size_t>(chip % n)]) << "chip " << chip;
+      if (on) {
+        EXPECT_EQ(o[1], cpus[static_cast<size_t>(chip % n)]) << "chip " << chip;
+      }
       EXPECT_EQ(o[2], n) << "chip " << chip << ": spin decisions must count the node's CPUs";
     }
-    EXPECT_TRUE(w.close().ok());
   }
 }
 
