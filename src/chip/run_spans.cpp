@@ -14,9 +14,12 @@ void emit_run_spans(std::string_view callable, uint64_t inv, const RunSpanTimes&
                     bool device_ran, int rank) {
   if (!strace::enabled()) return;
   const uint64_t hid = callable_hash(callable);
+  // One write for the whole tree: a node's chips write into one pipe while
+  // their peers are still inside the timed window.
+  strace::SpanBatch batch;
   auto span = [&](std::string_view name, uint64_t begin, uint64_t end, int depth, const strace::Attrs& attrs) {
-    strace::emit_span(name, static_cast<int64_t>(begin), static_cast<int64_t>(end >= begin ? end - begin : 0), inv,
-                      hid, depth, attrs);
+    batch.add(name, static_cast<int64_t>(begin), static_cast<int64_t>(end >= begin ? end - begin : 0), inv, hid, depth,
+              attrs);
   };
   // Children first, parent last: a reader that sees chip.run has seen the
   // whole tree of that invocation before it.

@@ -99,6 +99,25 @@ bool emit_span(std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uin
   return detail::deliver_span(buf, n, depth == 0);
 }
 
+static_assert(kMaxRecord <= SpanBatch::kBatchBytes, "a batch must hold at least one record");
+
+void SpanBatch::add(std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uint64_t hid, int depth,
+                    const Attrs& attrs) {
+  if (!enabled()) return;
+  if (size_ + kMaxRecord > sizeof(buf_)) flush();
+  size_ += format_span(buf_ + size_, mono_ns(), name, ts, dur, inv, hid, depth, attrs);
+  top_level_ |= depth == 0;
+}
+
+bool SpanBatch::flush() {
+  if (size_ > 0) ok_ &= detail::deliver_span(buf_, size_, top_level_);
+  size_ = 0;
+  top_level_ = false;
+  const bool ok = ok_;
+  ok_ = true;
+  return ok;
+}
+
 uint64_t current_invocation() { return t_state.inv; }
 uint64_t current_hid() { return t_state.hid; }
 int current_depth() { return t_state.depth; }

@@ -5,9 +5,10 @@
 
 namespace taskring::log::strace::detail {
 
-// Delivers one complete span record. `top_level` spans flush the file
-// buffer. Falls back to the log fd when no directory is set or the file
-// cannot be opened/written.
+// Delivers complete span records: one, or a SpanBatch of at most PIPE_BUF
+// bytes. `top_level` (a depth-0 record among them) flushes the file buffer.
+// Falls back to the log fd when no directory is set or the file cannot be
+// opened/written.
 bool deliver_span(const char* record, size_t size, bool top_level);
 
 }  // namespace taskring::log::strace::detail

@@ -250,6 +250,69 @@ TEST(Strace, ScopesTrackDepthAndCarryBoundInvocation) {
   }
 }
 
+TEST(SpanBatch, DeliversItsRecordsInOrderInOneWrite) {
+  uint64_t writes = 0;
+  std::vector<Span> spans = capture_spans([&writes] {
+    EXPECT_TRUE(emit_span("warm", 0, 1, 1, 1, 0));  // the clock anchor goes out with the first record
+    const uint64_t before = thread_write_calls();
+    {
+      SpanBatch batch;
+      for (int i = 0; i < 7; ++i) batch.add("chip.run.part" + std::to_string(i), 100 + i, 10, 9, 0xabc, 7 - i);
+      EXPECT_EQ(thread_write_calls(), before) << "nothing leaves before the flush";
+      EXPECT_TRUE(batch.flush());
+      EXPECT_TRUE(batch.flush());  // empty: writes nothing
+    }
+    writes = thread_write_calls() - before;
+  });
+  EXPECT_EQ(writes, 1u);
+  ASSERT_EQ(spans.size(), 8u);
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(spans[static_cast<size_t>(i) + 1].name, "chip.run.part" + std::to_string(i));
+    EXPECT_EQ(spans[static_cast<size_t>(i) + 1].ts, 100 + i);
+    EXPECT_EQ(spans[static_cast<size_t>(i) + 1].depth, 7 - i);
+    EXPECT_EQ(spans[static_cast<size_t>(i) + 1].inv, 9u);
+  }
+}
+
+TEST(SpanBatch, OutgrowingOnePipeWriteSplitsBetweenWholeRecords) {
+  // 40 records with the longest name and attributes take several writes,
+  // and every line must still parse.
+  const std::string value(kAttrsCapacity, 'v');
+  uint64_t writes = 0;
+  std::vector<Span> spans = capture_spans([&] {
+    EXPECT_TRUE(emit_span("warm", 0, 1, 1, 1, 0));
+    const uint64_t before = thread_write_calls();
+    {
+      SpanBatch batch;
+      for (int i = 0; i < 40; ++i) batch.add(std::string(kNameCapacity - 3, 'n') + std::to_string(i + 10), i, 1, 1, 1, 1,
+                                            Attrs{{"k", value}});
+    }  // the destructor flushes
+    writes = thread_write_calls() - before;
+  });
+  // At least kBatchBytes / kMaxRecord records go out per write.
+  const uint64_t per_write = SpanBatch::kBatchBytes / kMaxRecord;
+  EXPECT_GE(writes, 2u);
+  EXPECT_LE(writes, (40 + per_write - 1) / per_write);
+  ASSERT_EQ(spans.size(), 41u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(spans[static_cast<size_t>(i) + 1].ts, i);
+}
+
+TEST(SpanBatch, BelowTimingAddsNothing) {
+  LoggerStateGuard guard;
+  PipeCapture cap;
+  set_output_fd(cap.write_fd());
+  set_threshold(Level::kWarn);
+  const uint64_t writes = thread_write_calls();
+  {
+    SpanBatch batch;
+    batch.add("x", 0, 0, 1, 1, 0);
+    EXPECT_TRUE(batch.flush());
+  }
+  EXPECT_EQ(thread_write_calls(), writes);
+  set_output_fd(2);
+  EXPECT_EQ(cap.finish(), "");
+}
+
 TEST(Strace, ExplicitSpansAndDeviceAttrs) {
   std::vector<Span> spans = capture_spans([] {
     EXPECT_TRUE(emit_span("chip.run.runner_run.device_wall", 0, 9000, 42, 0xfeed, 2, Attrs{{"clk", "dev"}}));

@@ -105,6 +105,37 @@ class Attrs {
 bool emit_span(std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uint64_t hid, int depth,
                const Attrs& attrs = Attrs());
 
+// Span records delivered together: one write(2) for the whole batch where
+// emit_span makes one each, which matters when every rank of a run writes
+// its spans into one pipe while its peers are still being timed. Each write
+// is whole records of at most kBatchBytes (Linux's PIPE_BUF), so a batch is
+// as atomic on a pipe as a single record; a batch that outgrows it goes out
+// in several writes, in order. Records keep the order they were added in and
+// leave at flush() or destruction. Spans disabled at add() are dropped, as
+// emit_span drops them.
+class SpanBatch {
+ public:
+  static constexpr size_t kBatchBytes = 4096;
+
+  SpanBatch() = default;
+  ~SpanBatch() { flush(); }
+  SpanBatch(const SpanBatch&) = delete;
+  SpanBatch& operator=(const SpanBatch&) = delete;
+
+  // Adds one record, as emit_span(name, ts, dur, inv, hid, depth, attrs).
+  void add(std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uint64_t hid, int depth,
+           const Attrs& attrs = Attrs());
+  // Delivers the records added since the last flush; false when one could
+  // not be written.
+  bool flush();
+
+ private:
+  char buf_[kBatchBytes];
+  size_t size_ = 0;
+  bool top_level_ = false;  // a depth-0 record is in the batch: flush a file sink after it
+  bool ok_ = true;
+};
+
 // Renders the record emit_span would write (envelope included, `mono_ns` in
 // the envelope) into `out` (kMaxRecord bytes) and returns its size. For
 // tests and benchmarks.
