@@ -3,6 +3,8 @@
 
 #include "taskring/kernels/comm_remote.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -41,8 +43,9 @@ const char* cmp_name(Cmp c) {
 
 // Waits spin-then-park on `bell` until `pred()`. On an abort or the
 // deadline it reports "domain 'x' rank r: <what>: <why>", where `what()`
-// describes what is still missing (evaluated only on failure). The spin
-// phase is skipped when ranks outnumber the CPUs (CommContext::spin).
+// describes what is still missing (evaluated only on failure). When ranks
+// outnumber the CPUs the spin phase gives way to a yield phase
+// (CommContext::spin, yield_ns).
 template <typename Pred, typename What>
 bool wait_on(const KernelArgs& k, const CommContext& c, CommBell& bell, Pred&& pred, What&& what) {
   DomainHeader& h = header_of(c);
@@ -53,6 +56,13 @@ bool wait_on(const KernelArgs& k, const CommContext& c, CommBell& bell, Pred&& p
   for (uint32_t i = 0; i < c.spin; ++i) {
     if (pred()) return true;
     Waiter::cpu_relax();
+  }
+  if (c.yield_ns != 0) {
+    const Deadline polls = Deadline::after_ns(std::min(c.yield_ns, c.timeout_ns));
+    do {
+      if (pred()) return true;
+      sched_yield();
+    } while (!polls.expired() && h.abort.load(std::memory_order_relaxed) == 0);
   }
   const Deadline deadline = Deadline::after_ns(c.timeout_ns);
   while (true) {
@@ -146,6 +156,7 @@ void fill_context(CommContext* ctx, char* base, const DomainLayout& layout, int 
   ctx->win_size = layout.window_size;
   ctx->timeout_ns = timeout_ns;
   ctx->spin = spin_budget(kSpinChecks, layout.nranks);
+  ctx->yield_ns = ctx->spin == 0 ? kYieldPollNs : 0;
   ctx->header = reinterpret_cast<uintptr_t>(base + layout.header_off);
   for (int r = 0; r < layout.nranks; ++r) {
     ctx->windows[r] = reinterpret_cast<uintptr_t>(base + layout.window(r));

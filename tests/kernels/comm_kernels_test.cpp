@@ -5,13 +5,16 @@
 // tests/node/comm_domain_test.cpp, collectives_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "taskring/base/clock.hpp"
+#include "taskring/base/cpus.hpp"
 #include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 #include "taskring/kernels/invoke.hpp"
@@ -229,6 +232,36 @@ TEST(CommKernels, AbortEndsAWaitAtOnce) {
   aborter.join();
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.message();
   EXPECT_NE(s.message().find("aborted"), std::string::npos) << s.message();
+}
+
+TEST(CommKernels, WaitsYieldInsteadOfSpinningOnlyWhenRanksOutnumberTheCpus) {
+  const int cpus = usable_cpus();
+  LocalDomain fits(std::min(cpus, cm::kMaxRanks), 4096);
+  EXPECT_EQ(fits.ctx(0)->spin, cm::kSpinChecks);
+  EXPECT_EQ(fits.ctx(0)->yield_ns, 0u);
+  if (cpus >= cm::kMaxRanks) GTEST_SKIP() << "no domain can outnumber " << cpus << " CPUs";
+  LocalDomain over(cpus + 1, 4096);
+  for (int r = 0; r < over.n(); ++r) {
+    EXPECT_EQ(over.ctx(r)->spin, 0u);
+    EXPECT_EQ(over.ctx(r)->yield_ns, cm::kYieldPollNs);
+  }
+}
+
+TEST(CommKernels, AbortEndsAWaitInItsYieldPhase) {
+  const int n = std::min(usable_cpus() + 1, cm::kMaxRanks);
+  LocalDomain d(n, 4096, 60000);
+  if (d.ctx(0)->yield_ns == 0) GTEST_SKIP() << "a domain of " << n << " ranks fits the CPUs";
+  d.ctx(0)->yield_ns = 60'000'000'000ull;  // a yield phase as long as the deadline: only the abort can end it
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    d.header()->abort.store(1);
+  });
+  const uint64_t t0 = mono_ns();
+  Status s = call(taskring_comm_probe, {}, {d.ctx_scalar(0), 0, 1});
+  aborter.join();
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.message();
+  EXPECT_NE(s.message().find("aborted"), std::string::npos) << s.message();
+  EXPECT_LT(mono_ns() - t0, 10'000'000'000ull) << "the abort did not end the yield phase";
 }
 
 TEST(CommKernels, PrimitiveArgumentsAreChecked) {
