@@ -181,46 +181,58 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
 // writes the sum both into its window (for the peers) and into its output;
 // then every rank converts the n-1 other reduced chunks straight from their
 // owners' windows into its output. Per rank ~2 N read and ~2 N written
-// (one-phase reads n·N) and two meetings (ring: 2(n-1) hand-offs, each a
-// park and wake when ranks outnumber cores). The reduced chunk r goes where
-// rank r's own chunk r would be staged, which no other rank reads, so the
-// layout is the one-phase's (one slot per parity) and the two forms can
+// (one-phase reads n·N) and two meetings per segment (ring: 2(n-1)
+// hand-offs, each a park and wake when ranks outnumber cores). Segments
+// (direct_allreduce_segments) keep each step's data in cache between the
+// rank that writes it and the peers that read it: measured at 2 ranks on 2
+// cores, 4 MiB, six alternations, median 5.8 GB/s unsegmented vs 7.0 in
+// 512 KiB segments; 4 ranks 3.4-4.8 vs 4.5-5.1. The reduced chunk r goes
+// where rank r's own chunk r would be staged, which no other rank reads, so
+// the layout is the one-phase's (one slot per parity) and the two forms can
 // follow each other on the same scratch. `in` and `out` may be one tensor:
-// a block of chunk r is read before it is written, and the other chunks of
-// the input are staged before any output is written.
+// a block of chunk r is read before it is written, and every segment of
+// the other chunks is staged before that segment of the output is written.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
   const uint32_t seq = cm::begin_collective(k, c, off, round64(in.n * 4));
   if (seq == 0) return false;
   const uint64_t s_off = off + (seq & 1) * round64(in.n * 4);
-  const uint64_t c0 = chunk_begin(in.n, n, r), c1 = chunk_begin(in.n, n, r + 1);
   float* staged = reinterpret_cast<float*>(cm::window_of(c, r) + s_off);
-  to_f32(in, 0, c0, staged);
-  to_f32(in, c1, in.n - c1, staged + c1);
-  for (int p = 0; p < n; ++p)
-    if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
-  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "direct allreduce: staged inputs")) return false;
+  const auto peer_staged = [&](int q) { return reinterpret_cast<const float*>(cm::window_of(c, q) + s_off); };
+  // Segment j of chunk q: [sub(q, j), sub(q, j + 1)).
+  const uint64_t segs = direct_allreduce_segments(in.n, n);
+  const auto sub = [&](int q, uint64_t j) {
+    const uint64_t b = chunk_begin(in.n, n, q), e = chunk_begin(in.n, n, q + 1);
+    return b + (e - b) * j / segs;
+  };
   constexpr uint64_t kBlock = 4096;
   float acc[kBlock], own[kBlock];
-  for (uint64_t b = c0; b < c1; b += kBlock) {
-    const uint64_t m = std::min(kBlock, c1 - b);
-    to_f32(in, b, m, own);
-    if (r == 0) std::memcpy(acc, own, m * 4);
-    else std::memcpy(acc, cm::window_of(c, 0) + s_off + b * 4, m * 4);
-    for (int q = 1; q < n; ++q) {
-      const float* src = q == r ? own : reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b;
-      for (uint64_t i = 0; i < m; ++i) acc[i] += src[i];
+  for (uint64_t j = 0; j < segs; ++j) {
+    for (int q = 0; q < n; ++q)
+      if (q != r) to_f32(in, sub(q, j), sub(q, j + 1) - sub(q, j), staged + sub(q, j));
+    const uint32_t staged_tok = cm::token(seq, static_cast<uint32_t>(2 * j + 1));
+    for (int p = 0; p < n; ++p)
+      if (p != r) cm::post_flag(c, p, staged_tok);
+    if (!cm::wait_flags(k, c, nullptr, 0, staged_tok, "direct allreduce: staged inputs")) return false;
+    for (uint64_t b = sub(r, j), e = sub(r, j + 1); b < e; b += kBlock) {
+      const uint64_t m = std::min(kBlock, e - b);
+      to_f32(in, b, m, own);
+      std::memcpy(acc, r == 0 ? own : peer_staged(0) + b, m * 4);
+      for (int q = 1; q < n; ++q) {
+        const float* src = q == r ? own : peer_staged(q) + b;
+        for (uint64_t i = 0; i < m; ++i) acc[i] += src[i];
+      }
+      std::memcpy(staged + b, acc, m * 4);
+      from_f32(acc, m, out, b);
     }
-    std::memcpy(staged + b, acc, m * 4);
-    from_f32(acc, m, out, b);
-  }
-  for (int p = 0; p < n; ++p)
-    if (p != r) cm::post_flag(c, p, cm::token(seq, 2));
-  if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 2), "direct allreduce: reduced chunks")) return false;
-  for (int q0 = 1; q0 < n; ++q0) {
-    const int q = (r + q0) % n;  // start at a different owner on every rank
-    const uint64_t b0 = chunk_begin(in.n, n, q), b1 = chunk_begin(in.n, n, q + 1);
-    from_f32(reinterpret_cast<const float*>(cm::window_of(c, q) + s_off) + b0, b1 - b0, out, b0);
+    const uint32_t reduced_tok = cm::token(seq, static_cast<uint32_t>(2 * j + 2));
+    for (int p = 0; p < n; ++p)
+      if (p != r) cm::post_flag(c, p, reduced_tok);
+    if (!cm::wait_flags(k, c, nullptr, 0, reduced_tok, "direct allreduce: reduced chunks")) return false;
+    for (int q0 = 1; q0 < n; ++q0) {
+      const int q = (r + q0) % n;  // start at a different owner on every rank
+      from_f32(peer_staged(q) + sub(q, j), sub(q, j + 1) - sub(q, j), out, sub(q, j));
+    }
   }
   return true;
 }
@@ -240,6 +252,11 @@ uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* sr
 }
 
 }  // namespace
+
+uint64_t direct_allreduce_segments(uint64_t elems, int nranks) {
+  const uint64_t chunk_bytes = elems / static_cast<uint64_t>(std::max(nranks, 1)) * 4;
+  return std::clamp<uint64_t>(chunk_bytes / kDirectSegmentBytes, 1, kMaxDirectSegments);
+}
 
 uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks) {
   switch (op) {

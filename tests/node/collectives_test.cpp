@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "taskring/kernels/tile_cast.hpp"
@@ -162,6 +163,62 @@ TEST_P(CollectivesTest, MatchTheSingleProcessReference) {
       run_case(w, comm, n, m, dt, seed++);
       if (HasFatalFailure()) return;
     }
+}
+
+// A direct allreduce large enough to run in several segments (CI-sized:
+// two and three segments), against the one-phase order, bit for bit, with
+// the input and the output one tensor on every rank (each segment must be
+// staged before the same segment of the output is overwritten).
+TEST(Collectives, DirectAllreduceInSegmentsMatchesTheReference) {
+  for (const auto& [n, segs] : {std::pair{2, uint64_t{2}}, std::pair{3, uint64_t{3}}}) {
+    // The smallest odd size that gives `segs` segments.
+    const uint64_t m = segs * (kernels::kDirectSegmentBytes / 4) * static_cast<uint64_t>(n) + 3;
+    ASSERT_EQ(kernels::direct_allreduce_segments(m, n), segs);
+    SCOPED_TRACE("ranks " + std::to_string(n) + ", " + std::to_string(m) + " elements");
+    NodeConfig cfg;
+    cfg.chips = n;
+    cfg.chip_threads = 1;
+    cfg.heap_ring_bytes = 1 << 20;
+    cfg.shared_bytes = (1 << 20) + static_cast<uint64_t>(n) * 2 * (m * 4 + 4096);
+    cfg.close_timeout_ms = 5000;
+    NodeWorker w(cfg);
+    const int comm = *w.register_chip(comm_call_callable());
+    ASSERT_TRUE(w.init().ok());
+    Collectives c(w, n, m, DataType::FP32);
+    std::vector<Buf> io(n);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    std::vector<float> want(m);
+    std::vector<std::vector<float>> in(n, std::vector<float>(m));
+    for (int r = 0; r < n; ++r) {
+      io[r] = c.make(m);
+      for (uint64_t i = 0; i < m; ++i) c.set(io[r], i, in[r][i] = dist(rng));
+    }
+    for (uint64_t i = 0; i < m; ++i) {
+      want[i] = in[0][i];
+      for (int q = 1; q < n; ++q) want[i] = want[i] + in[q][i];
+    }
+    Status s = w.run([&](Orchestrator& o) -> Status {
+      std::vector<int> chips(n);
+      for (int r = 0; r < n; ++r) chips[r] = r;
+      const uint64_t scratch = kernels::collective_scratch_bytes(CollectiveOp::kAllreduceDirect, m, 4, n);
+      const DomainBufferSpec bufs[] = {{"scratch", scratch}};
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("segments", chips, scratch, bufs));
+      std::vector<ChipTensor> t;
+      for (const Buf& b : io) t.push_back(b.t);
+      return submit_allreduce(o, comm, *d, t, t, AllreduceAlgo::kDirect, "scratch");
+    });
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (int r = 0; r < n; ++r) {
+      uint64_t bad = 0, first = m;
+      for (uint64_t i = 0; i < m; ++i) {
+        const float got = c.at(io[r], i);
+        if (std::memcmp(&got, &want[i], 4) != 0 && bad++ == 0) first = i;
+      }
+      EXPECT_EQ(bad, 0u) << "rank " << r << ": " << bad << " elements differ, first at " << first;
+    }
+    EXPECT_TRUE(w.close().ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CollectivesTest, ::testing::Values(2, 3, 4, 8));

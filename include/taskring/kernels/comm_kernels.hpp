@@ -52,9 +52,10 @@ std::span<const CommKernel> comm_kernels();
 // kOnePhase: every rank reads every rank's whole input (one meeting);
 // kRing: reduce-scatter then allgather around the ring (2(n-1) hand-offs);
 // kDirect: each rank reduces its 1/n chunk straight from every rank's
-// window, then every rank gathers the reduced chunks (two meetings);
-// kAuto: kOnePhase on 2 ranks or up to 128 KiB, kDirect otherwise
-// (pick_allreduce).
+// window, then every rank gathers the reduced chunks (two meetings per
+// segment, direct_allreduce_segments);
+// kAuto: kOnePhase up to 8 KiB on 2 ranks and up to 128 KiB on more,
+// kDirect above (pick_allreduce).
 // kOnePhase, kDirect and kAuto give the same bits (sums in rank order).
 enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1, kDirect = 2, kAuto = 3 };
 enum class CollectiveOp : uint32_t {
@@ -69,6 +70,15 @@ enum class CollectiveOp : uint32_t {
 
 // What kAuto runs for `elems` FP32 elements per rank on `nranks` ranks.
 AllreduceAlgo pick_allreduce(uint64_t elems, int nranks);
+
+// A direct allreduce cuts each rank's chunk into this many segments and runs
+// stage, reduce and gather segment by segment, so peers read what a rank
+// staged or reduced while it is still in a cache: chunk bytes (FP32) /
+// kDirectSegmentBytes, at least 1 and at most kMaxDirectSegments. A function
+// of the shape only, so every rank counts the same meetings.
+inline constexpr uint64_t kDirectSegmentBytes = 512u << 10;
+inline constexpr uint64_t kMaxDirectSegments = 127;  // two tokens each, within a token's 255 steps
+uint64_t direct_allreduce_segments(uint64_t elems, int nranks);
 
 // Window scratch bytes a collective needs at its scratch offset, for
 // `in_elems` input elements per rank of `elem_size` bytes on `nranks` ranks
