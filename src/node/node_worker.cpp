@@ -20,6 +20,7 @@
 
 #include "child_main.hpp"
 #include "child_process.hpp"
+#include "chip_placement.hpp"
 #include "engine.hpp"
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
@@ -181,7 +182,8 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
   const int threads = sim_threads();
   TASKRING_ASSIGN_OR_RETURN(const bool inline_chips, run_inline());
   const bool pin_chips = cfg.chip_pin == NodeConfig::ChipPin::kOn ||
-                         (cfg.chip_pin == NodeConfig::ChipPin::kAuto && inline_chips && cfg.chips > usable_cpus());
+                         (cfg.chip_pin == NodeConfig::ChipPin::kAuto &&
+                          pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads));
   for (size_t i = 0; i < mailboxes.size(); ++i) {
     ChildSpec spec;
     const bool sub = static_cast<int>(i) < cfg.sub_workers;

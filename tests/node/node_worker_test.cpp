@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "chip_placement.hpp"
 #include "node_test_util.hpp"
 #include "thread_count.hpp"
 #include "taskring/base/cpus.hpp"
@@ -547,6 +548,35 @@ TEST(NodeWorker, PinnedChipsGetOneCpuEachInTurnAndStillCountTheNodes) {
       EXPECT_EQ(o[2], n) << "chip " << chip << ": spin decisions must count the node's CPUs";
     }
   }
+}
+
+TEST(NodeWorker, AutoPinningPolicy) {
+  // Inline chips that outnumber the CPUs.
+  EXPECT_TRUE(pin_chips_by_default(8, 2, true, 1));
+  EXPECT_FALSE(pin_chips_by_default(8, 2, false, 1)) << "threaded chips that outnumber the CPUs float";
+  // Chips that fit the CPUs one each, on one executor thread: bind to core.
+  EXPECT_TRUE(pin_chips_by_default(2, 2, false, 1));
+  EXPECT_TRUE(pin_chips_by_default(3, 4, true, 4));
+  // Several executor threads, or one chip: never squeezed onto one CPU.
+  EXPECT_FALSE(pin_chips_by_default(2, 4, false, 2));
+  EXPECT_FALSE(pin_chips_by_default(1, 2, false, 1));
+  EXPECT_FALSE(pin_chips_by_default(1, 2, true, 1));
+}
+
+TEST(NodeWorker, AutoPinsChipsThatFitTheCpusOneEach) {
+  const int n = usable_cpus();
+  if (n < 2) GTEST_SKIP() << "one usable CPU: two chips cannot have one each";
+  NodeConfig cfg;
+  cfg.chip_threads = 1;
+  auto got = probe_chips(cfg, 2, affinity_entry, 3);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ((*got)[0], 1);
+  EXPECT_EQ((*got)[3], 1);
+  EXPECT_NE((*got)[1], (*got)[4]) << "both chips pinned to one CPU";
+  cfg.chip_threads = 2;
+  auto two = probe_chips(cfg, 1, affinity_entry, 3);
+  ASSERT_TRUE(two.ok()) << two.status().to_string();
+  EXPECT_EQ((*two)[0], n) << "a chip with two executor threads keeps every CPU";
 }
 
 }  // namespace

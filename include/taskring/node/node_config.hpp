@@ -49,12 +49,16 @@ struct NodeConfig {
   enum class ChipInline { kAuto, kOn, kOff };
   ChipInline chip_inline = ChipInline::kAuto;
   // Whether chip child i is pinned to CPU (i mod N) of the N in the node's
-  // affinity mask. kAuto: when the chips run inline and outnumber the CPUs,
-  // so every run has the same placement (which chips share a CPU) instead
-  // of whichever one the kernel's wake-ups make; measured on 8 chips over 2
-  // CPUs, the run-to-run spread of the MoE bench fell from a median 13 % to
-  // 5 % (docs/benchmarks.md). Spin-or-park decisions in a pinned child still
-  // count the node's CPUs.
+  // affinity mask. kAuto pins (a) inline chips that outnumber the CPUs, so
+  // every run has the same placement (which chips share a CPU) instead of
+  // whichever one the kernel's wake-ups make (8 chips over 2 CPUs: the
+  // run-to-run spread of the MoE bench fell from a median 13 % to 5 %), and
+  // (b) two or more chips that fit the CPUs one each and execute on one
+  // thread (inline or one sim thread), as MPI binds ranks to cores (2 ranks,
+  // 4 MiB allreduce: no more runs at 3 GB/s with both ranks on one CPU);
+  // docs/benchmarks.md. A chip with several executor threads is not pinned
+  // by kAuto. Spin-or-park decisions in a pinned child still count the
+  // node's CPUs.
   enum class ChipPin { kAuto, kOn, kOff };
   ChipPin chip_pin = ChipPin::kAuto;
   // Bytes of the heap ring Orchestrator::alloc draws from.
