@@ -62,6 +62,11 @@ const KnobSpec kKnobs[] = {
      "task of the same chip (other than its co-resident MIX siblings) cannot finish. `launch` returns when the run "
      "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes that outnumber the CPUs (node chip "
      "children)"},
+    {"TASKRING_CHIP_PIN", "", kRuntime, KnobKind::kBool, 0, 1, "auto (see text)",
+     "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",
+     "read by a node (`NodeWorker`) whose `NodeConfig::chip_pin` is `kAuto`: on pins chip child i to CPU (i mod N) "
+     "of the N in the node's affinity mask, off leaves every chip child free; unset, the node pins inline chips "
+     "that outnumber the CPUs and chips that fit the CPUs one each on one executor thread (docs/node.md)"},
     {"TASKRING_TENSOR_WAIT_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`15000`", "",
      "deadline of `get_tensor_data` / `set_tensor_data` waits (`TENSOR_WAIT_TIMEOUT`)"},
     {"TASKRING_RUN_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 86400000, "`60000`", "",

@@ -116,6 +116,8 @@ struct NodeWorker::Impl {
   Status validate() const;
   int sim_threads() const;
   Expected<bool> run_inline() const;
+  // NodeConfig::chip_pin, then TASKRING_CHIP_PIN, then pin_chips_by_default.
+  Expected<bool> pin_chips_here(bool inline_chips, int threads) const;
   Status start_children(Deadline deadline);
   Status wait_ready(Deadline deadline);
   // SHUTDOWN to every child, then SIGTERM, then SIGKILL of its group; reaps.
@@ -177,13 +179,24 @@ Expected<bool> NodeWorker::Impl::run_inline() const {
   return cfg.chips > usable_cpus();
 }
 
+Expected<bool> NodeWorker::Impl::pin_chips_here(bool inline_chips, int threads) const {
+  switch (cfg.chip_pin) {
+    case NodeConfig::ChipPin::kOn: return true;
+    case NodeConfig::ChipPin::kOff: return false;
+    case NodeConfig::ChipPin::kAuto: break;
+  }
+  if (cfg.env) {
+    TASKRING_ASSIGN_OR_RETURN(auto set, read_bool_knob(cfg.env, "TASKRING_CHIP_PIN"));
+    if (set) return *set;
+  }
+  return pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads);
+}
+
 Status NodeWorker::Impl::start_children(Deadline deadline) {
   const pid_t parent = getpid();
   const int threads = sim_threads();
   TASKRING_ASSIGN_OR_RETURN(const bool inline_chips, run_inline());
-  const bool pin_chips = cfg.chip_pin == NodeConfig::ChipPin::kOn ||
-                         (cfg.chip_pin == NodeConfig::ChipPin::kAuto &&
-                          pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads));
+  TASKRING_ASSIGN_OR_RETURN(const bool pin_chips, pin_chips_here(inline_chips, threads));
   for (size_t i = 0; i < mailboxes.size(); ++i) {
     ChildSpec spec;
     const bool sub = static_cast<int>(i) < cfg.sub_workers;

@@ -579,5 +579,31 @@ TEST(NodeWorker, AutoPinsChipsThatFitTheCpusOneEach) {
   EXPECT_EQ((*two)[0], n) << "a chip with two executor threads keeps every CPU";
 }
 
+TEST(NodeWorker, ChipPinKnobDecidesUnderAuto) {
+  const int n = usable_cpus();
+  if (n < 2) GTEST_SKIP() << "one usable CPU: pinned and free look alike";
+  NodeConfig cfg;
+  cfg.chip_threads = 1;
+  cfg.env = map_env({{"TASKRING_CHIP_PIN", "off"}});
+  auto off = probe_chips(cfg, 2, affinity_entry, 3);
+  ASSERT_TRUE(off.ok()) << off.status().to_string();
+  EXPECT_EQ((*off)[0], n) << "off: the default would have pinned these two";
+  EXPECT_EQ((*off)[3], n);
+  cfg.chip_threads = 2;
+  cfg.env = map_env({{"TASKRING_CHIP_PIN", "on"}});
+  auto on = probe_chips(cfg, 1, affinity_entry, 3);
+  ASSERT_TRUE(on.ok()) << on.status().to_string();
+  EXPECT_EQ((*on)[0], 1) << "on: the default would have left this chip free";
+  cfg.chip_pin = NodeConfig::ChipPin::kOff;  // the config wins over the knob
+  auto config = probe_chips(cfg, 1, affinity_entry, 3);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  EXPECT_EQ((*config)[0], n);
+  cfg.chip_pin = NodeConfig::ChipPin::kAuto;
+  cfg.env = map_env({{"TASKRING_CHIP_PIN", "sometimes"}});
+  auto bad = probe_chips(cfg, 1, affinity_entry, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("TASKRING_CHIP_PIN"), std::string::npos) << bad.status().to_string();
+}
+
 }  // namespace
 }  // namespace taskring::node::testing

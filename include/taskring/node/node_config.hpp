@@ -57,8 +57,9 @@ struct NodeConfig {
   // thread (inline or one sim thread), as MPI binds ranks to cores (2 ranks,
   // 4 MiB allreduce: no more runs at 3 GB/s with both ranks on one CPU);
   // docs/benchmarks.md. A chip with several executor threads is not pinned
-  // by kAuto. Spin-or-park decisions in a pinned child still count the
-  // node's CPUs.
+  // by kAuto. Under kAuto, TASKRING_CHIP_PIN in `env` (boolean) decides
+  // instead when set; a bad value fails init() naming it. Spin-or-park
+  // decisions in a pinned child still count the node's CPUs.
   enum class ChipPin { kAuto, kOn, kOff };
   ChipPin chip_pin = ChipPin::kAuto;
   // Bytes of the heap ring Orchestrator::alloc draws from.
