@@ -302,7 +302,7 @@ PTO2OrchestrationConfig dsv4_config(const ChipTaskArgs& args) {
   // Every body scalar up to the block of the first sequence; the per-sequence
   // blocks follow, one per row of x.
   const int batch = args.tensor_count() > kX ? static_cast<int>(args.tensor(kX)->shapes[0]) : 1;
-  return PTO2OrchestrationConfig{kEntryTensors + kRunScalars + kFirstPhys + batch};
+  return PTO2OrchestrationConfig{static_cast<int>(kEntryTensors) + static_cast<int>(kRunScalars) + kFirstPhys + batch};
 }
 
 }  // namespace
