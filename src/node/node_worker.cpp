@@ -166,30 +166,30 @@ int NodeWorker::Impl::sim_threads() const {
   return std::max(1, hw / std::max(1, cfg.chips));
 }
 
-Expected<bool> NodeWorker::Impl::run_inline() const {
-  switch (cfg.chip_inline) {
-    case NodeConfig::ChipInline::kOn: return true;
-    case NodeConfig::ChipInline::kOff: return false;
-    case NodeConfig::ChipInline::kAuto: break;
-  }
-  if (cfg.env) {
-    TASKRING_ASSIGN_OR_RETURN(auto set, read_bool_knob(cfg.env, "TASKRING_RUN_INLINE"));
+namespace {
+
+// A NodeConfig on/off/auto switch: kOn or kOff decide; under kAuto the
+// boolean knob `knob` in `env` decides when set, else `fallback()`.
+template <typename Switch, typename Fallback>
+Expected<bool> switch_or_knob(Switch value, const EnvLookup& env, const char* knob, Fallback&& fallback) {
+  if (value != Switch::kAuto) return value == Switch::kOn;
+  if (env) {
+    TASKRING_ASSIGN_OR_RETURN(auto set, read_bool_knob(env, knob));
     if (set) return *set;
   }
-  return cfg.chips > usable_cpus();
+  return fallback();
+}
+
+}  // namespace
+
+Expected<bool> NodeWorker::Impl::run_inline() const {
+  return switch_or_knob(cfg.chip_inline, cfg.env, "TASKRING_RUN_INLINE", [&] { return cfg.chips > usable_cpus(); });
 }
 
 Expected<bool> NodeWorker::Impl::pin_chips_here(bool inline_chips, int threads) const {
-  switch (cfg.chip_pin) {
-    case NodeConfig::ChipPin::kOn: return true;
-    case NodeConfig::ChipPin::kOff: return false;
-    case NodeConfig::ChipPin::kAuto: break;
-  }
-  if (cfg.env) {
-    TASKRING_ASSIGN_OR_RETURN(auto set, read_bool_knob(cfg.env, "TASKRING_CHIP_PIN"));
-    if (set) return *set;
-  }
-  return pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads);
+  return switch_or_knob(cfg.chip_pin, cfg.env, "TASKRING_CHIP_PIN", [&] {
+    return pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads);
+  });
 }
 
 Status NodeWorker::Impl::start_children(Deadline deadline) {
