@@ -82,10 +82,16 @@ class ChildServer {
  private:
   void serve_task() {
     store_task_state(m_, TaskState::kRunning);
+    // Read before TASK_DONE: from then on the parent may reuse the frame.
+    const int32_t countdown = m_.countdown;
     Status s = run_task();
+    const bool ok = s.ok();
     m_.task_result.store(s);
     store_task_state(m_, TaskState::kDone);
-    bell_ring(*s_.parent_bell);
+    // A group member that is not the last to finish leaves the parent
+    // asleep: waking it would only take a CPU from the members still
+    // running, and it polls every member when the last one rings.
+    if (finish_rings_parent(s_.group_countdowns, countdown, ok)) bell_ring(*s_.parent_bell);
   }
 
   Status run_task() {

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct ChildSpec {
   // When set, the serve loop also wakes on this bell (the parent starts a
   // group's members with one ring of it); nullptr: its mailbox bell only.
   ShmBell* group_bell = nullptr;
+  // The node's group countdowns, indexed by Mailbox::countdown.
+  std::atomic<uint32_t>* group_countdowns = nullptr;
   pid_t parent_pid = 0;
   const std::vector<ChipCallable>* chip_callables = nullptr;
   const std::vector<SubFunction>* sub_functions = nullptr;

@@ -28,6 +28,9 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // Readable once the child has exited; -1 where pidfd_open failed. Open
+  // for the object's lifetime.
+  int pidfd() const { return pidfd_; }
   // "chip 3 (pid 1234)".
   const std::string& name() const { return name_; }
 

@@ -57,7 +57,15 @@ class Endpoint {
   // worker it staged with one ring of the node's group bell (Engine::launch),
   // so the members of a group start together instead of one per wake.
   // Endpoints without such a bell start the task (the default).
-  virtual Status start_staged(uint64_t task_id, const TaskPayload& task) { return start(task_id, task); }
+  // `countdown` >= 0 names a slot of the node's group countdowns that the
+  // caller set to the number of members: a worker that finishes
+  // successfully then wakes the caller only if it takes the slot to zero
+  // (a failure always wakes it). The caller still polls every member, so an
+  // endpoint may ignore the slot and wake it every time.
+  virtual Status start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) {
+    (void)countdown;
+    return start(task_id, task);
+  }
   // The outcome of the task in flight once it finished (or the endpoint
   // failed), nullopt while it runs. `check_liveness`: also look for a dead
   // child (a syscall; the scheduler asks at most every few ms).
@@ -73,6 +81,10 @@ class Endpoint {
   virtual Expected<uint64_t> control_wait(Deadline deadline) = 0;
   // OK while usable; the failure otherwise.
   virtual Status health() = 0;
+  // A descriptor that turns readable when the worker's process ends (its
+  // pidfd), so the engine learns of a death without polling; -1 when there
+  // is none, and the engine then checks health() every few ms while busy.
+  virtual int exit_fd() const { return -1; }
 };
 
 }  // namespace taskring::node

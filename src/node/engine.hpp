@@ -35,6 +35,7 @@
 
 #include "dep_map.hpp"
 #include "endpoint.hpp"
+#include "exit_watch.hpp"
 #include "heap_ring.hpp"
 #include "taskring/base/waiter.hpp"
 #include "taskring/node/node_worker.hpp"
@@ -127,7 +128,13 @@ class Engine {
   // start together: one wake per member lets the first woken children
   // preempt the scheduler while it still wakes the rest (on 2 cores the
   // last of 8 started up to 1.4 ms after the first). Call before start().
-  void set_group_bell(ShmBell* bell) { group_bell_ = bell; }
+  // `countdowns` (one per chip, may be null): a group launched while
+  // nothing else waits for a chip wakes this engine only on its last
+  // member's completion or on a failure (Endpoint::start_staged).
+  void set_group_bell(ShmBell* bell, std::atomic<uint32_t>* countdowns = nullptr) {
+    group_bell_ = bell;
+    group_countdowns_ = countdowns;
+  }
   // Cancels unstarted work with `why`, waits until nothing runs (or
   // `drain`), stops the scheduler, fails what still runs with `why`.
   void shutdown(const Status& why, Deadline drain);
@@ -175,6 +182,8 @@ class Engine {
   bool dispatch_singles();
   bool dispatch_subs();
   void launch(Task* t, const std::vector<int>& targets);
+  // No ready task is queued for any of `chips`, and no ready group at all.
+  bool nothing_waits_for_chips(const std::vector<int>& chips) const;
   void member_done(Task* t, const Outcome& o);
   void finish(Task* t, const Status& s);
   void poison_consumers(Task* t, const Status& cause);
@@ -189,6 +198,12 @@ class Engine {
   std::vector<std::unique_ptr<Endpoint>> chips_, subs_;
   ShmBell* bell_;
   ShmBell* group_bell_ = nullptr;
+  std::atomic<uint32_t>* group_countdowns_ = nullptr;
+  // Reports a child's exit (Endpoint::exit_fd) by raising exit_seen_ and
+  // ringing bell_; watched_: it runs, so the busy park needs no short slice.
+  ExitWatch watch_;
+  bool watched_ = false;
+  std::atomic<bool> exit_seen_{false};
 
   std::mutex mu_;
   std::condition_variable cv_;  // run admission, heap space, drain

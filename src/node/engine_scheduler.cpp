@@ -7,8 +7,9 @@
 namespace taskring::node {
 
 namespace {
-// Park slices: short while work is in flight (child death must surface
-// within 10 ms), long when idle (nothing can complete).
+// Park slices: short while work is in flight and no ExitWatch reports
+// deaths (a dead child must surface within 10 ms), long when idle (nothing
+// can complete) or when every endpoint's exit is watched.
 constexpr uint64_t kBusySliceNs = 2'000'000;
 constexpr uint64_t kIdleSliceNs = 50'000'000;
 constexpr uint32_t kSchedulerSpin = 2000;
@@ -33,6 +34,19 @@ Engine::~Engine() { shutdown(aborted("the node engine was destroyed"), Deadline:
 void Engine::start() {
   if (thread_.joinable()) return;
   stop_.store(false);
+  std::vector<int> fds;
+  for (auto* eps : {&chips_, &subs_})
+    for (auto& ep : *eps) fds.push_back(ep->exit_fd());
+  const bool every_exit_visible = std::none_of(fds.begin(), fds.end(), [](int fd) { return fd < 0; });
+  if (every_exit_visible && !fds.empty()) {
+    watched_ = watch_
+                   .start(std::move(fds),
+                          [this](size_t) {
+                            exit_seen_.store(true, std::memory_order_release);
+                            bell_ring(*bell_);
+                          })
+                   .ok();
+  }
   thread_ = std::thread([this] { scheduler_loop(); });
 }
 
@@ -41,8 +55,9 @@ void Engine::scheduler_loop() {
   while (!stop_.load(std::memory_order_acquire)) {
     const uint32_t seen = bell_->epoch.load(std::memory_order_seq_cst);
     const uint64_t now = mono_ns();
-    // waitpid on every busy child at most once per slice.
-    const bool check_liveness = now - last_check >= kBusySliceNs;
+    // waitpid on every busy child when one exited, else at most once per slice.
+    const bool exited = exit_seen_.exchange(false, std::memory_order_acq_rel);
+    const bool check_liveness = exited || now - last_check >= (watched_ ? kIdleSliceNs : kBusySliceNs);
     if (check_liveness) last_check = now;
     bool progressed;
     bool busy;
@@ -61,7 +76,7 @@ void Engine::scheduler_loop() {
     if (moved) continue;
     bell_->parked.fetch_add(1, std::memory_order_seq_cst);
     if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !stop_.load(std::memory_order_seq_cst))
-      bell_park(*bell_, seen, busy ? kBusySliceNs : kIdleSliceNs);
+      bell_park(*bell_, seen, busy && !watched_ ? kBusySliceNs : kIdleSliceNs);
     bell_->parked.fetch_sub(1, std::memory_order_relaxed);
   }
 }
@@ -107,12 +122,24 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
   // All members are handed over before any result is read, and a group's
   // chips are woken by one ring of the group bell, so they start together.
   const bool staged = group_bell_ != nullptr && !t->sub && targets.size() > 1;
+  // While nothing else waits for a chip, only the group's last member (or a
+  // failed one) wakes this thread: earlier wake-ups would run it on a CPU
+  // the remaining members need. The slot is the first target's, which no
+  // other running group holds.
+  int32_t countdown = -1;
+  if (staged && group_countdowns_ != nullptr && nothing_waits_for_chips(targets)) {
+    countdown = targets[0];
+    group_countdowns_[countdown].store(static_cast<uint32_t>(targets.size()), std::memory_order_relaxed);
+  }
   for (size_t m = 0; m < targets.size(); ++m) {
     Endpoint& ep = t->sub ? *subs_[static_cast<size_t>(targets[m])] : *chips_[static_cast<size_t>(targets[m])];
-    Status s = staged ? ep.start_staged(t->index, t->members[m]) : ep.start(t->index, t->members[m]);
+    Status s = staged ? ep.start_staged(t->index, t->members[m], countdown) : ep.start(t->index, t->members[m]);
     ++t->running;
     ++running_members_;
     if (!s.ok()) {
+      // Not started, so it will not count down: do it here, so the last
+      // started member still rings.
+      if (countdown >= 0) group_countdowns_[countdown].fetch_sub(1, std::memory_order_relaxed);
       if (t->sub) sub_dead_[static_cast<size_t>(targets[m])] = true;
       member_done(t, Outcome{OutcomeKind::kEndpointFailure, s.with_context("dispatching " + t->what)});
       continue;
@@ -120,6 +147,15 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
     (t->sub ? sub_slot_ : chip_slot_)[static_cast<size_t>(targets[m])].task = t;
   }
   if (staged) bell_ring(*group_bell_);
+}
+
+bool Engine::nothing_waits_for_chips(const std::vector<int>& chips) const {
+  for (const Task* g : group_fifo_)
+    if (g->status == TaskStatus::kReady) return false;
+  for (int c : chips)
+    for (const Task* t : chip_fifo_[static_cast<size_t>(c)])
+      if (t->status == TaskStatus::kReady) return false;
+  return true;
 }
 
 bool Engine::dispatch_groups() {
@@ -349,6 +385,7 @@ void Engine::shutdown(const Status& why, Deadline drain) {
   stop_.store(true, std::memory_order_release);
   bell_ring(*bell_);
   if (thread_.joinable()) thread_.join();
+  watch_.stop();
   lk.lock();
   // Whatever still runs will never be polled again.
   for (auto* slots : {&chip_slot_, &sub_slot_}) {

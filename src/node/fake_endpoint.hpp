@@ -43,6 +43,15 @@ class FakeEndpoint final : public Endpoint {
     return Status::Ok();
   }
 
+  // Records `countdown` (countdowns()); starts at once, and always rings.
+  Status start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) override {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      countdowns_.push_back(countdown);
+    }
+    return start(task_id, task);
+  }
+
   std::optional<Outcome> poll(bool) override {
     std::lock_guard<std::mutex> lk(mu_);
     if (!in_flight_ || !pending_) return std::nullopt;
@@ -106,6 +115,11 @@ class FakeEndpoint final : public Endpoint {
     std::lock_guard<std::mutex> lk(mu_);
     return started_;
   }
+  // The countdown slot of every staged start, in order.
+  std::vector<int32_t> countdowns() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return countdowns_;
+  }
 
  private:
   void changed() {
@@ -122,6 +136,7 @@ class FakeEndpoint final : public Endpoint {
   std::optional<Outcome> pending_;
   std::vector<TaskPayload> started_;
   std::vector<uint64_t> started_ids_;
+  std::vector<int32_t> countdowns_;
   size_t finished_ = 0;
   Expected<uint64_t> posted_{uint64_t{0}};
 };

@@ -34,12 +34,12 @@ Status LocalEndpoint::health() {
 }
 
 Status LocalEndpoint::start(uint64_t task_id, const TaskPayload& task) {
-  Status s = start_staged(task_id, task);
+  Status s = start_staged(task_id, task, -1);
   if (s.ok()) bell_ring(m_->child_bell);
   return s;
 }
 
-Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task) {
+Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) {
   if (failed_.load(std::memory_order_acquire)) return health();
   if (task.tensors.size() > static_cast<size_t>(kMaxTaskTensors) ||
       task.scalars.size() > static_cast<size_t>(kMaxTaskScalars))
@@ -48,6 +48,7 @@ Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task) {
                             std::to_string(kMaxTaskTensors) + " and " + std::to_string(kMaxTaskScalars));
   Mailbox& m = *m_;
   m.task_seq = task_id;
+  m.countdown = countdown;
   m.callable = task.callable;
   m.tensor_count = static_cast<int32_t>(task.tensors.size());
   m.scalar_count = static_cast<int32_t>(task.scalars.size());

@@ -78,6 +78,10 @@ struct alignas(64) Mailbox {
 
   // ---- task frame ----
   uint64_t task_seq = 0;
+  // >= 0: the node's group countdown slot this task counts down; the child
+  // rings the parent's bell on success only when it takes the slot to zero
+  // (Endpoint::start_staged). -1: ring after every task.
+  int32_t countdown = -1;
   int32_t callable = -1;
   int32_t tensor_count = 0;
   int32_t scalar_count = 0;
@@ -104,6 +108,17 @@ inline void store_task_state(Mailbox& m, TaskState s) {
 }
 inline void store_control_state(Mailbox& m, ControlState s) {
   m.control_state.store(static_cast<uint32_t>(s), std::memory_order_release);
+}
+
+// Called by a child after its TASK_DONE store: whether it must ring the
+// parent's bell. Always, unless the task counts down group countdown `slot`
+// (>= 0, see Mailbox::countdown): then only a failed task or the member
+// that takes the slot to zero rings. The acq_rel decrement orders every
+// member's TASK_DONE before the last member's ring.
+inline bool finish_rings_parent(std::atomic<uint32_t>* countdowns, int32_t slot, bool ok) {
+  if (slot < 0 || countdowns == nullptr) return true;
+  const uint32_t before = countdowns[slot].fetch_sub(1, std::memory_order_acq_rel);
+  return !ok || before == 1;
 }
 
 }  // namespace taskring::node

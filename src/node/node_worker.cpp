@@ -107,9 +107,11 @@ struct NodeWorker::Impl {
   uint64_t shared_used = 0;
 
   // The bell region holds two bells: the parent's (children ring it on
-  // completion) and the group bell (the parent rings it to start a group).
+  // completion) and the group bell (the parent rings it to start a group),
+  // then one group countdown per chip (Endpoint::start_staged).
   ShmBell* bell() { return static_cast<ShmBell*>(bell_region.data()); }
   ShmBell* group_bell() { return bell() + 1; }
+  std::atomic<uint32_t>* group_countdowns() { return reinterpret_cast<std::atomic<uint32_t>*>(bell() + 2); }
   Mailbox* mailbox(size_t i) { return static_cast<Mailbox*>(mailboxes[i].data()); }
   int children_total() const { return cfg.sub_workers + cfg.chips; }
 
@@ -205,6 +207,7 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
     spec.mailbox = mailbox(i);
     spec.parent_bell = bell();
     spec.group_bell = bell_either_available() ? group_bell() : nullptr;
+    spec.group_countdowns = group_countdowns();
     spec.parent_pid = parent;
     spec.chip_callables = &chip_callables;
     spec.sub_functions = &sub_fns;
@@ -387,9 +390,10 @@ Status NodeWorker::init() {
   // The parent and every child hand work to each other: spin before a park
   // only while they all fit the CPUs.
   const uint32_t spin = spin_budget(kDefaultSpin, m.children_total() + 1);
-  static_assert(2 * sizeof(ShmBell) <= kPage);
+  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) <= kPage);
   new (m.bell_region.data()) ShmBell();
   new (m.group_bell()) ShmBell();
+  for (int i = 0; i < kMaxChildren; ++i) new (m.group_countdowns() + i) std::atomic<uint32_t>(0);
   m.bell()->spin = spin;
   for (int i = 0; i < m.children_total(); ++i) {
     auto r = SharedRegion::map(round_page(sizeof(Mailbox)), "mailbox");
@@ -429,7 +433,7 @@ Status NodeWorker::init() {
   }
   m.engine = std::make_unique<Engine>(std::move(ec), std::move(chips), std::move(subs), m.bell());
   // The first thread of the parent: every fork is behind us.
-  if (bell_either_available()) m.engine->set_group_bell(m.group_bell());
+  if (bell_either_available()) m.engine->set_group_bell(m.group_bell(), m.group_countdowns());
   m.engine->start();
   m.state = Impl::State::kReady;
   return Status::Ok();

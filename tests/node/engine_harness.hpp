@@ -30,7 +30,9 @@ struct Harness {
   static constexpr uint64_t kRing = 64 * 1024;
   static constexpr uint64_t kHost = 1 << 20;
 
-  explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000) {
+  // `staged`: groups are staged behind a group bell and get countdown slots
+  // (Engine::set_group_bell), as on a NodeWorker.
+  explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
@@ -55,6 +57,7 @@ struct Harness {
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
+    if (staged) engine->set_group_bell(&group_bell, countdowns);
     engine->start();
   }
   ~Harness() {
@@ -78,7 +81,8 @@ struct Harness {
     return r->status;
   }
 
-  ShmBell bell;
+  ShmBell bell, group_bell;
+  std::atomic<uint32_t> countdowns[8] = {};
   char* mem = nullptr;
   std::vector<FakeEndpoint*> chip, sub;
   std::unique_ptr<Engine> engine;

@@ -93,6 +93,60 @@ TEST(EngineGroups, HeadReservesItsChipsButNotOthers) {
   EXPECT_EQ(run->counts.completed, 4u);
 }
 
+// A group that nothing else waits for is woken only by its last member:
+// every member counts down one slot, set to the group's size.
+TEST(EngineGroups, AGroupNothingWaitsForCountsDownOneSlot) {
+  Harness h(3, 0, 10000, /*staged=*/true);
+  auto run = h.run([&](Orchestrator& o) {
+    Args1 g0(h.tensor(0), TA::OUTPUT_EXISTING, kRun), g1(h.tensor(10), TA::OUTPUT_EXISTING, kRun),
+        g2(h.tensor(20), TA::OUTPUT_EXISTING, kRun);
+    const ChipTaskArgs* ga[] = {&g1.args, &g0.args, &g2.args};
+    const int gc[] = {1, 0, 2};
+    return o.submit_next_level_group(0, ga, gc);
+  });
+  ASSERT_TRUE(Harness::wait(run).ok());
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(h.chip[c]->countdowns(), std::vector<int32_t>{1}) << "chip " << c;
+  // The fake members ring without counting down: the slot keeps its size.
+  EXPECT_EQ(h.countdowns[1].load(), 3u);
+}
+
+// A ready single task queued for a member's chip when the group starts
+// needs that member's completion at once: no countdown, every member rings.
+TEST(EngineGroups, AGroupWithWorkQueuedForItsChipsRingsOnEveryMember) {
+  Harness h(3, 0, 10000, /*staged=*/true);
+  auto run = h.run([&](Orchestrator& o) {
+    Args1 hold(h.tensor(0), TA::OUTPUT_EXISTING, kHold);
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(0, hold.args, 1));
+    TASKRING_RETURN_IF_ERROR(h.chip[1]->wait_started(1, soon()));
+    Args1 g1(h.tensor(10), TA::OUTPUT_EXISTING, kRun), g2(h.tensor(20), TA::OUTPUT_EXISTING, kRun);
+    const ChipTaskArgs* ga[] = {&g1.args, &g2.args};
+    const int gc[] = {1, 2};
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(0, ga, gc));  // waits for chip 1
+    Args1 single(h.tensor(30), TA::OUTPUT_EXISTING, kRun);           // ready; chip 2 is the group's
+    return o.submit_next_level(0, single.args, 2);
+  });
+  h.chip[1]->finish();  // run_orchestration returned: every task is queued
+  ASSERT_TRUE(Harness::wait(run).ok());
+  EXPECT_EQ(h.chip[1]->countdowns(), std::vector<int32_t>{-1});
+  EXPECT_EQ(h.chip[2]->countdowns(), std::vector<int32_t>{-1});
+  EXPECT_EQ(run->counts.completed, 3u);
+}
+
+TEST(GroupCountdown, OnlyTheLastMemberOrAFailedOneRings) {
+  std::atomic<uint32_t> slots[2] = {};
+  EXPECT_TRUE(finish_rings_parent(slots, -1, true)) << "no slot: every task rings";
+  EXPECT_TRUE(finish_rings_parent(nullptr, 0, true)) << "no countdowns: every task rings";
+  slots[1].store(3);
+  EXPECT_FALSE(finish_rings_parent(slots, 1, true));
+  EXPECT_FALSE(finish_rings_parent(slots, 1, true));
+  EXPECT_TRUE(finish_rings_parent(slots, 1, true)) << "the third of three";
+  slots[1].store(3);
+  EXPECT_FALSE(finish_rings_parent(slots, 1, true));
+  EXPECT_TRUE(finish_rings_parent(slots, 1, false)) << "a failure rings at once";
+  EXPECT_TRUE(finish_rings_parent(slots, 1, true)) << "and the last still rings";
+  EXPECT_EQ(slots[0].load(), 0u) << "another slot is untouched";
+}
+
 TEST(EngineGroups, MemberFailureGivesOneErrorAndSkipsConsumers) {
   Harness h(2);
   auto run = h.run([&](Orchestrator& o) {

@@ -15,11 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -102,8 +104,9 @@ nlohmann::json totals_json(const node::ChipRunTotals& t) {
 // table, or as JSON on stdout when `json`). Returns the exit status (0 all
 // passed, 1 failure, 2 bad parameters). Under TASKRING_SKIP_DEVICE_RUN the
 // chips execute nothing, so the golden is reported as skipped.
+// `after_round` (if set) runs after every round, once nothing of it runs.
 int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int rounds, bool print,
-                    bool json = false) {
+                    bool json = false, const std::function<void()>& after_round = {}) {
   const std::string who = "taskring run " + std::string(w.name());
   Status v = w.validate();
   if (!v.ok()) {
@@ -140,6 +143,7 @@ int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int
     const uint64_t t0 = mono_ns();
     s = node.run(w.orchestration(), Deadline::after_ms(600000));
     const double host_ms = static_cast<double>(mono_ns() - t0) / 1e6;
+    if (after_round) after_round();
     if (!s.ok()) {
       std::fprintf(stderr, "%s: round %d: %s\n", who.c_str(), i, s.to_string().c_str());
       (void)node.close();
@@ -295,26 +299,34 @@ namespace {
 // ~130 us of every 8-chip MoE round's window before (perf sched).
 class QuietCapture {
  public:
+  static constexpr int kPipeBytes = 1 << 20;
   // `records` is how many chip runs' span trees are expected (a hint).
   QuietCapture(int fd, uint64_t records) : fd_(fd) {
     (void)fcntl(fd, F_SETPIPE_SZ, kPipeBytes);  // best effort: capped by /proc/sys/fs/pipe-max-size
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     buf_.resize(std::min<uint64_t>(std::max<uint64_t>(records * kBytesPerRecord, kChunk), kMaxUpFront));
     sched_param sp{};
     (void)sched_setscheduler(0, SCHED_BATCH, &sp);
     (void)setpriority(PRIO_PROCESS, 0, 19);
   }
-  // One read; false at EOF or on an error.
-  bool read_some() {
-    if (buf_.size() - used_ < kChunk) buf_.resize(buf_.size() * 2);
-    const ssize_t got = read(fd_, buf_.data() + used_, buf_.size() - used_);
-    if (got <= 0) return false;
-    used_ += static_cast<size_t>(got);
-    return true;
+  // Reads what the pipe holds. False at EOF or on an error; `*got`: bytes read.
+  bool drain(size_t* got) {
+    *got = 0;
+    while (true) {
+      if (buf_.size() - used_ < kChunk) buf_.resize(buf_.size() * 2);
+      const ssize_t n = read(fd_, buf_.data() + used_, buf_.size() - used_);
+      if (n > 0) {
+        used_ += static_cast<size_t>(n);
+        *got += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return n < 0 && errno == EAGAIN;
+    }
   }
   std::string take() { return std::string(buf_.data(), used_); }
 
  private:
-  static constexpr int kPipeBytes = 1 << 20;
   static constexpr uint64_t kBytesPerRecord = 2048;  // a chip run's span tree is ~1.5 KB
   static constexpr uint64_t kChunk = 64 << 10;
   static constexpr uint64_t kMaxUpFront = 256ull << 20;
@@ -329,8 +341,10 @@ int run_node_bench(const NodeBenchOptions& o) {
   std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
   if (!made) return 2;
   NodeWorkload& w = *made;
-  int fds[2];
-  if (pipe(fds) != 0) {
+  // fds: the runner's stderr. ticks: one byte from the runner after each
+  // round, which is when the reader drains fds (see the loop below).
+  int fds[2], ticks[2];
+  if (pipe(fds) != 0 || pipe(ticks) != 0) {
     std::perror("taskring bench: pipe");
     return 1;
   }
@@ -342,26 +356,53 @@ int run_node_bench(const NodeBenchOptions& o) {
   }
   if (runner == 0) {
     close(fds[0]);
+    close(ticks[0]);
     dup2(fds[1], 2);  // the runner, its chip children and SUB workers share this "stderr"
     close(fds[1]);
-    const int rc = run_node_rounds(w, o.runtime, o.warmup, o.rounds, false);
+    const int tick = ticks[1];
+    const int rc = run_node_rounds(w, o.runtime, o.warmup, o.rounds, false, false, [tick] {
+      const char b = 0;
+      (void)!write(tick, &b, 1);
+    });
     log::strace::flush_strace();
     _exit(rc);
   }
   close(fds[1]);
+  close(ticks[1]);
   QuietCapture capture(fds[0], static_cast<uint64_t>(o.warmup + o.rounds + 1) * static_cast<uint64_t>(o.chips + 1));
   const Deadline deadline = Deadline::after_ms(o.timeout_ms);
   bool timed_out = false;
+  // The reader wakes between rounds (a tick), not on every chip's write: a
+  // wake-up inside a round runs it on a CPU the chips need (perf sched: ~20
+  // us of each 8-chip MoE round's window). A poll for no event still
+  // reports the hang-up, so the end of the stream wakes it too. Should a
+  // round write more than a quarter of the pipe, it follows the data until
+  // the pipe drains; a round that fills the whole pipe waits for the
+  // backstop (kBackstopMs), never forever.
+  constexpr int kBackstopMs = 100;
+  bool follow_data = false;
+  int tick_fd = ticks[0];
   while (true) {
     if (deadline.expired()) {
       timed_out = true;
       break;
     }
-    pollfd p{fds[0], POLLIN, 0};
-    int n = poll(&p, 1, static_cast<int>(std::min<uint64_t>(deadline.remaining_ns() / 1000000 + 1, 1000)));
-    if (n <= 0) continue;
-    if (!capture.read_some()) break;  // EOF: the runner and every child it forked are gone
+    pollfd p[2] = {{fds[0], static_cast<short>(follow_data ? POLLIN : 0), 0}, {tick_fd, POLLIN, 0}};
+    const uint64_t left_ms = deadline.remaining_ns() / 1000000 + 1;
+    (void)poll(p, tick_fd >= 0 ? 2 : 1, static_cast<int>(std::min<uint64_t>(left_ms, follow_data ? 1000 : kBackstopMs)));
+    if (tick_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP)) != 0) {
+      char b[64];
+      if (read(tick_fd, b, sizeof b) <= 0) {  // the runner is gone: follow the stream to its end
+        close(tick_fd);
+        tick_fd = -1;
+        follow_data = true;
+      }
+    }
+    size_t got = 0;
+    if (!capture.drain(&got)) break;  // EOF: the runner and every child it forked are gone
+    if (tick_fd >= 0) follow_data = got >= QuietCapture::kPipeBytes / 4;
   }
+  if (tick_fd >= 0) close(tick_fd);
   std::string captured = capture.take();
   close(fds[0]);
   if (timed_out) kill(runner, SIGKILL);  // its children follow (PR_SET_PDEATHSIG)
