@@ -8,14 +8,11 @@
 // rounds there, then validates the captured spans with the trace analyser:
 // each chip child emits one `chip.run` per round with rank=<chip index>, so
 // the (rank, round) matrix must have N x R valid cells.
-#include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
@@ -32,6 +29,7 @@
 #include "commands.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/strace.hpp"
+#include "taskring/trace/capture.hpp"
 #include "taskring/trace/invocations.hpp"
 #include "taskring/trace/matrix.hpp"
 #include "taskring/trace/parser.hpp"
@@ -288,61 +286,12 @@ int validate_chip_matrix(const std::string& captured, std::string_view source, i
   return trace::verdict_exit_code(t, *m);
 }
 
-namespace {
-
-// Reads the node runner's stderr while the chips are timed, disturbing them
-// as little as it can: a pipe large enough to fall many rounds behind, a
-// buffer faulted in before the first round (new pages cost a hypervisor exit
-// each on a shadow-paging guest), and a scheduling class that never preempts
-// a chip on wake-up (SCHED_BATCH at nice 19). It still runs whenever a CPU
-// has nothing else to do, e.g. between rounds. Measured: the reader ran
-// ~130 us of every 8-chip MoE round's window before (perf sched).
-class QuietCapture {
- public:
-  static constexpr int kPipeBytes = 1 << 20;
-  // `records` is how many chip runs' span trees are expected (a hint).
-  QuietCapture(int fd, uint64_t records) : fd_(fd) {
-    (void)fcntl(fd, F_SETPIPE_SZ, kPipeBytes);  // best effort: capped by /proc/sys/fs/pipe-max-size
-    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    buf_.resize(std::min<uint64_t>(std::max<uint64_t>(records * kBytesPerRecord, kChunk), kMaxUpFront));
-    sched_param sp{};
-    (void)sched_setscheduler(0, SCHED_BATCH, &sp);
-    (void)setpriority(PRIO_PROCESS, 0, 19);
-  }
-  // Reads what the pipe holds. False at EOF or on an error; `*got`: bytes read.
-  bool drain(size_t* got) {
-    *got = 0;
-    while (true) {
-      if (buf_.size() - used_ < kChunk) buf_.resize(buf_.size() * 2);
-      const ssize_t n = read(fd_, buf_.data() + used_, buf_.size() - used_);
-      if (n > 0) {
-        used_ += static_cast<size_t>(n);
-        *got += static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      return n < 0 && errno == EAGAIN;
-    }
-  }
-  std::string take() { return std::string(buf_.data(), used_); }
-
- private:
-  static constexpr uint64_t kBytesPerRecord = 2048;  // a chip run's span tree is ~1.5 KB
-  static constexpr uint64_t kChunk = 64 << 10;
-  static constexpr uint64_t kMaxUpFront = 256ull << 20;
-  int fd_;
-  std::vector<char> buf_;  // value-initialised by resize(): every page is touched up front
-  size_t used_ = 0;
-};
-
-}  // namespace
-
 int run_node_bench(const NodeBenchOptions& o) {
   std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
   if (!made) return 2;
   NodeWorkload& w = *made;
   // fds: the runner's stderr. ticks: one byte from the runner after each
-  // round, which is when the reader drains fds (see the loop below).
+  // round, which is when the reader drains fds (trace::capture_stream).
   int fds[2], ticks[2];
   if (pipe(fds) != 0 || pipe(ticks) != 0) {
     std::perror("taskring bench: pipe");
@@ -369,41 +318,21 @@ int run_node_bench(const NodeBenchOptions& o) {
   }
   close(fds[1]);
   close(ticks[1]);
-  QuietCapture capture(fds[0], static_cast<uint64_t>(o.warmup + o.rounds + 1) * static_cast<uint64_t>(o.chips + 1));
-  const Deadline deadline = Deadline::after_ms(o.timeout_ms);
-  bool timed_out = false;
-  // The reader wakes between rounds (a tick), not on every chip's write: a
-  // wake-up inside a round runs it on a CPU the chips need (perf sched: ~20
-  // us of each 8-chip MoE round's window). A poll for no event still
-  // reports the hang-up, so the end of the stream wakes it too. Should a
-  // round write more than a quarter of the pipe, it follows the data until
-  // the pipe drains; a round that fills the whole pipe waits for the
-  // backstop (kBackstopMs), never forever.
-  constexpr int kBackstopMs = 100;
-  bool follow_data = false;
-  int tick_fd = ticks[0];
-  while (true) {
-    if (deadline.expired()) {
-      timed_out = true;
-      break;
-    }
-    pollfd p[2] = {{fds[0], static_cast<short>(follow_data ? POLLIN : 0), 0}, {tick_fd, POLLIN, 0}};
-    const uint64_t left_ms = deadline.remaining_ns() / 1000000 + 1;
-    (void)poll(p, tick_fd >= 0 ? 2 : 1, static_cast<int>(std::min<uint64_t>(left_ms, follow_data ? 1000 : kBackstopMs)));
-    if (tick_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP)) != 0) {
-      char b[64];
-      if (read(tick_fd, b, sizeof b) <= 0) {  // the runner is gone: follow the stream to its end
-        close(tick_fd);
-        tick_fd = -1;
-        follow_data = true;
-      }
-    }
-    size_t got = 0;
-    if (!capture.drain(&got)) break;  // EOF: the runner and every child it forked are gone
-    if (tick_fd >= 0) follow_data = got >= QuietCapture::kPipeBytes / 4;
-  }
-  if (tick_fd >= 0) close(tick_fd);
-  std::string captured = capture.take();
+  // The reader stays out of the chips' way: a scheduling class that never
+  // preempts a chip on wake-up (SCHED_BATCH at nice 19), and wake-ups only
+  // between rounds (trace::capture_stream). Measured (perf sched): ~130 us
+  // of every 8-chip MoE round's window at first, 11 us with the class, 0
+  // with the ticks.
+  sched_param sp{};
+  (void)sched_setscheduler(0, SCHED_BATCH, &sp);
+  (void)setpriority(PRIO_PROCESS, 0, 19);
+  constexpr uint64_t kBytesPerChipRun = 2048;  // a chip run's span tree is ~1.5 KB
+  trace::Captured got = trace::capture_stream(
+      fds[0], ticks[0], Deadline::after_ms(o.timeout_ms),
+      static_cast<uint64_t>(o.warmup + o.rounds + 1) * static_cast<uint64_t>(o.chips + 1) * kBytesPerChipRun);
+  const bool timed_out = got.timed_out;
+  const std::string& captured = got.bytes;
+  close(ticks[0]);
   close(fds[0]);
   if (timed_out) kill(runner, SIGKILL);  // its children follow (PR_SET_PDEATHSIG)
   int status = 0;
