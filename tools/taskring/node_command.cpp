@@ -293,8 +293,14 @@ int run_node_bench(const NodeBenchOptions& o) {
   // fds: the runner's stderr. ticks: one byte from the runner after each
   // round, which is when the reader drains fds (trace::capture_stream).
   int fds[2], ticks[2];
-  if (pipe(fds) != 0 || pipe(ticks) != 0) {
+  if (pipe(fds) != 0) {
     std::perror("taskring bench: pipe");
+    return 1;
+  }
+  if (pipe(ticks) != 0) {
+    std::perror("taskring bench: pipe");
+    close(fds[0]);
+    close(fds[1]);
     return 1;
   }
   std::fflush(nullptr);
