@@ -330,7 +330,18 @@ bool barrier(const KernelArgs& k, const CommContext& c) {
   // Arrivals of barrier e are the counts ((e-1)·n, e·n]: the one that reaches
   // e·n is the last, and no rank can arrive for e+1 before e is published.
   const uint32_t target = e * static_cast<uint32_t>(c.nranks);
-  if (h.barrier_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == target) {
+  // Barrier e cannot be complete before this rank arrives, nor hold all its
+  // arrivals: either means the header outlived the ranks' epochs (a reused
+  // domain not reset), and waiting would pass without the others.
+  const uint32_t prev = h.barrier_arrivals.fetch_add(1, std::memory_order_acq_rel);
+  if (static_cast<int32_t>(h.barrier_done.load(std::memory_order_acquire) - e) >= 0 ||
+      static_cast<int32_t>(prev - target) >= 0) {
+    // The run's failure aborts the domain, so the peers' waits end too.
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                  "domain '%s' rank %d: barrier %u found stale state (%u arrivals, %u done)", domain_name(c), c.rank, e,
+                  prev, h.barrier_done.load(std::memory_order_relaxed));
+  }
+  if (prev + 1 == target) {
     h.barrier_done.store(e, std::memory_order_seq_cst);
     ring(h.bell);
     return true;

@@ -63,6 +63,16 @@ extern "C" void taskring_comm_probe(int64_t* raw) {
       (void)cm::barrier(k, c);
       return;
     }
+    case ProbeOp::kCheckZeroThenDirty: {
+      auto* w = reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(c.windows[c.rank]));
+      for (uint64_t i = 0; i < c.win_size; ++i)
+        if (w[i] != 0)
+          return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                              "domain '%s' rank %d: window byte %llu is 0x%02x, not zero", cm::domain_name(c), c.rank,
+                              static_cast<unsigned long long>(i), w[i]);
+      std::memset(w, 0xFF, c.win_size);
+      return;
+    }
     case ProbeOp::kWaitForever:
       (void)cm::wait_signal(k, c, arg, cm::Cmp::kEq, 0xFFFFFFFFu);
       return;

@@ -1,8 +1,13 @@
-// Comm domains on the node: allocation (validate, create the shared object,
-// every member attaches in parallel and meets the others), the abort hook
-// and the sweep at the run's fence. The transport is behind WindowExchange.
+// Comm domains on the node: allocation (validate, create the shared object
+// or take a cached one, every member attaches in parallel and meets the
+// others), the abort hook, and the sweep at the run's fence into the domain
+// cache. The transport is behind WindowExchange.
 #include <algorithm>
+#include <cstring>
+#include <deque>
+#include <iterator>
 #include <set>
+#include <utility>
 
 #include "engine.hpp"
 #include "taskring/kernels/comm_remote.hpp"
@@ -16,34 +21,31 @@ namespace cm = kernels::comm;
 namespace {
 constexpr uint64_t kMaxWindow = 1ull << 34;
 uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
+
+// What a reused domain must not carry over: the previous allocation's
+// arrivals, its kernel barrier counters, an abort, its name. The members
+// zero their own windows and sync blocks when they rejoin.
+void reset_header(cm::DomainHeader& h, const std::string& name) {
+  h.abort.store(0, std::memory_order_relaxed);
+  for (auto& a : h.arrived) a.store(0, std::memory_order_relaxed);
+  h.barrier_arrivals.store(0, std::memory_order_relaxed);
+  h.barrier_done.store(0, std::memory_order_relaxed);
+  std::memset(h.name, 0, cm::kNameBytes);
+  std::strncpy(h.name, name.c_str(), cm::kNameBytes - 1);
+  // Published to the members by the control request that follows.
+  std::atomic_thread_fence(std::memory_order_release);
+}
 }  // namespace
 
-std::vector<int> CommDomain::chips() const {
-  std::vector<int> c;
-  for (const DomainMember& m : members_) c.push_back(m.chip);
-  return c;
-}
-
-Expected<DomainMember> CommDomain::member(int chip) const {
-  for (const DomainMember& m : members_)
-    if (m.chip == chip) return m;
-  std::string list;
-  for (const DomainMember& m : members_) list += (list.empty() ? "" : ",") + std::to_string(m.chip);
-  return not_found("chip " + std::to_string(chip) + " is not a member of comm domain '" + name_ + "' (members: chips " +
-                   list + ")");
-}
-
-Expected<uint64_t> CommDomain::buffer_offset(std::string_view name) const {
-  for (const auto& [n, off] : buffers_)
-    if (n == name) return off;
-  return not_found("comm domain '" + name_ + "' has no buffer named '" + std::string(name) + "'");
-}
-
-Expected<uint64_t> CommDomain::buffer(int chip, std::string_view name) const {
-  TASKRING_ASSIGN_OR_RETURN(const DomainMember m, member(chip));
-  TASKRING_ASSIGN_OR_RETURN(const uint64_t off, buffer_offset(name));
-  return m.window_base + off;
-}
+// A swept one-node domain kept for reuse: its object, still mapped by every
+// member chip, and what an allocation must match to take it (the same chips
+// in the same order, the same layout).
+struct CachedDomain {
+  std::shared_ptr<DomainObject> obj;
+  cm::DomainLayout layout;
+  uint64_t id = 0;
+  std::vector<int> chips;
+};
 
 class DomainRegistry {
  public:
@@ -92,13 +94,17 @@ class DomainRegistry {
 
     const int n = static_cast<int>(chips.size());
     const cm::DomainLayout layout = cm::DomainLayout::make(n, window_size);
+    std::vector<int> ranks(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)] = r;
+    if (std::shared_ptr<CachedDomain> c = take_cached(e, chips, layout)) {
+      reset_header(*c->obj->header(), name);
+      return attach_all(e, run, api, name, c->obj, layout, c->id, chips, ranks, buffers, Join::kRejoin);
+    }
     const uint64_t id = e.next_domain_id_.fetch_add(1);
     auto created = e.cfg_.exchange->create(layout, name, id);
     if (!created.ok()) return created.status().with_context(api);
-    std::vector<int> ranks(static_cast<size_t>(n));
-    for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)] = r;
     return attach_all(e, run, api, name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id, chips, ranks,
-                      buffers);
+                      buffers, Join::kAttach);
   }
 
   // A domain spanning nodes: this node's members attach to its part; the
@@ -145,15 +151,20 @@ class DomainRegistry {
     auto created = t->create(layout, name, id, members);
     if (!created.ok()) return created.status().with_context(api);
     return attach_all(e, run, api, name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id, chips, ranks,
-                      buffers);
+                      buffers, Join::kAttachUncached);
   }
+
+  // How the members join: map a new object (one the fence may cache, or a
+  // global one it may not), or rejoin a cached one they still map.
+  enum class Join { kAttach, kAttachUncached, kRejoin };
 
   // Every member chip (domain rank ranks[i] on chips[i]) attaches to `obj`.
   static Expected<std::shared_ptr<CommDomain>> attach_all(Engine& e, RunState* run, const std::string& api,
                                                           const std::string& name, std::shared_ptr<DomainObject> obj,
                                                           const cm::DomainLayout& layout, uint64_t id,
                                                           std::span<const int> chips, std::span<const int> ranks,
-                                                          std::span<const DomainBufferSpec> buffers) {
+                                                          std::span<const DomainBufferSpec> buffers, Join join) {
+    const bool rejoin = join == Join::kRejoin;
     const int n = static_cast<int>(chips.size());
     const int nranks = layout.nranks;
     // Every member attaches at once: they meet at a barrier inside.
@@ -166,12 +177,12 @@ class DomainRegistry {
     };
     for (int r = 0; r < n; ++r) {
       ControlRequest req;
-      req.op = ControlOp::kAttachDomain;
+      req.op = rejoin ? ControlOp::kRejoinDomain : ControlOp::kAttachDomain;
       req.args[0] = id;
       req.args[1] = static_cast<uint64_t>(ranks[r]);
       req.args[2] = layout.total;
       req.args[3] = e.cfg_.comm_timeout_ms;
-      req.fd = obj->member_fd(ranks[r]);
+      req.fd = rejoin ? -1 : obj->member_fd(ranks[r]);
       Status p = e.chip_endpoint(chips[r]).control_post(req);
       if (!p.ok()) {
         got[r] = p;
@@ -192,8 +203,9 @@ class DomainRegistry {
         err = got[r].status().with_context("rank " + std::to_string(ranks[r]) + " (chip " + std::to_string(chips[r]) + ")");
     }
     if (!err.ok()) {
+      // A member that failed to rejoin still maps the cached object.
       for (int r = 0; r < n; ++r)
-        if (got[r].ok()) (void)release_member(e, chips[r], id);
+        if (got[r].ok() || rejoin) (void)release_member(e, chips[r], id);
       return err.with_context(api);
     }
 
@@ -221,22 +233,58 @@ class DomainRegistry {
     Engine* eng = &e;
     std::lock_guard<std::mutex> lk(e.mu_);
     run->on_abort.push_back(abort_domain);
-    run->at_fence.push_back([eng, obj, members, id, name]() -> Status {
-      Status first;
+    const bool cacheable = join != Join::kAttachUncached;
+    run->at_fence.push_back([eng, run, obj, layout, members, id, name, cacheable]() -> Status {
+      eng->live_domains_.fetch_sub(1, std::memory_order_acq_rel);
       // A closing worker stops its children next; a member may still be
       // inside a kernel and could not serve the request before its
       // deadline. Their mappings end with them; the parent's goes here.
-      const bool closing = eng->closing_;
-      for (int c : members) {
-        if (closing) break;
-        Status s = release_member(*eng, c, id);
-        if (first.ok() && !s.ok()) first = s.with_context("comm domain '" + name + "'");
+      if (eng->closing_) return Status::Ok();
+      // A failed run's members may be gone or stuck: keep nothing of it (the
+      // engine flushes the cache after the fence, flush_domain_cache).
+      if (!run->first_error.ok() || !cacheable || eng->cfg_.domain_cache <= 0) return release_all(*eng, members, id, name);
+      auto c = std::make_shared<CachedDomain>(CachedDomain{obj, layout, id, members});
+      std::shared_ptr<CachedDomain> evicted;
+      {
+        std::lock_guard<std::mutex> lk(eng->domain_cache_mu_);
+        eng->domain_cache_.push_back(std::move(c));
+        if (static_cast<int>(eng->domain_cache_.size()) > eng->cfg_.domain_cache) {
+          evicted = std::move(eng->domain_cache_.front());
+          eng->domain_cache_.pop_front();
+        }
       }
-      eng->live_domains_.fetch_sub(1, std::memory_order_acq_rel);
-      return first;
+      return evicted ? release_all(*eng, evicted->chips, evicted->id, evicted->obj->header()->name) : Status::Ok();
     });
     if (!run->first_error.ok()) abort_domain();  // the run failed while we allocated
     return d;
+  }
+
+  // The most recent cached domain of exactly these chips and this layout,
+  // taken out of the cache; nullptr when there is none.
+  static std::shared_ptr<CachedDomain> take_cached(Engine& e, std::span<const int> chips,
+                                                   const cm::DomainLayout& layout) {
+    std::lock_guard<std::mutex> lk(e.domain_cache_mu_);
+    for (auto it = e.domain_cache_.rbegin(); it != e.domain_cache_.rend(); ++it) {
+      const CachedDomain& c = **it;
+      if (c.layout.nranks != layout.nranks || c.layout.window_size != layout.window_size ||
+          c.layout.total != layout.total || !std::equal(chips.begin(), chips.end(), c.chips.begin(), c.chips.end()))
+        continue;
+      std::shared_ptr<CachedDomain> taken = std::move(*it);
+      e.domain_cache_.erase(std::next(it).base());
+      return taken;
+    }
+    return nullptr;
+  }
+
+
+  // Every member unmaps domain `id`; the first failure, naming the domain.
+  static Status release_all(Engine& e, std::span<const int> chips, uint64_t id, const std::string& name) {
+    Status first;
+    for (int c : chips) {
+      Status s = release_member(e, c, id);
+      if (first.ok() && !s.ok()) first = s.with_context("comm domain '" + name + "'");
+    }
+    return first;
   }
 
   static Status release_member(Engine& e, int chip, uint64_t id) {
@@ -246,6 +294,52 @@ class DomainRegistry {
     return e.chip_endpoint(chip).control(req, Deadline::after_ms(e.cfg_.control_timeout_ms)).status();
   }
 };
+
+Status Engine::flush_domain_cache() {
+  std::deque<std::shared_ptr<CachedDomain>> all;
+  {
+    std::lock_guard<std::mutex> lk(domain_cache_mu_);
+    all.swap(domain_cache_);
+  }
+  Status first;
+  for (const auto& c : all) {
+    Status s = DomainRegistry::release_all(*this, c->chips, c->id, c->obj->header()->name);
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
+int Engine::cached_domains() const {
+  std::lock_guard<std::mutex> lk(domain_cache_mu_);
+  return static_cast<int>(domain_cache_.size());
+}
+
+std::vector<int> CommDomain::chips() const {
+  std::vector<int> c;
+  for (const DomainMember& m : members_) c.push_back(m.chip);
+  return c;
+}
+
+Expected<DomainMember> CommDomain::member(int chip) const {
+  for (const DomainMember& m : members_)
+    if (m.chip == chip) return m;
+  std::string list;
+  for (const DomainMember& m : members_) list += (list.empty() ? "" : ",") + std::to_string(m.chip);
+  return not_found("chip " + std::to_string(chip) + " is not a member of comm domain '" + name_ + "' (members: chips " +
+                   list + ")");
+}
+
+Expected<uint64_t> CommDomain::buffer_offset(std::string_view name) const {
+  for (const auto& [n, off] : buffers_)
+    if (n == name) return off;
+  return not_found("comm domain '" + name_ + "' has no buffer named '" + std::string(name) + "'");
+}
+
+Expected<uint64_t> CommDomain::buffer(int chip, std::string_view name) const {
+  TASKRING_ASSIGN_OR_RETURN(const DomainMember m, member(chip));
+  TASKRING_ASSIGN_OR_RETURN(const uint64_t off, buffer_offset(name));
+  return m.window_base + off;
+}
 
 Expected<std::shared_ptr<CommDomain>> Engine::allocate_domain(RunState* run, const std::string& name,
                                                               std::span<const int> chips, uint64_t window_size,

@@ -55,23 +55,44 @@ Expected<int> DomainMembership::receive_fd() {
 }
 
 Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
-  const uint64_t id = a[0], bytes = a[2], timeout_ms = a[3];
-  const int rank = static_cast<int>(a[1]);
+  const uint64_t id = a[0], bytes = a[2];
   TASKRING_ASSIGN_OR_RETURN(const int fd, receive_fd());
   if (maps_.count(id) != 0) {
     close(fd);
     return Status(StatusCode::kAlreadyExists, "domain " + std::to_string(id) + " is already attached");
   }
   TASKRING_ASSIGN_OR_RETURN(char* base, x_->map_member(fd, bytes));
+  Status joined = join(base, bytes, id, static_cast<int>(a[1]), a[3]);
+  if (!joined.ok()) {
+    x_->unmap_member(base, bytes);
+    return joined;
+  }
+  // Every window is zeroed now: fault all of them into this process here,
+  // at allocation, so the kernels' first puts into a peer's window do not
+  // fault inside the step.
+  prefault_for_write(base, bytes);
+  maps_[id] = Mapping{base, bytes};
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(base));
+}
+
+Expected<uint64_t> DomainMembership::rejoin(const uint64_t* a) {
+  const uint64_t id = a[0], bytes = a[2];
+  auto it = maps_.find(id);
+  if (it == maps_.end() || it->second.bytes != bytes)
+    return failed_precondition("domain " + std::to_string(id) + " of " + std::to_string(bytes) +
+                               " B is not mapped in this chip; it cannot be rejoined");
+  // The pages stay faulted in from the first attach; a failed join leaves
+  // the mapping to the parent's release.
+  TASKRING_RETURN_IF_ERROR(join(it->second.base, bytes, id, static_cast<int>(a[1]), a[3]));
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(it->second.base));
+}
+
+Status DomainMembership::join(char* base, uint64_t bytes, uint64_t id, int rank, uint64_t timeout_ms) {
   auto& h = *reinterpret_cast<cm::DomainHeader*>(base);
   const cm::DomainLayout layout = cm::DomainLayout::make(h.nranks, h.window_size, h.ring_bytes);
   const std::string who = "comm domain '" + std::string(h.name) + "' rank " + std::to_string(rank);
-  auto fail = [&](Status s) {
-    x_->unmap_member(base, bytes);
-    return s;
-  };
   if (h.magic != cm::kHeaderMagic || h.id != id || rank < 0 || rank >= h.nranks || layout.total != bytes)
-    return fail(internal_error(who + ": the shared object does not match the request"));
+    return internal_error(who + ": the shared object does not match the request");
   // Zero first, publish after: the arrival below is what lets peers write.
   std::memset(base + layout.window(rank), 0, layout.window_size);
   std::memset(base + layout.sync(rank), 0, sizeof(cm::SyncBlock));
@@ -100,28 +121,23 @@ Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
       h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
       break;
     }
-    if (const uint32_t a = h.abort.load(std::memory_order_acquire); a != 0) {
+    if (const uint32_t ab = h.abort.load(std::memory_order_acquire); ab != 0) {
       h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
-      // a >= 2: a member on MPI rank a - 2 failed (L4 global domain); its
+      // ab >= 2: a member on MPI rank ab - 2 failed (L4 global domain); its
       // arrivals may still have been in flight.
-      const std::string why = a >= 2 ? ", a member on MPI rank " + std::to_string(a - 2) + " failed," : "";
-      return fail(aborted(who + ": the allocation was aborted" + why + " while waiting for ranks " + missing_ranks(h)));
+      const std::string why = ab >= 2 ? ", a member on MPI rank " + std::to_string(ab - 2) + " failed," : "";
+      return aborted(who + ": the allocation was aborted" + why + " while waiting for ranks " + missing_ranks(h));
     }
     const uint64_t left = deadline.remaining_ns();
     if (left == 0) {
       h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
-      return fail(deadline_exceeded(who + ": the allocation barrier passed its " + std::to_string(timeout_ms) +
-                                    " ms deadline; missing ranks " + missing_ranks(h)));
+      return deadline_exceeded(who + ": the allocation barrier passed its " + std::to_string(timeout_ms) +
+                               " ms deadline; missing ranks " + missing_ranks(h));
     }
     shared_futex_wait(&h.bell.epoch, seen, left < kSliceNs ? left : kSliceNs);
     h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
   }
-  // Every window is zeroed now: fault all of them into this process here,
-  // at allocation, so the kernels' first puts into a peer's window do not
-  // fault inside the step.
-  prefault_for_write(base, bytes);
-  maps_[id] = Mapping{base, bytes};
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(base));
+  return Status::Ok();
 }
 
 Status DomainMembership::release(uint64_t id) {

@@ -6,7 +6,10 @@
 // allocation barrier and waits (spin-then-park, with the request's deadline)
 // until every member arrived. Zeroing comes strictly before the arrival, so
 // no peer can write into the window (a signal, a token row) before it is
-// clean: the barrier is what publishes the windows. release() unmaps.
+// clean: the barrier is what publishes the windows. rejoin() serves
+// kRejoinDomain for a domain still mapped from an earlier run (the node's
+// domain cache, docs/comm.md): the same zeroing, context and barrier, with
+// no mapping and no prefault. release() unmaps.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,9 @@ class DomainMembership {
   // args: [0] domain id, [1] rank, [2] object bytes, [3] timeout ms (the
   // barrier's and every kernel wait's). The base address of the mapping.
   Expected<uint64_t> attach(const uint64_t* args);
+  // The same arguments; FAILED_PRECONDITION when domain [0] is not mapped
+  // here or its size differs from [2].
+  Expected<uint64_t> rejoin(const uint64_t* args);
   // Unmaps domain `id`; NOT_FOUND when it is not attached.
   Status release(uint64_t id);
   size_t attached() const { return maps_.size(); }
@@ -37,6 +43,10 @@ class DomainMembership {
     uint64_t bytes;
   };
   Expected<int> receive_fd();
+  // Checks the mapping at `base` (`bytes`) is domain `id`, zeroes rank
+  // `rank`'s window and sync block, fills its context, arrives and waits for
+  // every member (see the class comment).
+  Status join(char* base, uint64_t bytes, uint64_t id, int rank, uint64_t timeout_ms);
   WindowExchange* x_;
   int socket_;
   std::map<uint64_t, Mapping> maps_;

@@ -90,6 +90,7 @@ struct RunState {
 
 class WindowExchange;
 class GlobalDomainTransport;
+struct CachedDomain;
 
 struct EngineConfig {
   std::vector<std::string> chip_callables;  // names, by id
@@ -113,6 +114,8 @@ struct EngineConfig {
   WindowExchange* exchange = nullptr;  // comm domains; nullptr: none (UNIMPLEMENTED)
   GlobalDomainTransport* global_domains = nullptr;  // domains spanning nodes (L4); nullptr: none
   uint64_t comm_timeout_ms = 30000;
+  // Idle one-node comm domains kept mapped for reuse (NodeConfig::domain_cache).
+  int domain_cache = 4;
 };
 
 class Engine {
@@ -158,6 +161,11 @@ class Engine {
                                                                std::span<const DomainBufferSpec> buffers);
   // Comm domains alive now (allocated, not yet swept). For tests and tools.
   int live_domains() const { return live_domains_.load(std::memory_order_acquire); }
+  // Swept domains kept mapped for a later allocation of the same shape.
+  int cached_domains() const;
+  // Every member unmaps every cached domain; the first failure. Called
+  // after the fence of a failed run, whose chips may be gone or stuck.
+  Status flush_domain_cache();
 
   bool host_visible(uint64_t addr, uint64_t bytes) const { return cfg_.host_visible(addr, bytes); }
   int chips() const { return static_cast<int>(chips_.size()); }
@@ -221,6 +229,11 @@ class Engine {
   DepMap deps_;  // orchestrating thread (under mu_ for simplicity)
 
   std::atomic<int> live_domains_{0};
+  // The domain cache (comm_domain.cpp): swept one-node domains of passed
+  // runs, still mapped by their members, oldest first. Its own mutex: the
+  // fence fills it under mu_, an orchestration takes from it without mu_.
+  mutable std::mutex domain_cache_mu_;
+  std::deque<std::shared_ptr<CachedDomain>> domain_cache_;
   std::atomic<uint64_t> next_domain_id_{1};
   friend class DomainRegistry;
   std::atomic<bool> stop_{false};

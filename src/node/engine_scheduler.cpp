@@ -345,6 +345,10 @@ void Engine::maybe_finish_run(RunState* run) {
     run->at_fence.pop_back();
     if (!s.ok()) note_error(run, s.with_context("releasing the run's comm domains"));
   }
+  if (!run->first_error.ok() && !closing_) {
+    Status s = flush_domain_cache();
+    if (!s.ok()) note_error(run, s.with_context("releasing the cached comm domains after the run failed"));
+  }
   run->on_abort.clear();
   run->status = run->first_error;
   if (strace::enabled()) {

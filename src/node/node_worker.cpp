@@ -152,6 +152,8 @@ Status NodeWorker::Impl::validate() const {
   if (cfg.startup_timeout_ms == 0) return invalid_argument(w + "startup_timeout_ms must be > 0");
   if (cfg.control_timeout_ms == 0) return invalid_argument(w + "control_timeout_ms must be > 0");
   if (cfg.comm_timeout_ms == 0) return invalid_argument(w + "comm_timeout_ms must be > 0");
+  if (cfg.domain_cache < 0 || cfg.domain_cache > 64)
+    return invalid_argument(w + "domain_cache " + std::to_string(cfg.domain_cache) + " not in [0, 64]");
   return Status::Ok();
 }
 
@@ -425,6 +427,7 @@ Status NodeWorker::init() {
   ec.exchange = m.exchange.get();
   ec.global_domains = m.cfg.global_domains.get();
   ec.comm_timeout_ms = m.cfg.comm_timeout_ms;
+  ec.domain_cache = m.cfg.domain_cache;
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {
     auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i], m.parent_socks[i]);
@@ -540,6 +543,11 @@ Expected<ChipRunTotals> NodeWorker::take_chip_run_totals(int chip) {
   ChipRunTotals t = box->run_totals;
   box->run_totals = ChipRunTotals{};
   return t;
+}
+
+int NodeWorker::cached_domains() const {
+  const Impl& m = *impl_;
+  return m.engine ? m.engine->cached_domains() : 0;
 }
 
 int NodeWorker::live_domains() const {

@@ -19,8 +19,9 @@ namespace {
 
 using kernels::ProbeOp;
 
-std::unique_ptr<NodeWorker> make_comm_worker(int chips, uint64_t comm_timeout_ms = 20000) {
+std::unique_ptr<NodeWorker> make_comm_worker(int chips, uint64_t comm_timeout_ms = 20000, int domain_cache = 4) {
   NodeConfig cfg;
+  cfg.domain_cache = domain_cache;
   cfg.chips = chips;
   cfg.chip_threads = 1;
   cfg.heap_ring_bytes = 1 << 20;
@@ -167,21 +168,25 @@ TEST(CommDomain, PutAndGetTilesReachThePeerWindow) {
 
 // Every rank signals every other rank as soon as it starts; a window zeroed
 // after the publishing barrier could wipe an early signal and hang. More
-// ranks than cores, repeated, each time with a fresh domain.
+// ranks than cores, repeated, each time with a fresh domain (no cache) and
+// each time rejoining the cached one.
 TEST(CommDomain, WindowZeroingRaceUnderOversubscription) {
   constexpr int kRanks = 8;
   const int repeats = taskring::testing::kSanitizedBuild ? 5 : 50;
-  auto w = make_comm_worker(kRanks, 10000);
-  ASSERT_TRUE(w->init().ok());
-  for (int i = 0; i < repeats; ++i) {
-    Status s = w->run([&](Orchestrator& o) -> Status {
-      const DomainBufferSpec bufs[] = {{"signal", 64}};
-      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("race", iota(kRanks), 4096, bufs));
-      return probe(o, *d, ProbeOp::kRingNotify, *d->buffer_offset("signal"));
-    });
-    ASSERT_TRUE(s.ok()) << "repeat " << i << ": " << s.message();
+  for (int cache : {0, 1}) {
+    auto w = make_comm_worker(kRanks, 10000, cache);
+    ASSERT_TRUE(w->init().ok());
+    for (int i = 0; i < repeats; ++i) {
+      Status s = w->run([&](Orchestrator& o) -> Status {
+        const DomainBufferSpec bufs[] = {{"signal", 64}};
+        TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("race", iota(kRanks), 4096, bufs));
+        return probe(o, *d, ProbeOp::kRingNotify, *d->buffer_offset("signal"));
+      });
+      ASSERT_TRUE(s.ok()) << "domain_cache " << cache << ", repeat " << i << ": " << s.message();
+    }
+    EXPECT_EQ(w->live_domains(), 0);
+    EXPECT_EQ(w->cached_domains(), cache);
   }
-  EXPECT_EQ(w->live_domains(), 0);
 }
 
 TEST(CommDomain, RankFailingMidCollectiveFailsTheRunNamingItAndPeersDoNotHang) {
@@ -210,7 +215,7 @@ TEST(CommDomain, RankFailingMidCollectiveFailsTheRunNamingItAndPeersDoNotHang) {
 }
 
 TEST(CommDomain, NeverReleasedDomainIsSweptAfterTheFence) {
-  auto w = make_comm_worker(2);
+  auto w = make_comm_worker(2, 20000, /*domain_cache=*/0);
   ASSERT_TRUE(w->init().ok());
   Status s = w->run([&](Orchestrator& o) -> Status {
     TASKRING_ASSIGN_OR_RETURN(auto kept, o.allocate_domain("kept", iota(2), 4096));
@@ -223,6 +228,100 @@ TEST(CommDomain, NeverReleasedDomainIsSweptAfterTheFence) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(w->live_domains(), 0);
   for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
+}
+
+// The domain cache (NodeConfig::domain_cache): a passed run's domain stays
+// mapped and the next allocation of the same chips and size rejoins it,
+// with every window zeroed again and the kernel barrier starting afresh
+// (a stale barrier counter is a kernel error, never a barrier that passes
+// without the others).
+TEST(CommDomainCache, SameShapeRejoinsTheKeptDomainZeroedAndWithAFreshBarrier) {
+  auto w = make_comm_worker(3);
+  ASSERT_TRUE(w->init().ok());
+  std::vector<uint64_t> bases;
+  for (int i = 0; i < 3; ++i) {
+    Status s = w->run([&](Orchestrator& o) -> Status {
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("kept" + std::to_string(i), iota(3), 4096));
+      bases.push_back(d->member(0)->window_base);
+      TASKRING_RETURN_IF_ERROR(probe(o, *d, ProbeOp::kCheckZeroThenDirty, 0));
+      return probe(o, *d, ProbeOp::kBarrier, 3);
+    });
+    ASSERT_TRUE(s.ok()) << "run " << i << ": " << s.message();
+    EXPECT_EQ(w->live_domains(), 0);
+    EXPECT_EQ(w->cached_domains(), 1);
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 1) << "run " << i << ", chip " << c;
+  }
+  EXPECT_EQ(bases[1], bases[0]);  // the same mapping, rejoined
+  EXPECT_EQ(bases[2], bases[0]);
+}
+
+TEST(CommDomainCache, OtherChipsOrSizesGetTheirOwnDomainAndTheCacheIsBounded) {
+  auto w = make_comm_worker(3, 20000, /*domain_cache=*/2);
+  ASSERT_TRUE(w->init().ok());
+  const int reversed[] = {2, 1, 0};
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto a, o.allocate_domain("a", iota(3), 4096));
+    TASKRING_ASSIGN_OR_RETURN(auto b, o.allocate_domain("b", reversed, 4096));
+    TASKRING_ASSIGN_OR_RETURN(auto c, o.allocate_domain("c", iota(3), 8192));
+    for (const auto* d : {a.get(), b.get(), c.get()})
+      TASKRING_RETURN_IF_ERROR(probe(o, *d, ProbeOp::kCheckZeroThenDirty, 0));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(w->cached_domains(), 2);  // the oldest was evicted and unmapped
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 2) << "chip " << c;
+  // Reversed chips are other ranks: that domain is rejoined, not "a"'s.
+  s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto b, o.allocate_domain("b2", reversed, 4096));
+    EXPECT_EQ(b->member(2)->rank, 0);
+    return probe(o, *b, ProbeOp::kCheckZeroThenDirty, 0);
+  });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(w->cached_domains(), 2);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 2) << "chip " << c;
+}
+
+TEST(CommDomainCache, AFailedRunEmptiesTheCacheAndTheNextRunWorks) {
+  auto w = make_comm_worker(3);
+  ASSERT_TRUE(w->init().ok());
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto a, o.allocate_domain("a", iota(3), 4096));
+    TASKRING_ASSIGN_OR_RETURN(auto b, o.allocate_domain("b", iota(2), 4096));
+    TASKRING_RETURN_IF_ERROR(probe(o, *b, ProbeOp::kBarrier, 1));
+    return probe(o, *a, ProbeOp::kBarrier, 1);
+  });
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(w->cached_domains(), 2);
+  // This run rejoins "a" and fails: neither it nor the untouched "b" stays.
+  s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto a, o.allocate_domain("a", iota(3), 4096));
+    return probe(o, *a, ProbeOp::kFailOnRank, 1);
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("rank 1 fails on purpose"), std::string::npos) << s.message();
+  EXPECT_EQ(w->live_domains(), 0);
+  EXPECT_EQ(w->cached_domains(), 0);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
+  s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(auto a, o.allocate_domain("a", iota(3), 4096));
+    TASKRING_RETURN_IF_ERROR(probe(o, *a, ProbeOp::kCheckZeroThenDirty, 0));
+    return probe(o, *a, ProbeOp::kBarrier, 2);
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(w->cached_domains(), 1);
+}
+
+TEST(CommDomainCache, ASizeOutsideItsRangeFailsInitNamingIt) {
+  for (int bad : {-1, 65}) {
+    NodeConfig cfg;
+    cfg.chips = 1;
+    cfg.domain_cache = bad;
+    NodeWorker w(cfg);
+    Status s = w.init();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+    EXPECT_NE(s.message().find("domain_cache " + std::to_string(bad) + " not in [0, 64]"), std::string::npos)
+        << s.message();
+  }
 }
 
 TEST(CommDomain, WaitPastItsDeadlineIsAKernelErrorNamingTheDomain) {

@@ -97,6 +97,9 @@ enum class ProbeOp : uint32_t {
   // elapsed nanoseconds go to its `times` tensor ([1] UINT64, the last one).
   kTimedBarrier = 5,    // tensors: times
   kTimedAllreduce = 6,  // tensors: in, out, times; s3 algorithm, s4 scratch offset
+  // Fails naming the first non-zero byte unless this rank's whole window is
+  // zero, then fills it with 0xFF (a later allocation must zero it again).
+  kCheckZeroThenDirty = 7,
 };
 
 }  // namespace taskring::kernels

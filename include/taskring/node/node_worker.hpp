@@ -133,6 +133,9 @@ class NodeWorker {
   // Comm domains allocated and not yet swept (each run's fence sweeps its
   // own). For tests and tools.
   int live_domains() const;
+  // Swept comm domains kept mapped for reuse (NodeConfig::domain_cache).
+  // For tests and tools.
+  int cached_domains() const;
   // The pid of chip `i` / SUB `i`; -1 when not running. For tests and tools.
   int chip_pid(int i) const;
   int sub_pid(int i) const;
