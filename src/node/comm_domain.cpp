@@ -37,6 +37,33 @@ void reset_header(cm::DomainHeader& h, const std::string& name) {
 }
 }  // namespace
 
+std::vector<int> CommDomain::chips() const {
+  std::vector<int> c;
+  for (const DomainMember& m : members_) c.push_back(m.chip);
+  return c;
+}
+
+Expected<DomainMember> CommDomain::member(int chip) const {
+  for (const DomainMember& m : members_)
+    if (m.chip == chip) return m;
+  std::string list;
+  for (const DomainMember& m : members_) list += (list.empty() ? "" : ",") + std::to_string(m.chip);
+  return not_found("chip " + std::to_string(chip) + " is not a member of comm domain '" + name_ + "' (members: chips " +
+                   list + ")");
+}
+
+Expected<uint64_t> CommDomain::buffer_offset(std::string_view name) const {
+  for (const auto& [n, off] : buffers_)
+    if (n == name) return off;
+  return not_found("comm domain '" + name_ + "' has no buffer named '" + std::string(name) + "'");
+}
+
+Expected<uint64_t> CommDomain::buffer(int chip, std::string_view name) const {
+  TASKRING_ASSIGN_OR_RETURN(const DomainMember m, member(chip));
+  TASKRING_ASSIGN_OR_RETURN(const uint64_t off, buffer_offset(name));
+  return m.window_base + off;
+}
+
 // A swept one-node domain kept for reuse: its object, still mapped by every
 // member chip, and what an allocation must match to take it (the same chips
 // in the same order, the same layout).
@@ -266,8 +293,9 @@ class DomainRegistry {
     std::lock_guard<std::mutex> lk(e.domain_cache_mu_);
     for (auto it = e.domain_cache_.rbegin(); it != e.domain_cache_.rend(); ++it) {
       const CachedDomain& c = **it;
-      if (c.layout.nranks != layout.nranks || c.layout.window_size != layout.window_size ||
-          c.layout.total != layout.total || !std::equal(chips.begin(), chips.end(), c.chips.begin(), c.chips.end()))
+      // The layout follows from the rank count and the window size.
+      if (c.layout.window_size != layout.window_size ||
+          !std::equal(chips.begin(), chips.end(), c.chips.begin(), c.chips.end()))
         continue;
       std::shared_ptr<CachedDomain> taken = std::move(*it);
       e.domain_cache_.erase(std::next(it).base());
@@ -275,7 +303,6 @@ class DomainRegistry {
     }
     return nullptr;
   }
-
 
   // Every member unmaps domain `id`; the first failure, naming the domain.
   static Status release_all(Engine& e, std::span<const int> chips, uint64_t id, const std::string& name) {
@@ -312,33 +339,6 @@ Status Engine::flush_domain_cache() {
 int Engine::cached_domains() const {
   std::lock_guard<std::mutex> lk(domain_cache_mu_);
   return static_cast<int>(domain_cache_.size());
-}
-
-std::vector<int> CommDomain::chips() const {
-  std::vector<int> c;
-  for (const DomainMember& m : members_) c.push_back(m.chip);
-  return c;
-}
-
-Expected<DomainMember> CommDomain::member(int chip) const {
-  for (const DomainMember& m : members_)
-    if (m.chip == chip) return m;
-  std::string list;
-  for (const DomainMember& m : members_) list += (list.empty() ? "" : ",") + std::to_string(m.chip);
-  return not_found("chip " + std::to_string(chip) + " is not a member of comm domain '" + name_ + "' (members: chips " +
-                   list + ")");
-}
-
-Expected<uint64_t> CommDomain::buffer_offset(std::string_view name) const {
-  for (const auto& [n, off] : buffers_)
-    if (n == name) return off;
-  return not_found("comm domain '" + name_ + "' has no buffer named '" + std::string(name) + "'");
-}
-
-Expected<uint64_t> CommDomain::buffer(int chip, std::string_view name) const {
-  TASKRING_ASSIGN_OR_RETURN(const DomainMember m, member(chip));
-  TASKRING_ASSIGN_OR_RETURN(const uint64_t off, buffer_offset(name));
-  return m.window_base + off;
 }
 
 Expected<std::shared_ptr<CommDomain>> Engine::allocate_domain(RunState* run, const std::string& name,
