@@ -57,6 +57,9 @@ class GlobalObject final : public node::DomainObject {
   cm::DomainHeader* header() override { return inner_->header(); }
   cm::SyncBlock* sync(int rank) override { return inner_->sync(rank); }
   int member_fd(int rank) override { return inner_->member_fd(rank); }
+  // Never called: a global domain is not cached (its other nodes' parts
+  // would need clearing too).
+  Status clear_for_reuse() override { return unimplemented("a domain spanning nodes is not reused"); }
 
  private:
   std::unique_ptr<node::DomainObject> inner_;

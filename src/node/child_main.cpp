@@ -79,7 +79,7 @@ class ChildServer {
       if (!w.ok() || m_.shutdown.load(std::memory_order_acquire) != 0) leave(w.ok() ? 0 : 1);
       bool attached = false;
       if (load_control_state(m_) == ControlState::kRequest) {
-        attached = m_.op == ControlOp::kAttachDomain || m_.op == ControlOp::kRejoinDomain;
+        attached = m_.op == ControlOp::kAttachDomain;
         serve_control();
       }
       if (load_task_state(m_) == TaskState::kReady) serve_task();
@@ -178,13 +178,6 @@ class ChildServer {
       case ControlOp::kAttachDomain: {
         if (!domains_) return failed_precondition("this chip cannot join comm domains");
         auto base = domains_->attach(a);
-        if (!base.ok()) return base.status();
-        *value = *base;
-        return Status::Ok();
-      }
-      case ControlOp::kRejoinDomain: {
-        if (!domains_) return failed_precondition("this chip cannot join comm domains");
-        auto base = domains_->rejoin(a);
         if (!base.ok()) return base.status();
         *value = *base;
         return Status::Ok();

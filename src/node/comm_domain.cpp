@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <set>
 #include <utility>
@@ -22,18 +23,16 @@ namespace {
 constexpr uint64_t kMaxWindow = 1ull << 34;
 uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
 
-// What a reused domain must not carry over: the previous allocation's
-// arrivals, its kernel barrier counters, an abort, its name. The members
-// zero their own windows and sync blocks when they rejoin.
+// What a reused domain must not carry over in its header: its kernel
+// barrier counters, an abort, its name. The arrivals stay: every member
+// still maps the object, as the allocation barrier found them. The windows
+// and sync blocks are zeroed by DomainObject::clear_for_reuse.
 void reset_header(cm::DomainHeader& h, const std::string& name) {
   h.abort.store(0, std::memory_order_relaxed);
-  for (auto& a : h.arrived) a.store(0, std::memory_order_relaxed);
   h.barrier_arrivals.store(0, std::memory_order_relaxed);
   h.barrier_done.store(0, std::memory_order_relaxed);
   std::memset(h.name, 0, cm::kNameBytes);
   std::strncpy(h.name, name.c_str(), cm::kNameBytes - 1);
-  // Published to the members by the control request that follows.
-  std::atomic_thread_fence(std::memory_order_release);
 }
 }  // namespace
 
@@ -65,13 +64,14 @@ Expected<uint64_t> CommDomain::buffer(int chip, std::string_view name) const {
 }
 
 // A swept one-node domain kept for reuse: its object, still mapped by every
-// member chip, and what an allocation must match to take it (the same chips
-// in the same order, the same layout).
+// member chip (at bases[i] in chips[i]), and what an allocation must match to
+// take it (the same chips in the same order, the same layout).
 struct CachedDomain {
   std::shared_ptr<DomainObject> obj;
   cm::DomainLayout layout;
   uint64_t id = 0;
   std::vector<int> chips;
+  std::vector<uint64_t> bases;
 };
 
 class DomainRegistry {
@@ -124,8 +124,15 @@ class DomainRegistry {
     std::vector<int> ranks(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)] = r;
     if (std::shared_ptr<CachedDomain> c = take_cached(e, chips, layout)) {
+      // No member is involved: the run that used the domain passed its
+      // fence, so no kernel touches it, and the dispatch of this run's
+      // tasks publishes the cleared windows to the members.
       reset_header(*c->obj->header(), name);
-      return attach_all(e, run, api, name, c->obj, layout, c->id, chips, ranks, buffers, Join::kRejoin);
+      if (Status s = c->obj->clear_for_reuse(); !s.ok()) {
+        (void)release_all(e, c->chips, c->id, name);
+        return s.with_context(api);
+      }
+      return publish(e, run, name, c->obj, layout, c->id, chips, ranks, c->bases, buffers, true);
     }
     const uint64_t id = e.next_domain_id_.fetch_add(1);
     auto created = e.cfg_.exchange->create(layout, name, id);
@@ -181,9 +188,18 @@ class DomainRegistry {
                       buffers, Join::kAttachUncached);
   }
 
-  // How the members join: map a new object (one the fence may cache, or a
-  // global one it may not), or rejoin a cached one they still map.
-  enum class Join { kAttach, kAttachUncached, kRejoin };
+  // Ends every wait in the domain with an error (the run failed).
+  static std::function<void()> abort_hook(std::shared_ptr<DomainObject> obj, int nranks) {
+    return [obj = std::move(obj), nranks] {
+      obj->header()->abort.store(1, std::memory_order_release);
+      cm::ring(obj->header()->bell);
+      for (int r = 0; r < nranks; ++r) cm::ring(obj->sync(r)->bell);
+    };
+  }
+
+  // Whether the fence may keep a passed run's domain for reuse: a one-node
+  // domain yes, a global one (its parts on other nodes) no.
+  enum class Join { kAttach, kAttachUncached };
 
   // Every member chip (domain rank ranks[i] on chips[i]) attaches to `obj`.
   static Expected<std::shared_ptr<CommDomain>> attach_all(Engine& e, RunState* run, const std::string& api,
@@ -191,25 +207,20 @@ class DomainRegistry {
                                                           const cm::DomainLayout& layout, uint64_t id,
                                                           std::span<const int> chips, std::span<const int> ranks,
                                                           std::span<const DomainBufferSpec> buffers, Join join) {
-    const bool rejoin = join == Join::kRejoin;
     const int n = static_cast<int>(chips.size());
     const int nranks = layout.nranks;
     // Every member attaches at once: they meet at a barrier inside.
     std::vector<bool> posted(static_cast<size_t>(n), false);
     std::vector<Expected<uint64_t>> got(static_cast<size_t>(n), Expected<uint64_t>(uint64_t{0}));
-    auto abort_domain = [obj, nranks] {
-      obj->header()->abort.store(1, std::memory_order_release);
-      cm::ring(obj->header()->bell);
-      for (int r = 0; r < nranks; ++r) cm::ring(obj->sync(r)->bell);
-    };
+    const std::function<void()> abort_domain = abort_hook(obj, nranks);
     for (int r = 0; r < n; ++r) {
       ControlRequest req;
-      req.op = rejoin ? ControlOp::kRejoinDomain : ControlOp::kAttachDomain;
+      req.op = ControlOp::kAttachDomain;
       req.args[0] = id;
       req.args[1] = static_cast<uint64_t>(ranks[r]);
       req.args[2] = layout.total;
       req.args[3] = e.cfg_.comm_timeout_ms;
-      req.fd = rejoin ? -1 : obj->member_fd(ranks[r]);
+      req.fd = obj->member_fd(ranks[r]);
       Status p = e.chip_endpoint(chips[r]).control_post(req);
       if (!p.ok()) {
         got[r] = p;
@@ -230,12 +241,26 @@ class DomainRegistry {
         err = got[r].status().with_context("rank " + std::to_string(ranks[r]) + " (chip " + std::to_string(chips[r]) + ")");
     }
     if (!err.ok()) {
-      // A member that failed to rejoin still maps the cached object.
       for (int r = 0; r < n; ++r)
-        if (got[r].ok() || rejoin) (void)release_member(e, chips[r], id);
+        if (got[r].ok()) (void)release_member(e, chips[r], id);
       return err.with_context(api);
     }
+    std::vector<uint64_t> bases;
+    for (int r = 0; r < n; ++r) bases.push_back(*got[r]);
+    return publish(e, run, name, std::move(obj), layout, id, chips, ranks, bases, buffers, join == Join::kAttach);
+  }
 
+  // The domain as its members map it (rank ranks[i] on chips[i] at
+  // bases[i]), counted live until the run's fence, which releases it or,
+  // when `cacheable` and the run passed, keeps it for reuse.
+  static std::shared_ptr<CommDomain> publish(Engine& e, RunState* run, const std::string& name,
+                                             std::shared_ptr<DomainObject> obj, const cm::DomainLayout& layout,
+                                             uint64_t id, std::span<const int> chips, std::span<const int> ranks,
+                                             std::span<const uint64_t> bases,
+                                             std::span<const DomainBufferSpec> buffers, bool cacheable) {
+    const int n = static_cast<int>(chips.size());
+    const int nranks = layout.nranks;
+    const std::function<void()> abort_domain = abort_hook(obj, nranks);
     auto d = std::make_shared<CommDomain>();
     d->name_ = name;
     d->window_size_ = layout.window_size;
@@ -245,8 +270,8 @@ class DomainRegistry {
       m.chip = chips[r];
       m.rank = ranks[r];
       m.size = nranks;
-      m.device_ctx = *got[r] + layout.context(ranks[r]);
-      m.window_base = *got[r] + layout.window(ranks[r]);
+      m.device_ctx = bases[r] + layout.context(ranks[r]);
+      m.window_base = bases[r] + layout.window(ranks[r]);
       m.window_size = layout.window_size;
       d->members_.push_back(m);
     }
@@ -257,11 +282,11 @@ class DomainRegistry {
     }
     e.live_domains_.fetch_add(1, std::memory_order_acq_rel);
     std::vector<int> members(chips.begin(), chips.end());
+    std::vector<uint64_t> member_bases(bases.begin(), bases.end());
     Engine* eng = &e;
     std::lock_guard<std::mutex> lk(e.mu_);
     run->on_abort.push_back(abort_domain);
-    const bool cacheable = join != Join::kAttachUncached;
-    run->at_fence.push_back([eng, run, obj, layout, members, id, name, cacheable]() -> Status {
+    run->at_fence.push_back([eng, run, obj, layout, members, member_bases, id, name, cacheable]() -> Status {
       eng->live_domains_.fetch_sub(1, std::memory_order_acq_rel);
       // A closing worker stops its children next; a member may still be
       // inside a kernel and could not serve the request before its
@@ -270,7 +295,7 @@ class DomainRegistry {
       // A failed run's members may be gone or stuck: keep nothing of it (the
       // engine flushes the cache after the fence, flush_domain_cache).
       if (!run->first_error.ok() || !cacheable || eng->cfg_.domain_cache <= 0) return release_all(*eng, members, id, name);
-      auto c = std::make_shared<CachedDomain>(CachedDomain{obj, layout, id, members});
+      auto c = std::make_shared<CachedDomain>(CachedDomain{obj, layout, id, members, member_bases});
       std::shared_ptr<CachedDomain> evicted;
       {
         std::lock_guard<std::mutex> lk(eng->domain_cache_mu_);

@@ -75,18 +75,6 @@ Expected<uint64_t> DomainMembership::attach(const uint64_t* a) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(base));
 }
 
-Expected<uint64_t> DomainMembership::rejoin(const uint64_t* a) {
-  const uint64_t id = a[0], bytes = a[2];
-  auto it = maps_.find(id);
-  if (it == maps_.end() || it->second.bytes != bytes)
-    return failed_precondition("domain " + std::to_string(id) + " of " + std::to_string(bytes) +
-                               " B is not mapped in this chip; it cannot be rejoined");
-  // The pages stay faulted in from the first attach; a failed join leaves
-  // the mapping to the parent's release.
-  TASKRING_RETURN_IF_ERROR(join(it->second.base, bytes, id, static_cast<int>(a[1]), a[3]));
-  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(it->second.base));
-}
-
 Status DomainMembership::join(char* base, uint64_t bytes, uint64_t id, int rank, uint64_t timeout_ms) {
   auto& h = *reinterpret_cast<cm::DomainHeader*>(base);
   const cm::DomainLayout layout = cm::DomainLayout::make(h.nranks, h.window_size, h.ring_bytes);

@@ -6,10 +6,9 @@
 // allocation barrier and waits (spin-then-park, with the request's deadline)
 // until every member arrived. Zeroing comes strictly before the arrival, so
 // no peer can write into the window (a signal, a token row) before it is
-// clean: the barrier is what publishes the windows. rejoin() serves
-// kRejoinDomain for a domain still mapped from an earlier run (the node's
-// domain cache, docs/comm.md): the same zeroing, context and barrier, with
-// no mapping and no prefault. release() unmaps.
+// clean: the barrier is what publishes the windows. A domain the node's
+// cache reuses (docs/comm.md) stays mapped and involves no member: the
+// parent clears it. release() unmaps.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +29,6 @@ class DomainMembership {
   // args: [0] domain id, [1] rank, [2] object bytes, [3] timeout ms (the
   // barrier's and every kernel wait's). The base address of the mapping.
   Expected<uint64_t> attach(const uint64_t* args);
-  // The same arguments; FAILED_PRECONDITION when domain [0] is not mapped
-  // here or its size differs from [2].
-  Expected<uint64_t> rejoin(const uint64_t* args);
   // Unmaps domain `id`; NOT_FOUND when it is not attached.
   Status release(uint64_t id);
   size_t attached() const { return maps_.size(); }

@@ -43,7 +43,6 @@ enum class ControlOp : uint32_t {
   kCopyFrom = 4,
   kAttachDomain = 7,   // comm domain: map, zero the window, meet the other members (comm_domain.hpp)
   kReleaseDomain = 8,  // comm domain: unmap
-  kRejoinDomain = 9,   // comm domain kept mapped from an earlier run: zero the window again, meet the members
 };
 
 // A Status as it crosses the process boundary: a code, then the message

@@ -18,17 +18,37 @@ class MemfdObject final : public DomainObject {
       : fd_(fd), view_(view), view_bytes_(view_bytes), layout_(layout) {}
   ~MemfdObject() override {
     munmap(view_, view_bytes_);
+    if (windows_ != nullptr) munmap(windows_, windows_bytes());
     close(fd_);
   }
   cm::DomainHeader* header() override { return reinterpret_cast<cm::DomainHeader*>(view_ + layout_.header_off); }
   cm::SyncBlock* sync(int rank) override { return reinterpret_cast<cm::SyncBlock*>(view_ + layout_.sync(rank)); }
   int member_fd(int) override { return fd_; }
 
+  Status clear_for_reuse() override {
+    if (windows_ == nullptr) {
+      // Mapped on the first reuse only: a domain allocated once never costs
+      // the parent the faults of touching its windows.
+      void* v = mmap(nullptr, windows_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
+                     static_cast<off_t>(layout_.windows_off));
+      if (v == MAP_FAILED)
+        return unavailable("comm domain '" + std::string(header()->name) + "': mapping its windows for reuse failed: " +
+                           std::strerror(errno));
+      windows_ = static_cast<char*>(v);
+    }
+    std::memset(windows_, 0, static_cast<size_t>(layout_.window_size * static_cast<uint64_t>(layout_.nranks)));
+    std::memset(view_ + layout_.sync_off, 0, static_cast<size_t>(layout_.windows_off - layout_.sync_off));
+    return Status::Ok();
+  }
+
  private:
+  uint64_t windows_bytes() const { return layout_.total - layout_.windows_off; }
+
   int fd_;
   char* view_;
   uint64_t view_bytes_;
   cm::DomainLayout layout_;
+  char* windows_ = nullptr;  // the parent's view of the windows (and rings), once reused
 };
 
 class MemfdExchange final : public WindowExchange {
@@ -43,8 +63,8 @@ class MemfdExchange final : public WindowExchange {
       close(fd);
       return unavailable(what + ": sizing its " + std::to_string(layout.total) + " B failed: " + std::strerror(e));
     }
-    // The parent maps only the header and the sync blocks (it never touches
-    // the windows).
+    // The parent maps the header and the sync blocks; the windows only once
+    // it clears them for a reuse (clear_for_reuse).
     void* v = mmap(nullptr, layout.windows_off, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (v == MAP_FAILED) {
       const int e = errno;

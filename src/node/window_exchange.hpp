@@ -35,6 +35,12 @@ class DomainObject {
   // The parent's mapping of the header and the sync blocks.
   virtual kernels::comm::DomainHeader* header() = 0;
   virtual kernels::comm::SyncBlock* sync(int rank) = 0;
+  // Zeroes every window and sync block as a fresh object has them, through
+  // a mapping of the parent's own (the node's domain cache reuses the
+  // object for a new allocation without its members, docs/comm.md). Only
+  // while no member kernel can touch the domain: the run that used it has
+  // passed its fence. UNAVAILABLE when the windows cannot be mapped here.
+  virtual Status clear_for_reuse() = 0;
   // The descriptor that travels with rank `rank`'s attach request (-1: none).
   virtual int member_fd(int rank) = 0;
 };

@@ -169,7 +169,7 @@ TEST(CommDomain, PutAndGetTilesReachThePeerWindow) {
 // Every rank signals every other rank as soon as it starts; a window zeroed
 // after the publishing barrier could wipe an early signal and hang. More
 // ranks than cores, repeated, each time with a fresh domain (no cache) and
-// each time rejoining the cached one.
+// each time reusing the cached one (cleared by the node).
 TEST(CommDomain, WindowZeroingRaceUnderOversubscription) {
   constexpr int kRanks = 8;
   const int repeats = taskring::testing::kSanitizedBuild ? 5 : 50;
@@ -231,11 +231,11 @@ TEST(CommDomain, NeverReleasedDomainIsSweptAfterTheFence) {
 }
 
 // The domain cache (NodeConfig::domain_cache): a passed run's domain stays
-// mapped and the next allocation of the same chips and size rejoins it,
+// mapped and the next allocation of the same chips and size reuses it,
 // with every window zeroed again and the kernel barrier starting afresh
 // (a stale barrier counter is a kernel error, never a barrier that passes
 // without the others).
-TEST(CommDomainCache, SameShapeRejoinsTheKeptDomainZeroedAndWithAFreshBarrier) {
+TEST(CommDomainCache, SameShapeReusesTheKeptDomainZeroedAndWithAFreshBarrier) {
   auto w = make_comm_worker(3);
   ASSERT_TRUE(w->init().ok());
   std::vector<uint64_t> bases;
@@ -251,7 +251,7 @@ TEST(CommDomainCache, SameShapeRejoinsTheKeptDomainZeroedAndWithAFreshBarrier) {
     EXPECT_EQ(w->cached_domains(), 1);
     for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 1) << "run " << i << ", chip " << c;
   }
-  EXPECT_EQ(bases[1], bases[0]);  // the same mapping, rejoined
+  EXPECT_EQ(bases[1], bases[0]);  // the same mapping, reused
   EXPECT_EQ(bases[2], bases[0]);
 }
 
@@ -270,7 +270,7 @@ TEST(CommDomainCache, OtherChipsOrSizesGetTheirOwnDomainAndTheCacheIsBounded) {
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(w->cached_domains(), 2);  // the oldest was evicted and unmapped
   for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 2) << "chip " << c;
-  // Reversed chips are other ranks: that domain is rejoined, not "a"'s.
+  // Reversed chips are other ranks: that domain is reused, not "a"'s.
   s = w->run([&](Orchestrator& o) -> Status {
     TASKRING_ASSIGN_OR_RETURN(auto b, o.allocate_domain("b2", reversed, 4096));
     EXPECT_EQ(b->member(2)->rank, 0);
@@ -292,7 +292,7 @@ TEST(CommDomainCache, AFailedRunEmptiesTheCacheAndTheNextRunWorks) {
   });
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(w->cached_domains(), 2);
-  // This run rejoins "a" and fails: neither it nor the untouched "b" stays.
+  // This run reuses "a" and fails: neither it nor the untouched "b" stays.
   s = w->run([&](Orchestrator& o) -> Status {
     TASKRING_ASSIGN_OR_RETURN(auto a, o.allocate_domain("a", iota(3), 4096));
     return probe(o, *a, ProbeOp::kFailOnRank, 1);

@@ -25,8 +25,9 @@
 // A domain lives until the run's completion fence, whether the run passed or
 // failed; then every member unmaps it (last allocated first), or, after a
 // run that passed, the node keeps it mapped for a later allocation of the
-// same chips (same order) and window size, which rejoins it with every
-// window zeroed again (NodeConfig::domain_cache). release() only records
+// same chips (same order) and window size, which reuses it with every
+// window and sync block zeroed again by the node, without the members
+// (NodeConfig::domain_cache). release() only records
 // that the orchestration is done with it.
 #pragma once
 

@@ -78,8 +78,8 @@ struct NodeConfig {
   uint64_t comm_timeout_ms = 30000;
   // One-node comm domains kept mapped after their run's fence, at most this
   // many, so that a later allocate_domain of the same chips (same order)
-  // and the same window size rejoins one instead of creating, mapping and
-  // prefaulting a new object (docs/comm.md, "Domain cache"). Only a run that
+  // and the same window size reuses one (the node clears it, with no request
+  // to the members) instead of creating, mapping and prefaulting a new object (docs/comm.md, "Domain cache"). Only a run that
   // passed leaves its domains here; a failed run empties the cache. Each
   // holds its object's memory (ranks x window) until it is reused, evicted
   // (oldest first) or the worker closes. 0: every domain is unmapped at its
