@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint64_t kOrphanCheckNs = 100'000'000;  // PDEATHSIG is the fast path
 // How long a chip stays awake after attaching a comm domain; see serve().
-constexpr uint64_t kLingerAfterAttachNs = 500'000;
+constexpr uint64_t kLingerNs = 500'000;
 
 [[noreturn]] void leave(int code) {
   log::strace::flush_strace();
@@ -70,29 +70,29 @@ class ChildServer {
     while (true) {
       auto work = [&] {
         return m_.shutdown.load(std::memory_order_acquire) != 0 || load_task_state(m_) == TaskState::kReady ||
-               load_control_state(m_) == ControlState::kRequest;
+               load_control_state(m_) == ControlState::kRequest || m_.wake_hint.load(std::memory_order_relaxed) != 0;
       };
       auto alive = [&] { return parent_alive(s_.parent_pid); };
       Status w = s_.group_bell != nullptr
                      ? bell_wait_either(m_.child_bell, *s_.group_bell, work, alive, Deadline{}, "work", kOrphanCheckNs)
                      : bell_wait(m_.child_bell, work, alive, Deadline{}, "work", kOrphanCheckNs);
       if (!w.ok() || m_.shutdown.load(std::memory_order_acquire) != 0) leave(w.ok() ? 0 : 1);
-      bool attached = false;
+      bool linger = m_.wake_hint.exchange(0, std::memory_order_acq_rel) != 0;
       if (load_control_state(m_) == ControlState::kRequest) {
-        attached = m_.op == ControlOp::kAttachDomain;
+        linger |= m_.op == ControlOp::kAttachDomain;
         serve_control();
       }
       if (load_task_state(m_) == TaskState::kReady) serve_task();
-      // A domain is attached right before the group that uses it: stay
-      // awake for it, yielding the CPU to whoever needs it, instead of
-      // parking. A parked chip starts that group only once the group bell's
-      // wake reaches it, on a vCPU that may have halted meanwhile: measured
-      // on the 8-chip MoE step, the members' start skew fell from 315 to
-      // 180 us and the step from ~590 to ~500 us. Bounded: it parks after
-      // kLingerAfterAttachNs.
-      if (attached) {
-        const Deadline linger = Deadline::after_ns(kLingerAfterAttachNs);
-        while (!work() && !linger.expired()) sched_yield();
+      // A domain is attached (or a cached one reused, which the parent
+      // hints) right before the group that uses it: stay awake for it,
+      // yielding the CPU to whoever needs it, instead of parking. A parked
+      // chip starts that group only once the group bell's wake reaches it,
+      // on a vCPU that may have halted meanwhile: measured on the 8-chip MoE
+      // step, the members' start skew fell from 315 to 180 us and the step
+      // from ~590 to ~500 us. Bounded: it parks after kLingerNs.
+      if (linger) {
+        const Deadline until = Deadline::after_ns(kLingerNs);
+        while (!work() && !until.expired()) sched_yield();
       }
     }
   }

@@ -126,7 +126,10 @@ class DomainRegistry {
     if (std::shared_ptr<CachedDomain> c = take_cached(e, chips, layout)) {
       // No member is involved: the run that used the domain passed its
       // fence, so no kernel touches it, and the dispatch of this run's
-      // tasks publishes the cleared windows to the members.
+      // tasks publishes the cleared windows to the members. They are only
+      // told to stay awake for those tasks: waking now, they come up while
+      // this thread clears the domain and submits (docs/node.md).
+      e.expect_work(chips);
       reset_header(*c->obj->header(), name);
       if (Status s = c->obj->clear_for_reuse(); !s.ok()) {
         (void)release_all(e, c->chips, c->id, name);

@@ -66,6 +66,12 @@ class Endpoint {
     (void)countdown;
     return start(task_id, task);
   }
+  // A hint that a task for this worker comes soon: a worker that parks when
+  // idle stays awake for a while instead (polling, yielding its CPU), so it
+  // starts the task without a wake-up's latency. Like start_staged, it does
+  // not wake the worker: the caller rings the node's group bell once for
+  // every worker it hinted. The default ignores the hint.
+  virtual void expect_work() {}
   // The outcome of the task in flight once it finished (or the endpoint
   // failed), nullopt while it runs. `check_liveness`: also look for a dead
   // child (a syscall; the scheduler asks at most every few ms).

@@ -171,6 +171,9 @@ class Engine {
   int chips() const { return static_cast<int>(chips_.size()); }
   int subs() const { return static_cast<int>(subs_.size()); }
   Endpoint& chip_endpoint(int i) { return *chips_[static_cast<size_t>(i)]; }
+  // Endpoint::expect_work for each of `chips`, then one ring of the group
+  // bell (without one, the hint waits for the chip's next wake).
+  void expect_work(std::span<const int> chips);
   Endpoint& sub_endpoint(int i) { return *subs_[static_cast<size_t>(i)]; }
 
  private:

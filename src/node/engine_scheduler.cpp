@@ -250,6 +250,11 @@ bool Engine::dispatch_subs() {
   return any;
 }
 
+void Engine::expect_work(std::span<const int> chips) {
+  for (int c : chips) chip_endpoint(c).expect_work();
+  if (group_bell_ != nullptr) bell_ring(*group_bell_);
+}
+
 void Engine::member_done(Task* t, const Outcome& o) {
   --t->running;
   --running_members_;

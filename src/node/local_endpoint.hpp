@@ -32,6 +32,7 @@ class LocalEndpoint final : public Endpoint {
   std::string name() const override { return child_->name(); }
   Status start(uint64_t task_id, const TaskPayload& task) override;
   Status start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) override;
+  void expect_work() override { m_->wake_hint.store(1, std::memory_order_release); }
   int exit_fd() const override { return child_->pidfd(); }
   std::optional<Outcome> poll(bool check_liveness) override;
   Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) override;

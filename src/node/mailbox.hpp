@@ -63,6 +63,9 @@ struct alignas(64) Mailbox {
   ShmBell child_bell;
   alignas(64) std::atomic<uint32_t> shutdown{0};
   std::atomic<uint32_t> init_state{0};
+  // Set by the parent when a task for this child comes soon
+  // (Endpoint::expect_work); the child clears it and stays awake.
+  std::atomic<uint32_t> wake_hint{0};
   alignas(64) std::atomic<uint32_t> task_state{0};
   WireResult init_result;
 
