@@ -84,9 +84,8 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   void maybe_finish_run();
 
   TaskRing rings_[kRingLevels];
-  void* slot_memory_ = nullptr;
+  void* slot_memory_ = nullptr;  // every ring's task slots, then every ring's dependency nodes
   size_t slot_memory_bytes_ = 0;
-  std::unique_ptr<DepNode[]> dep_memory_;
   TensorMap tensor_map_;
 
   // Orchestrator state.
