@@ -27,8 +27,8 @@
 // run that passed, the node keeps it mapped for a later allocation of the
 // same chips (same order) and window size, which reuses it with every
 // window and sync block zeroed again by the node, without the members
-// (NodeConfig::domain_cache). release() only records
-// that the orchestration is done with it.
+// (NodeConfig::domain_cache). release() only records that the
+// orchestration is done with it.
 #pragma once
 
 #include <cstdint>

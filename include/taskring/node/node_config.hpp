@@ -79,11 +79,11 @@ struct NodeConfig {
   // One-node comm domains kept mapped after their run's fence, at most this
   // many, so that a later allocate_domain of the same chips (same order)
   // and the same window size reuses one (the node clears it, with no request
-  // to the members) instead of creating, mapping and prefaulting a new object (docs/comm.md, "Domain cache"). Only a run that
-  // passed leaves its domains here; a failed run empties the cache. Each
-  // holds its object's memory (ranks x window) until it is reused, evicted
-  // (oldest first) or the worker closes. 0: every domain is unmapped at its
-  // fence. In [0, 64].
+  // to the members) instead of creating, mapping and prefaulting a new
+  // object (docs/comm.md, "Domain cache"). Only a run that passed leaves its
+  // domains here; a failed run empties the cache. Each holds its object's
+  // memory (ranks x window) until it is reused, evicted (oldest first) or
+  // the worker closes. 0: every domain is unmapped at its fence. In [0, 64].
   int domain_cache = 4;
   // Deadline of close()'s drain and reap steps.
   uint64_t close_timeout_ms = 10000;
