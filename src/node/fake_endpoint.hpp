@@ -63,16 +63,32 @@ class FakeEndpoint final : public Endpoint {
     return o;
   }
 
+  // Returns args[1] (a domain attach: the rank, as the member's base).
   Expected<uint64_t> control(const ControlRequest& req, Deadline) override {
     std::lock_guard<std::mutex> lk(mu_);
+    ++controls_;
     if (!dead_.ok()) return dead_;
     return req.args[1];
+  }
+  int control_requests() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return controls_;
   }
   Status control_post(const ControlRequest& req) override {
     posted_ = control(req, Deadline{});
     return Status::Ok();
   }
   Expected<uint64_t> control_wait(Deadline) override { return posted_; }
+
+  // Counts the hints (work_hints()).
+  void expect_work() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++hints_;
+  }
+  int work_hints() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return hints_;
+  }
 
   Status health() override {
     std::lock_guard<std::mutex> lk(mu_);
@@ -138,6 +154,8 @@ class FakeEndpoint final : public Endpoint {
   std::vector<uint64_t> started_ids_;
   std::vector<int32_t> countdowns_;
   size_t finished_ = 0;
+  int hints_ = 0;
+  int controls_ = 0;
   Expected<uint64_t> posted_{uint64_t{0}};
 };
 

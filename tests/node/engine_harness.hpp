@@ -13,6 +13,7 @@
 
 #include "engine.hpp"
 #include "fake_endpoint.hpp"
+#include "window_exchange.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::node::testing {
@@ -31,8 +32,10 @@ struct Harness {
   static constexpr uint64_t kHost = 1 << 20;
 
   // `staged`: groups are staged behind a group bell and get countdown slots
-  // (Engine::set_group_bell), as on a NodeWorker.
-  explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false) {
+  // (Engine::set_group_bell), as on a NodeWorker. `exchange`: comm domains
+  // over it (the fake members "map" domain rank r at base r).
+  explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false,
+                   WindowExchange* exchange = nullptr) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
@@ -56,6 +59,7 @@ struct Harness {
     ec.heap_base = reinterpret_cast<uintptr_t>(mem);
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
+    ec.exchange = exchange;
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
     if (staged) engine->set_group_bell(&group_bell, countdowns);
     engine->start();

@@ -364,5 +364,44 @@ TEST(EngineValidation, BadSubmitsNameTheProblem) {
   expect_error([&](Orchestrator& o) { return o.scope_end(); }, StatusCode::kFailedPrecondition, "scope_end");
 }
 
+// The domain cache's reuse involves no member: the second allocation of
+// the same chips and size sends no control request, hints exactly its
+// members to stay awake and wakes them with one ring of the group bell,
+// and hands out the members' mappings of the first.
+TEST(EngineDomainCache, AReuseSendsNoRequestAndHintsOnlyItsMembersWithOneRing) {
+  auto exchange = make_memfd_window_exchange();
+  Harness h(3, 0, 10000, /*staged=*/true, exchange.get());
+  const int members[] = {2, 0};
+  std::vector<uint64_t> bases;
+  auto allocate = [&] {
+    return Harness::wait(h.run([&](Orchestrator& o) -> Status {
+      TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("kept", members, 4096));
+      for (int c : members) {
+        TASKRING_ASSIGN_OR_RETURN(const DomainMember m, d->member(c));
+        bases.push_back(m.window_base);
+      }
+      return Status::Ok();
+    }));
+  };
+  ASSERT_TRUE(allocate().ok());
+  ASSERT_EQ(h.engine->cached_domains(), 1);
+  const int requests[] = {h.chip[0]->control_requests(), h.chip[1]->control_requests(), h.chip[2]->control_requests()};
+  EXPECT_EQ(requests[0], 1);  // the attach
+  EXPECT_EQ(requests[1], 0);
+  for (FakeEndpoint* c : h.chip) EXPECT_EQ(c->work_hints(), 0);
+  const uint32_t rings = h.group_bell.epoch.load();
+
+  ASSERT_TRUE(allocate().ok());
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(h.chip[c]->control_requests(), requests[c]) << "chip " << c;
+  EXPECT_EQ(h.chip[0]->work_hints(), 1);
+  EXPECT_EQ(h.chip[1]->work_hints(), 0);
+  EXPECT_EQ(h.chip[2]->work_hints(), 1);
+  EXPECT_EQ(h.group_bell.epoch.load(), rings + 1);
+  ASSERT_EQ(bases.size(), 4u);
+  EXPECT_EQ(bases[2], bases[0]);
+  EXPECT_EQ(bases[3], bases[1]);
+  EXPECT_EQ(h.engine->cached_domains(), 1);
+}
+
 }  // namespace
 }  // namespace taskring::node::testing
