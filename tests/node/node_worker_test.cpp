@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
@@ -82,6 +85,27 @@ TEST(NodeWorker, ChipsAndSubComputeThroughAnInferredEdge) {
     for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(z[i], 2.0f * x[i] + 3.0f + 2.0f * round) << i;
   }
   EXPECT_TRUE(w->close().ok());
+}
+
+// Children that outnumber the CPUs (with the parent) yield a contended CPU
+// to it: they run 3 nice levels below the parent; children that fit keep
+// its level. Expectations follow this machine's CPUs (spin_budget).
+TEST(NodeWorker, ChildrenThatOutnumberTheCpusRunBelowTheParent) {
+  errno = 0;
+  const int parent = getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  for (int chips : {1, usable_cpus() + 1}) {
+    auto w = make_worker(chips, 0);
+    ASSERT_TRUE(w->init().ok()) << chips << " chips";
+    const bool oversubscribed = spin_budget(1, chips + 1) == 0;
+    for (int c = 0; c < chips; ++c) {
+      errno = 0;
+      const int nice = getpriority(PRIO_PROCESS, w->chip_pid(c));
+      ASSERT_EQ(errno, 0) << "chip " << c;
+      EXPECT_EQ(nice, oversubscribed ? std::min(parent + 3, 19) : parent) << chips << " chips, chip " << c;
+    }
+    EXPECT_TRUE(w->close().ok());
+  }
 }
 
 TEST(NodeWorker, ChipMemoryControlCallsRoundTripThroughTheChild) {
