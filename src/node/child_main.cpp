@@ -19,7 +19,8 @@ namespace taskring::node {
 namespace {
 
 constexpr uint64_t kOrphanCheckNs = 100'000'000;  // PDEATHSIG is the fast path
-// How long a chip stays awake after attaching a comm domain; see serve().
+// How long a chip stays awake after attaching a comm domain or a wake hint;
+// see serve().
 constexpr uint64_t kLingerNs = 500'000;
 // Nice levels a child runs below the parent when they outnumber the CPUs.
 constexpr int kOversubscribedNice = 3;
