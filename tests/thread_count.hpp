@@ -2,18 +2,16 @@
 // component starts (or does not).
 #pragma once
 
-#include <dirent.h>
+#include "taskring/base/process_threads.hpp"
 
 namespace taskring::testing {
 
-// Entries of /proc/self/task; 0 if it cannot be read.
+// Threads of this process once the ones already joined have left the list
+// (process_threads, waiting up to 50 ms for the count to reach 1); 0 if
+// /proc/self/task cannot be read.
 inline int process_thread_count() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
+  auto t = process_threads(1, Deadline::after_ms(50));
+  return t.ok() ? t->count : 0;
 }
 
 }  // namespace taskring::testing

@@ -2,7 +2,6 @@
 // close. The engine (engine.hpp) does the orchestration and scheduling.
 #include "taskring/node/node_worker.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -14,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -25,6 +23,7 @@
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
 #include "taskring/base/cpus.hpp"
+#include "taskring/base/process_threads.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
 #include "window_exchange.hpp"
 
@@ -34,26 +33,10 @@ namespace {
 
 constexpr int kMaxChildren = 64;
 constexpr uint64_t kPage = 4096;
+// How long init() waits for just-joined threads to leave /proc/self/task.
+constexpr uint64_t kThreadSettleMs = 100;
 
 uint64_t round_page(uint64_t n) { return (n + kPage - 1) / kPage * kPage; }
-
-// Threads of this process, from /proc/self/task; `names` gets the comm of
-// each, so the error can say which thread is in the way.
-int thread_count(std::string* names) {
-  DIR* d = opendir("/proc/self/task");
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    ++n;
-    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-    std::string c;
-    std::getline(comm, c);
-    *names += (names->empty() ? "" : ", ") + c + " (tid " + e->d_name + ")";
-  }
-  closedir(d);
-  return n;
-}
 
 std::shared_ptr<RunState> failed_run(Status s) {
   auto r = std::make_shared<RunState>();
@@ -367,12 +350,16 @@ Status NodeWorker::init() {
   // cores the chips share, and never got work.
   tile::ensure_single_threaded_math();
   park_blas_pool();
-  std::string names;
-  const int threads = thread_count(&names);
-  if (threads != 1) {
+  // The pool threads were joined just now; they may still be listed for a moment.
+  Expected<ProcessThreads> threads = process_threads(1, Deadline::after_ms(kThreadSettleMs));
+  if (!threads.ok()) {
     m.state = Impl::State::kFailed;
-    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads) + " threads (" +
-                               names + "); every child must be forked before any thread starts (a fork copies "
+    return threads.status();
+  }
+  if (threads->count != 1) {
+    m.state = Impl::State::kFailed;
+    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads->count) +
+                               " threads (" + threads->names + "); every child must be forked before any thread starts (a fork copies "
                                "only the calling thread, and locks the others hold stay locked in the child). "
                                "Create and init the NodeWorker before starting threads");
   }

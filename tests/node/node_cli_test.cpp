@@ -23,13 +23,14 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-Result taskring(const std::string& args) {
+// `env` (NAME=VALUE ...) is set for the binary only.
+Result taskring(const std::string& args, const std::string& env = "") {
   char dir[] = "/tmp/taskring_node_cli_XXXXXX";
   Result r;
   if (mkdtemp(dir) == nullptr) return r;
   const std::string d = dir;
   // `timeout` bounds the child: a hang fails the test instead of stalling it.
-  const std::string cmd = "timeout 240 " + std::string(TASKRING_BIN) + " " + args + " > " + d + "/out 2> " + d + "/err";
+  const std::string cmd = "timeout 240 env " + env + " " + std::string(TASKRING_BIN) + " " + args + " > " + d + "/out 2> " + d + "/err";
   const int st = std::system(cmd.c_str());
   r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.out = slurp(d + "/out");
@@ -60,6 +61,15 @@ TEST(NodeCli, BenchValidatesEveryChipRoundCell) {
   Result r = taskring("bench multi_chip --chips 3 --rounds 3 --warmup 1");
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("9/9 cells valid"), std::string::npos) << r.out;
+}
+
+// A runner that fails before any chip ran leaves no span: the matrix is
+// invalid (exit 3), and the bench must still say why.
+TEST(NodeCli, BenchShowsWhyItsRunnerFailedBeforeAnyRound) {
+  Result r = taskring("bench multi_chip --chips 3 --rounds 3 --warmup 1", "TASKRING_RUN_INLINE=sometimes");
+  EXPECT_EQ(r.rc, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("the node runner failed (exit 1)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TASKRING_RUN_INLINE"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -286,6 +287,28 @@ int validate_chip_matrix(const std::string& captured, std::string_view source, i
   return trace::verdict_exit_code(t, *m);
 }
 
+// Prints the last lines of the runner's stderr that are not span records:
+// its own error messages and those of its chip children.
+void print_runner_messages(const std::string& captured) {
+  constexpr size_t kMaxLines = 20;
+  std::vector<std::string_view> lines;
+  std::string_view rest = captured;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.find("[STRACE]") == std::string_view::npos) lines.push_back(line);
+  }
+  if (lines.empty()) {
+    std::fprintf(stderr, "taskring bench: the runner wrote no message\n");
+    return;
+  }
+  const size_t first = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;
+  std::fprintf(stderr, "taskring bench: the runner's messages%s:\n", first > 0 ? " (the last 20)" : "");
+  for (size_t i = first; i < lines.size(); ++i)
+    std::fprintf(stderr, "  %.*s\n", static_cast<int>(lines[i].size()), lines[i].data());
+}
+
 int run_node_bench(const NodeBenchOptions& o) {
   std::unique_ptr<NodeWorkload> made = prepare_node_bench(o);
   if (!made) return 2;
@@ -348,13 +371,16 @@ int run_node_bench(const NodeBenchOptions& o) {
 
   const int rc = validate_chip_matrix(captured, "<node runner's stderr>", o.chips,
                                       static_cast<int>(w.chip_runs_per_round()), o);
-  if (rc == 3) return 3;
+  // Why the runner stopped comes first, also when it leaves the matrix
+  // invalid (exit 3): an init failure writes one line and no span at all.
   if (timed_out)
     std::fprintf(stderr, "taskring bench: the node runner did not finish within %llu ms\n",
                  static_cast<unsigned long long>(o.timeout_ms));
-  if (!runner_ok)
-    std::fprintf(stderr, "taskring bench: the node runner failed (%s; see --log)\n",
+  if (!runner_ok) {
+    std::fprintf(stderr, "taskring bench: the node runner failed (%s)\n",
                  WIFEXITED(status) ? ("exit " + std::to_string(WEXITSTATUS(status))).c_str() : "killed");
+    print_runner_messages(captured);
+  }
   return rc != 0 ? rc : (!runner_ok || timed_out) ? 1 : 0;
 }
 
