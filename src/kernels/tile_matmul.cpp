@@ -14,6 +14,29 @@ void ensure_single_threaded_math() {
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
+BlasInfo blas_info() {
+  BlasInfo b;
+  b.config = openblas_get_config();
+  b.core = openblas_get_corename();
+  // OpenBLAS's fallbacks for x86-64 CPUs it does not know by model.
+  const bool generic = b.core == "Prescott" || b.core == "Core2" || b.core == "Nehalem" || b.core == "Katmai" ||
+                       b.core == "Banias" || b.core == "Atom";
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const char* better = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    better = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    better = "Haswell";
+  if (generic && better != nullptr)
+    b.advice = "OpenBLAS did not recognise this CPU and runs its generic " + b.core +
+               " kernels; this CPU has the vector units of the " + better + " kernels: start with OPENBLAS_CORETYPE=" +
+               better + " (docs/kernels.md)";
+#endif
+  return b;
+}
+
 namespace {
 
 bool is_mm_dtype(DataType t) { return t == DataType::FP32 || t == DataType::BF16 || t == DataType::FP16; }

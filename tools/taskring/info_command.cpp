@@ -21,6 +21,7 @@
 #include "taskring/base/knobs.hpp"
 #include "taskring/chip/ring_config.hpp"
 #include "taskring/device/sim_device.hpp"
+#include "taskring/kernels/tile_matmul.hpp"
 #include "taskring/log/level.hpp"
 
 namespace taskring::cli {
@@ -44,11 +45,13 @@ std::string join(const std::array<uint64_t, kRingLevels>& v) {
 struct Info {
   SimDeviceConfig sim;
   std::vector<KnobRow> knobs;
+  tile::BlasInfo blas;
 };
 
 Expected<Info> collect(const EnvLookup& env) {
   Info info;
   TASKRING_ASSIGN_OR_RETURN(info.sim, SimDeviceConfig::from_env(env));
+  info.blas = tile::blas_info();
   const Topology& t = info.sim.topology;
   info.knobs.push_back({kSimClustersKnob, std::to_string(t.clusters), source_of(env, kSimClustersKnob),
                         "clusters of 1 AIC + 2 AIV on the sim chip"});
@@ -132,6 +135,7 @@ nlohmann::json to_json(const Info& info) {
         {"gbytes_per_s", info.sim.link.gbytes_per_s},
         {"model", info.sim.link.describe()}}},
   };
+  j["blas"] = {{"config", info.blas.config}, {"core", info.blas.core}, {"advice", info.blas.advice}};
   j["knobs"] = nlohmann::json::array();
   for (const KnobRow& k : info.knobs) {
     j["knobs"].push_back({{"name", k.name}, {"value", k.value}, {"source", k.source}, {"meaning", k.meaning}});
@@ -149,6 +153,9 @@ void print_text(const Info& info) {
   std::printf("  arena             %llu MiB (reserved virtual memory, committed on touch)\n",
               static_cast<unsigned long long>(info.sim.arena_bytes >> 20));
   std::printf("  link model        %s\n\n", info.sim.link.describe().c_str());
+  std::printf("math:\n  BLAS              %s\n  BLAS kernels      %s\n", info.blas.config.c_str(), info.blas.core.c_str());
+  if (!info.blas.advice.empty()) std::printf("  warning           %s\n", info.blas.advice.c_str());
+  std::printf("\n");
   size_t wn = 4, wv = 5, ws = 6;
   for (const KnobRow& k : info.knobs) {
     wn = std::max(wn, k.name.size());

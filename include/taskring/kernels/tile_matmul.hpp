@@ -7,6 +7,8 @@
 // tile, so the products are exact-input FP32 products in every case.
 #pragma once
 
+#include <string>
+
 #include "taskring/base/status.hpp"
 #include "taskring/kernels/tile_view.hpp"
 
@@ -33,5 +35,19 @@ void matmul(const Tile& a, const Tile& b, Tile& c, const MatmulOptions& opt = {}
 // one per core thread). Idempotent and cheap after the first call; the
 // matmul functions call it themselves.
 void ensure_single_threaded_math();
+
+// The BLAS library behind matmul and the CPU kernel set it picked when it
+// loaded. OpenBLAS picks by CPU model; a model newer than the library (for
+// example an Emerald Rapids Xeon under OpenBLAS 0.3.21) gets the generic
+// SSE3 "Prescott" kernels, and OPENBLAS_CORETYPE, set before the process
+// starts, is the only way to choose others.
+struct BlasInfo {
+  std::string config;  // openblas_get_config(): version and build options
+  std::string core;    // openblas_get_corename(), e.g. "SkylakeX", "Zen", "Prescott"
+  // Empty, or what to do when `core` is a generic fallback on a CPU whose
+  // vector units (AVX2+FMA, AVX-512) a better kernel set would use.
+  std::string advice;
+};
+BlasInfo blas_info();
 
 }  // namespace taskring::tile
