@@ -12,6 +12,10 @@
 //     of those medians within 5 % — the statistic `taskring bench moe`'s
 //     Done-when asks for, on a workload with no process switches at all.
 //
+//   --probe: the rounds only (24 of a ~4x shorter chunk, ~25 ms), as one JSON
+//     line on stdout: a host-speed control to run next to each run of a
+//     series (bench/node/moe_series.py).
+//
 // Prints a table; --json FILE also writes the numbers.
 #include <linux/futex.h>
 #include <sched.h>
@@ -124,7 +128,7 @@ struct Rounds {
   double median_us = 0, cv = 0, block_sd = 0, triples_within_5 = 0;
 };
 
-Rounds lockstep_rounds(int n) {
+Rounds lockstep_rounds(int n, int chunk_reps) {
   std::vector<double> t[2];
   std::atomic<int> arrived{0};
   auto run = [&](int cpu) {
@@ -136,7 +140,7 @@ Rounds lockstep_rounds(int n) {
       while (arrived.load() < 2 * (r + 1)) {
       }
       const double t0 = now_us();
-      for (int k = 0; k < 240; ++k) {  // ~400 us here, about an 8-chip MoE step
+      for (int k = 0; k < chunk_reps; ++k) {  // 240: ~400 us on the AMD guest, about an 8-chip MoE step
         for (size_t i = 0; i < a.size(); ++i) a[i] = a[i] * 0.5f + b[i] * 0.5f;
         std::memcpy(b.data(), a.data(), a.size() * sizeof(float));
       }
@@ -165,14 +169,17 @@ Rounds lockstep_rounds(int n) {
 int main(int argc, char** argv) {
   std::string json_path;
   int rounds = 2000;
+  bool probe = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = std::max(24, std::atoi(argv[++i]));
+    } else if (a == "--probe") {
+      probe = true;
     } else {
-      std::fprintf(stderr, "usage: bench_host [--rounds N (>= 24, default 2000)] [--json FILE]\n");
+      std::fprintf(stderr, "usage: bench_host [--rounds N (>= 24, default 2000)] [--json FILE] | --probe\n");
       return 2;
     }
   }
@@ -180,13 +187,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_host: needs CPUs 0 and 1\n");
     return 2;
   }
+  if (probe) {
+    const Rounds r = lockstep_rounds(24, 60);
+    std::printf("{\"lockstep_median_us\": %.2f, \"cv\": %.4f}\n", r.median_us, r.cv);
+    return 0;
+  }
   const std::string load_before = taskring::bench::loadavg();
   std::vector<HandOff> h;
   for (bool processes : {false, true})
     for (bool same : {true, false})
       for (bool yield : {false, true})
         if (same || !yield) h.push_back(hand_off(processes, same, yield, 20000));
-  const Rounds r = lockstep_rounds(rounds);
+  const Rounds r = lockstep_rounds(rounds, 240);
   std::printf("hand-off (us each)       futex on one CPU   sched_yield on one CPU   futex across two CPUs\n");
   for (const char* who : {"threads", "processes"}) {
     double v[3] = {};

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Issue 17's Done-when as a series, with the host's own speed next to it.
+
+Runs `taskring bench moe --chips 8 --rounds 8 --warmup 2 --balanced-routing
+--json` N times in a row. Each run counts only with exit 0, 64/64 valid cells
+and 8 ranks; a run that fails is kept in full (stdout and stderr) under
+--keep-dir and named in the report. Around every run, `bench_host --probe`
+times a fixed compute chunk in lockstep on both CPUs (no process switch, no
+taskring code): the host-speed control. Reported, as a table and as JSON:
+
+  * the MoE medians (`stats.effective_us.median`) and the probe's;
+  * the Done-when statistic for both: of the disjoint triples of consecutive
+    runs, how many have (max - min) / min <= 5 % (and of the sliding ones);
+  * the correlation of the MoE median with the probe.
+
+When the probe itself misses the 5 % triples, the host moved faster than
+the criterion allows, whatever the workload does.
+
+Usage: bench/node/moe_series.py [--runs 30] [--taskring PATH]
+       [--bench-host PATH] [--json FILE] [--keep-dir DIR]
+Run it on a quiet machine (load average below 1); the load is recorded.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SPREAD = 0.05
+
+
+def spread(v):
+    return (max(v) - min(v)) / min(v)
+
+
+def triples(values):
+    """(disjoint triples within SPREAD, disjoint triples, sliding within, sliding)."""
+    disjoint = [values[i:i + 3] for i in range(0, len(values) - 2, 3)]
+    sliding = [values[i:i + 3] for i in range(len(values) - 2)]
+    return (sum(spread(t) <= SPREAD for t in disjoint), len(disjoint),
+            sum(spread(t) <= SPREAD for t in sliding), len(sliding))
+
+
+def correlation(x, y):
+    n = len(x)
+    if n < 3:
+        return None
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else None
+
+
+def probe(bench_host):
+    p = subprocess.run([bench_host, "--probe"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        sys.exit(f"moe_series: {bench_host} --probe failed (exit {p.returncode}): {p.stderr.strip()}")
+    return json.loads(p.stdout)["lockstep_median_us"]
+
+
+def one_run(taskring, keep_dir, index):
+    cmd = [taskring, "bench", "moe", "--chips", "8", "--rounds", "8", "--warmup", "2", "--balanced-routing", "--json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    why = None
+    try:
+        j = json.loads(p.stdout)
+        cells = j["matrix"]["valid_cells"]
+        ranks = j["matrix"]["ranks"]
+        if p.returncode != 0 or cells != 64 or ranks != 8:
+            why = f"exit {p.returncode}, {cells}/64 cells, {ranks} ranks"
+    except (ValueError, KeyError) as e:
+        why = f"exit {p.returncode}, no report ({e})"
+    if why is None:
+        return j["stats"]["effective_us"]["median"], None
+    os.makedirs(keep_dir, exist_ok=True)
+    path = os.path.join(keep_dir, f"moe_series_failed_{int(time.time())}_{index}.txt")
+    with open(path, "w") as f:
+        f.write(f"$ {' '.join(cmd)}\n{why}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}")
+    return None, f"run {index + 1}: {why}; kept in {path}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--taskring", default=os.path.join(ROOT, "build/release/tools/taskring/taskring"))
+    ap.add_argument("--bench-host", default=os.path.join(ROOT, "build/release/bench/host/bench_host"))
+    ap.add_argument("--json", help="write every number here")
+    ap.add_argument("--keep-dir", default="/tmp", help="where a failed run's output is kept")
+    a = ap.parse_args()
+    if a.runs < 3:
+        ap.error("--runs must be at least 3 (one triple)")
+    for path in (a.taskring, a.bench_host):
+        if not os.access(path, os.X_OK):
+            ap.error(f"{path} is not an executable; build first (make build)")
+
+    load_before = os.getloadavg()
+    runs, failures = [], []
+    for i in range(a.runs):
+        before = probe(a.bench_host)
+        median, failure = one_run(a.taskring, a.keep_dir, i)
+        after = probe(a.bench_host)
+        if failure:
+            failures.append(failure)
+        else:
+            runs.append({"moe_median_us": median, "probe_us": (before + after) / 2})
+        print(f"\r[{i + 1}/{a.runs}] {len(failures)} failed", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+
+    moe = [r["moe_median_us"] for r in runs]
+    host = [r["probe_us"] for r in runs]
+    result = {
+        "command": "taskring bench moe --chips 8 --rounds 8 --warmup 2 --balanced-routing --json",
+        "machine": {"node": platform.node(), "cpus": os.cpu_count(), "processor": platform.processor()},
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg(),
+        "runs": runs,
+        "failures": failures,
+    }
+    if len(runs) >= 3:
+        rows = []
+        for name, v in (("MoE step median", moe), ("host probe", host)):
+            d, dn, s, sn = triples(v)
+            rows.append({"series": name, "min_us": min(v), "max_us": max(v), "disjoint_triples_within_5pct": [d, dn],
+                         "sliding_triples_within_5pct": [s, sn]})
+        result["summary"] = rows
+        result["correlation_moe_probe"] = correlation(moe, host)
+        print(f"{len(runs)} of {a.runs} runs valid; load {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
+        print(f"{'series':<18} {'min us':>9} {'max us':>9} {'triples <= 5 %':>15} {'sliding':>9}")
+        for r in rows:
+            d, dn = r["disjoint_triples_within_5pct"]
+            s, sn = r["sliding_triples_within_5pct"]
+            print(f"{r['series']:<18} {r['min_us']:>9.1f} {r['max_us']:>9.1f} {f'{d} of {dn}':>15} {f'{s}/{sn}':>9}")
+        c = result["correlation_moe_probe"]
+        print(f"correlation of the MoE median with the probe: {'n/a' if c is None else f'{c:.2f}'}")
+    for f in failures:
+        print("FAILED " + f)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f, indent=1)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
