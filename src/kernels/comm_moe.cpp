@@ -13,7 +13,6 @@
 // combine: every received row's expert output is put back into its source's
 // return slot (token, k), flags, then out[t] = Σ_k w[t,k]·ret[t,k].
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
+#include "taskring/kernels/vec_math.hpp"
 
 namespace taskring::kernels {
 
@@ -50,6 +50,19 @@ int32_t i32(const View2D& v, int64_t r, int64_t c) {
   return x;
 }
 int32_t vec_i32(const View2D& v, int64_t i) { return v.rows == 1 ? i32(v, 0, i) : i32(v, i, 0); }
+
+// Zeroes rows [from, rows) of v: one memset per row when its elements are
+// adjacent (the rows past the received ones are most of the tile).
+void zero_rows(const View2D& v, int64_t from) {
+  const size_t es = v.elem_size();
+  for (int64_t i = from; i < v.rows; ++i) {
+    if (v.unit_col_stride()) {
+      std::memset(v.at(i, 0), 0, static_cast<size_t>(v.cols) * es);
+    } else {
+      for (int64_t q = 0; q < v.cols; ++q) std::memset(v.at(i, q), 0, es);
+    }
+  }
+}
 
 }  // namespace
 
@@ -239,15 +252,12 @@ extern "C" void taskring_comm_moe_expert_ffn(int64_t* raw) {
     Status st = tile::matmul(xs, rows(wg, le * D, D), g);
     if (st.ok()) st = tile::matmul(xs, rows(wu, le * D, D), u);
     if (!st.ok()) return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s", st.message().c_str());
-    float* gp = s.t[0].data();
-    const float* up = s.t[1].data();
-    for (int64_t i = 0; i < cnt * F; ++i) gp[i] = gp[i] / (1.0f + std::exp(-gp[i])) * up[i];
+    vec::active().swiglu(s.t[0].data(), s.t[1].data(), s.t[0].data(), static_cast<size_t>(cnt * F));
     st = tile::matmul(g, rows(wd, le * F, F), ys);
     if (!st.ok()) return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s", st.message().c_str());
     off += cnt;
   }
-  for (int64_t i = off; i < cap; ++i)
-    for (int64_t q = 0; q < D; ++q) std::memset(y.at(i, q), 0, 4);
+  zero_rows(y, off);
 }
 
 // Tensors: recv_y [cap, D] FP32, recv_meta [cap, 3] INT32, recv_count [El]
