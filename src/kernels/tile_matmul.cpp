@@ -29,6 +29,7 @@ BlasInfo blas_info() {
     better = "SkylakeX";
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     better = "Haswell";
+  if (generic && better != nullptr) b.better_core = better;
   if (generic && better != nullptr)
     b.advice = "OpenBLAS did not recognise this CPU and runs its generic " + b.core +
                " kernels; this CPU has the vector units of the " + better + " kernels: start with OPENBLAS_CORETYPE=" +

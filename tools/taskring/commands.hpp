@@ -21,6 +21,10 @@ class NodeWorkload;
 
 namespace taskring::cli {
 
+// Set by the tool when it replaced OpenBLAS's generic kernels through
+// OPENBLAS_CORETYPE (main.cpp); holds the kernel set it replaced.
+inline constexpr char kBlasReplacedEnv[] = "TASKRING_BLAS_REPLACED";
+
 void set_exit_code(int code);
 int exit_code();
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -46,12 +47,14 @@ struct Info {
   SimDeviceConfig sim;
   std::vector<KnobRow> knobs;
   tile::BlasInfo blas;
+  std::string blas_replaced;  // the generic kernel set the tool replaced, if it did
 };
 
 Expected<Info> collect(const EnvLookup& env) {
   Info info;
   TASKRING_ASSIGN_OR_RETURN(info.sim, SimDeviceConfig::from_env(env));
   info.blas = tile::blas_info();
+  if (const char* r = std::getenv(kBlasReplacedEnv)) info.blas_replaced = r;
   const Topology& t = info.sim.topology;
   info.knobs.push_back({kSimClustersKnob, std::to_string(t.clusters), source_of(env, kSimClustersKnob),
                         "clusters of 1 AIC + 2 AIV on the sim chip"});
@@ -135,7 +138,10 @@ nlohmann::json to_json(const Info& info) {
         {"gbytes_per_s", info.sim.link.gbytes_per_s},
         {"model", info.sim.link.describe()}}},
   };
-  j["blas"] = {{"config", info.blas.config}, {"core", info.blas.core}, {"advice", info.blas.advice}};
+  j["blas"] = {{"config", info.blas.config},
+               {"core", info.blas.core},
+               {"replaced", info.blas_replaced},
+               {"advice", info.blas.advice}};
   j["knobs"] = nlohmann::json::array();
   for (const KnobRow& k : info.knobs) {
     j["knobs"].push_back({{"name", k.name}, {"value", k.value}, {"source", k.source}, {"meaning", k.meaning}});
@@ -153,7 +159,10 @@ void print_text(const Info& info) {
   std::printf("  arena             %llu MiB (reserved virtual memory, committed on touch)\n",
               static_cast<unsigned long long>(info.sim.arena_bytes >> 20));
   std::printf("  link model        %s\n\n", info.sim.link.describe().c_str());
-  std::printf("math:\n  BLAS              %s\n  BLAS kernels      %s\n", info.blas.config.c_str(), info.blas.core.c_str());
+  std::printf("math:\n  BLAS              %s\n  BLAS kernels      %s%s\n", info.blas.config.c_str(), info.blas.core.c_str(),
+              info.blas_replaced.empty()
+                  ? ""
+                  : (" (set by taskring through OPENBLAS_CORETYPE; OpenBLAS picked " + info.blas_replaced + ")").c_str());
   if (!info.blas.advice.empty()) std::printf("  warning           %s\n", info.blas.advice.c_str());
   std::printf("\n");
   size_t wn = 4, wv = 5, ws = 6;

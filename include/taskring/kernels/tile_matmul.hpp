@@ -39,13 +39,18 @@ void ensure_single_threaded_math();
 // The BLAS library behind matmul and the CPU kernel set it picked when it
 // loaded. OpenBLAS picks by CPU model; a model newer than the library (for
 // example an Emerald Rapids Xeon under OpenBLAS 0.3.21) gets the generic
-// SSE3 "Prescott" kernels, and OPENBLAS_CORETYPE, set before the process
-// starts, is the only way to choose others.
+// SSE3 "Prescott" kernels, and OPENBLAS_CORETYPE, set before the library
+// loads, is the only way to choose others. The `taskring` tool sets it and
+// re-executes itself (tools/taskring/main.cpp); a program that links the
+// library can read `advice`.
 struct BlasInfo {
   std::string config;  // openblas_get_config(): version and build options
   std::string core;    // openblas_get_corename(), e.g. "SkylakeX", "Zen", "Prescott"
-  // Empty, or what to do when `core` is a generic fallback on a CPU whose
-  // vector units (AVX2+FMA, AVX-512) a better kernel set would use.
+  // When `core` is a generic fallback on a CPU whose vector units a better
+  // kernel set uses: that set's OPENBLAS_CORETYPE name ("SkylakeX" for
+  // AVX-512 F/BW/DQ/VL, "Haswell" for AVX2+FMA) and a sentence saying what
+  // to do. Both empty otherwise.
+  std::string better_core;
   std::string advice;
 };
 BlasInfo blas_info();
