@@ -29,11 +29,12 @@ BlasInfo blas_info() {
     better = "SkylakeX";
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     better = "Haswell";
-  if (generic && better != nullptr) b.better_core = better;
-  if (generic && better != nullptr)
+  if (generic && better != nullptr) {
+    b.better_core = better;
     b.advice = "OpenBLAS did not recognise this CPU and runs its generic " + b.core +
-               " kernels; this CPU has the vector units of the " + better + " kernels: start with OPENBLAS_CORETYPE=" +
-               better + " (docs/kernels.md)";
+               " kernels; this CPU has the vector units of the " + b.better_core +
+               " kernels: start with OPENBLAS_CORETYPE=" + b.better_core + " (docs/kernels.md)";
+  }
 #endif
   return b;
 }
