@@ -330,16 +330,21 @@ bool barrier(const KernelArgs& k, const CommContext& c) {
   // Arrivals of barrier e are the counts ((e-1)·n, e·n]: the one that reaches
   // e·n is the last, and no rank can arrive for e+1 before e is published.
   const uint32_t target = e * static_cast<uint32_t>(c.nranks);
-  // Barrier e cannot be complete before this rank arrives, nor hold all its
-  // arrivals: either means the header outlived the ranks' epochs (a reused
-  // domain not reset), and waiting would pass without the others.
+  // Before this rank arrives, the last complete barrier is exactly e-1 (this
+  // rank passed it, and e cannot complete without this arrival), and the
+  // arrivals counted so far are all of e-1's and some of e's: in
+  // [(e-1)·n, e·n). Anything else means the header does not match the ranks'
+  // epochs (a reused domain not reset), and waiting could pass without the
+  // others. `done` is read before the arrival: after it, the last peer may
+  // complete e at once.
+  const uint32_t done = h.barrier_done.load(std::memory_order_acquire);
   const uint32_t prev = h.barrier_arrivals.fetch_add(1, std::memory_order_acq_rel);
-  if (static_cast<int32_t>(h.barrier_done.load(std::memory_order_acquire) - e) >= 0 ||
-      static_cast<int32_t>(prev - target) >= 0) {
+  const uint32_t n = static_cast<uint32_t>(c.nranks);
+  if (done != e - 1 || prev - (target - n) >= n) {
     // The run's failure aborts the domain, so the peers' waits end too.
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
                   "domain '%s' rank %d: barrier %u found stale state (%u arrivals, %u done)", domain_name(c), c.rank, e,
-                  prev, h.barrier_done.load(std::memory_order_relaxed));
+                  prev, done);
   }
   if (prev + 1 == target) {
     h.barrier_done.store(e, std::memory_order_seq_cst);

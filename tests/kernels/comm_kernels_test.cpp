@@ -210,6 +210,50 @@ TEST(CommKernels, TheLastArriverWakesABarrierWithOneRing) {
   EXPECT_EQ(d.header()->barrier_done.load(), 1u);
 }
 
+// The last arriver may complete a barrier between another rank's arrival and
+// that rank's stale-header check; the check must not take that for a header
+// that outlived the epochs (it did at stop 14-16: bench_comm failed within
+// ~200 barriers on a 2-vCPU host).
+TEST(CommKernels, BackToBackBarriersNeverLookStale) {
+  const uint64_t barriers = static_cast<uint64_t>(taskring::testing::test_scale(20000, 3000, 200000));
+  for (int n : {2, 3}) {
+    LocalDomain d(n, 4096);
+    auto st = on_every_rank(n, [&](int r) { return call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, barriers}); });
+    for (int r = 0; r < n; ++r) ASSERT_TRUE(st[r].ok()) << n << " ranks, rank " << r << ": " << st[r].message();
+    EXPECT_EQ(d.header()->barrier_done.load(), barriers);
+    EXPECT_EQ(d.header()->barrier_arrivals.load(), barriers * static_cast<uint64_t>(n));
+  }
+}
+
+// A header that does not match the ranks' epochs (a reused domain not reset)
+// is a kernel error naming the barrier, never a barrier that passes without
+// the others: ahead (already complete) or behind (arrivals of an older one).
+TEST(CommKernels, AStaleBarrierHeaderIsAKernelError) {
+  {
+    LocalDomain d(2, 4096);
+    d.header()->barrier_done.store(1);
+    Status s = call(taskring_comm_probe, {}, {d.ctx_scalar(0), 0, 1});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("barrier 1 found stale state (0 arrivals, 1 done)"), std::string::npos) << s.message();
+  }
+  {
+    LocalDomain d(2, 4096);
+    d.header()->barrier_arrivals.store(2);  // barrier 1 already holds both arrivals
+    Status s = call(taskring_comm_probe, {}, {d.ctx_scalar(1), 0, 1});
+    EXPECT_NE(s.message().find("barrier 1 found stale state (2 arrivals, 0 done)"), std::string::npos) << s.message();
+  }
+  {
+    // Both ranks passed 3 barriers, then the header alone was zeroed.
+    LocalDomain d(2, 4096);
+    auto st = on_every_rank(2, [&](int r) { return call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 3}); });
+    ASSERT_TRUE(st[0].ok() && st[1].ok());
+    d.header()->barrier_arrivals.store(0);
+    d.header()->barrier_done.store(0);
+    Status s = call(taskring_comm_probe, {}, {d.ctx_scalar(0), 0, 1});
+    EXPECT_NE(s.message().find("barrier 4 found stale state (0 arrivals, 0 done)"), std::string::npos) << s.message();
+  }
+}
+
 TEST(CommKernels, BarrierDeadlineNamesTheMissingRanks) {
   LocalDomain d(4, 4096, 200);
   // Only ranks 0 and 2 arrive.
