@@ -274,15 +274,16 @@ uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t e
 
 AllreduceAlgo pick_allreduce(uint64_t elems, int nranks) {
   // Memory traffic per rank, N = the input: one-phase (n+3)·N in one
-  // meeting, direct ~4·N in two. On ranks that fit the cores the second
-  // meeting is a spin: bench_comm at 2 ranks on 2 cores, direct leads from
-  // 16 KiB (4.7 vs 3.8 GB/s) to 1 MiB (6.0 vs 2.9), one-phase at 4 KiB.
-  // When ranks outnumber the cores it is a park and wake of every rank,
-  // which up to 128 KiB costs more than the traffic it saves (4 and 8
-  // ranks: one-phase leads at 64 KiB, direct from 1 MiB).
-  if (nranks <= 2) return elems * 4 <= (8u << 10) ? AllreduceAlgo::kOnePhase : AllreduceAlgo::kDirect;
-  if (elems * 4 <= (128u << 10)) return AllreduceAlgo::kOnePhase;
-  return AllreduceAlgo::kDirect;
+  // meeting, direct ~4·N in two. The second meeting costs less than the
+  // traffic it saves from 16 KiB on, also when ranks outnumber the cores
+  // and a meeting is a park and wake of every rank. bench_comm on 2 vCPUs
+  // (Intel guest, stop 17, three runs): 4 and 8 ranks even at 8 KiB, direct
+  // ahead at 16 KiB (1.6-2.1 vs 1.2-1.5 GB/s at 4 ranks, 0.79-0.95 vs
+  // 0.46-0.64 at 8) and at 64 KiB (3.1-3.5 vs 1.6-1.9; 1.6-1.9 vs 0.49-0.91),
+  // one-phase ahead at 4 KiB. The AMD guest of stops 12-13 had the same order
+  // at 4 and 64 KiB on 4 and 8 ranks, and 2 ranks' crossover at 8-16 KiB.
+  (void)nranks;  // the same crossover on 2, 4 and 8 ranks
+  return elems * 4 <= (8u << 10) ? AllreduceAlgo::kOnePhase : AllreduceAlgo::kDirect;
 }
 
 // in [n] float, out [n] float; s0 ctx, s1 algo (AllreduceAlgo), s2 scratch offset.

@@ -160,9 +160,9 @@ TEST(CommKernels, AutoAllreducePicksByRanksAndSize) {
   using kernels::AllreduceAlgo;
   EXPECT_EQ(kernels::pick_allreduce(1 << 10, 2), AllreduceAlgo::kOnePhase);  // 2 ranks, 4 KiB: one meeting
   EXPECT_EQ(kernels::pick_allreduce(1 << 20, 2), AllreduceAlgo::kDirect);    // 2 ranks, 4 MiB: less traffic
-  EXPECT_EQ(kernels::pick_allreduce(16 << 10, 8), AllreduceAlgo::kOnePhase);  // 64 KiB: one meeting
-  EXPECT_EQ(kernels::pick_allreduce(32 << 10, 4), AllreduceAlgo::kOnePhase);  // 128 KiB still one-phase
-  EXPECT_EQ(kernels::pick_allreduce((32 << 10) + 1, 4), AllreduceAlgo::kDirect);
+  EXPECT_EQ(kernels::pick_allreduce(2 << 10, 8), AllreduceAlgo::kOnePhase);  // 8 KiB: one meeting
+  EXPECT_EQ(kernels::pick_allreduce((2 << 10) + 1, 4), AllreduceAlgo::kDirect);
+  EXPECT_EQ(kernels::pick_allreduce(16 << 10, 8), AllreduceAlgo::kDirect);  // 64 KiB: less traffic
   EXPECT_EQ(kernels::pick_allreduce(1 << 20, 8), AllreduceAlgo::kDirect);
 }
 

@@ -54,8 +54,7 @@ std::span<const CommKernel> comm_kernels();
 // kDirect: each rank reduces its 1/n chunk straight from every rank's
 // window, then every rank gathers the reduced chunks (two meetings per
 // segment, direct_allreduce_segments);
-// kAuto: kOnePhase up to 8 KiB on 2 ranks and up to 128 KiB on more,
-// kDirect above (pick_allreduce).
+// kAuto: kOnePhase up to 8 KiB per rank, kDirect above (pick_allreduce).
 // kOnePhase, kDirect and kAuto give the same bits (sums in rank order).
 enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1, kDirect = 2, kAuto = 3 };
 enum class CollectiveOp : uint32_t {
