@@ -129,7 +129,9 @@ TEST_F(TraceHtml, ProfiledRunShowsCoreLanes) {
   ASSERT_EQ(shell(std::string(TASKRING_BIN) + " trace '" + log + "' --html '" + page + "' > /dev/null"), 0);
   std::string dom = render(page);
   EXPECT_NE(dom.find("data-cells=\"1\""), std::string::npos);
-  EXPECT_NE(dom.find("rank 0 core 0"), std::string::npos) << dom.substr(0, 3000);
+  // Which cores the scheduler gave bgemm's tasks varies from run to run
+  // (core 0 had none in about one run of six): any core's lane will do.
+  EXPECT_TRUE(std::regex_search(dom, std::regex("rank 0 core [0-9]+"))) << dom.substr(0, 3000);
   EXPECT_NE(dom.find("chip.run.runner_run.core_task"), std::string::npos);  // span tooltips
 }
 
