@@ -1,6 +1,7 @@
 #include "taskring/trace/matrix.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <charconv>
 #include <map>
 
@@ -271,6 +272,33 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
   m.round_stats = summarize(std::move(rounds_v));
   m.host_union_stats = summarize(std::move(union_v));
   return m;
+}
+
+}  // namespace taskring::trace
+
+namespace taskring::trace {
+
+void set_host_speed(Matrix& m, std::vector<CpuSpeed> before, std::vector<CpuSpeed> after) {
+  if (before.empty() || after.empty()) return;
+  HostSpeedCheck h;
+  h.largest_change = largest_speed_change(before, after);
+  h.steady = h.largest_change <= kSteadyHostChange;
+  h.before = std::move(before);
+  h.after = std::move(after);
+  if (!h.steady) {
+    std::string moved;
+    char buf[64];
+    for (size_t i = 0; i < h.before.size() && i < h.after.size(); ++i) {
+      std::snprintf(buf, sizeof(buf), "%scpu%d %.1f -> %.1f us", i ? ", " : "", h.before[i].cpu,
+                    h.before[i].chunk_us, h.after[i].chunk_us);
+      moved += buf;
+    }
+    std::snprintf(buf, sizeof(buf), "%.0f %%", 100 * h.largest_change);
+    m.warnings.push_back("the host's CPU speed moved by " + std::string(buf) +
+                         " between the start and the end of the run (" + moved +
+                         " per probe chunk): these figures do not compare with other runs'");
+  }
+  m.host_speed = std::move(h);
 }
 
 }  // namespace taskring::trace

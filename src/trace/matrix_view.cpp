@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <string>
 
 #include "format.hpp"
@@ -62,6 +63,20 @@ std::string render_matrix(const Trace& t, const Matrix& m) {
   }
   out += "host_union_us (diagnostic: union of chip.run windows across ranks per round, " +
          std::to_string(m.host_union_stats.n) + " rounds): " + stats_line(m.host_union_stats) + "\n";
+  if (m.host_speed) {
+    const HostSpeedCheck& h = *m.host_speed;
+    char buf[96];
+    out += "host speed (diagnostic: a fixed chunk on each CPU before and after the rounds, us):";
+    for (size_t i = 0; i < h.before.size(); ++i) {
+      const double after = i < h.after.size() ? h.after[i].chunk_us : 0;
+      std::snprintf(buf, sizeof(buf), "%s cpu%d %.1f -> %.1f", i ? "," : "", h.before[i].cpu, h.before[i].chunk_us,
+                    after);
+      out += buf;
+    }
+    std::snprintf(buf, sizeof(buf), "; largest change %.0f %% (%s)\n", 100 * h.largest_change,
+                  h.steady ? "steady" : "moved");
+    out += buf;
+  }
   const ParseCounts& c = t.counts;
   out += "records: " + std::to_string(c.heads) + " [STRACE] heads, " + std::to_string(c.parsed) + " parsed, " +
          std::to_string(c.torn) + " torn, " + std::to_string(c.unknown_version) + " unknown version; anchors: " +

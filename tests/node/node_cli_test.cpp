@@ -61,6 +61,13 @@ TEST(NodeCli, BenchValidatesEveryChipRoundCell) {
   Result r = taskring("bench multi_chip --chips 3 --rounds 3 --warmup 1");
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("9/9 cells valid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host speed (diagnostic: a fixed chunk on each CPU before and after the rounds, us): cpu"),
+            std::string::npos)
+      << r.out;
+  r = taskring("bench multi_chip --chips 3 --rounds 3 --warmup 1 --json");
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  for (const char* key : {"\"host_speed\"", "\"before_us\"", "\"after_us\"", "\"steady\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << " missing in\n" << r.out;
 }
 
 // A runner that fails before any chip ran leaves no span: the matrix is

@@ -124,6 +124,20 @@ TEST_F(BenchCli, SpansAreCapturedWhateverTheLogLevel) {
   EXPECT_EQ(run(kSmall, {{"TASKRING_LOG_LEVEL", "nul"}}), 0) << out_ << err_;
 }
 
+// The host-speed control: every CPU probed before and after the ranks, in
+// the table and in the JSON (its figures are the host's, not asserted).
+TEST_F(BenchCli, ReportsTheHostSpeedBeforeAndAfterTheRanks) {
+  EXPECT_EQ(run(kSmall), 0) << out_ << err_;
+  EXPECT_NE(out_.find("host speed (diagnostic: a fixed chunk on each CPU before and after the rounds, us): cpu"),
+            std::string::npos)
+      << out_;
+  std::vector<std::string> args = kSmall;
+  args.push_back("--json");
+  EXPECT_EQ(run(args), 0) << out_ << err_;
+  for (const char* key : {"\"host_speed\"", "\"before_us\"", "\"after_us\"", "\"largest_change\"", "\"steady\""})
+    EXPECT_NE(out_.find(key), std::string::npos) << key << " missing in\n" << out_;
+}
+
 TEST_F(BenchCli, SpansAreCapturedWhateverTheStraceDir) {
   std::string sd = dir_ + "/strace";
   ASSERT_EQ(mkdir(sd.c_str(), 0755), 0);

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "run_log.hpp"
@@ -63,6 +65,44 @@ TEST(TraceMatrix, AllCellsValid) {
   // The union of chip.run windows of 8 ranks started 1 µs apart.
   ASSERT_TRUE(a.m.host_union[0].has_value());
   EXPECT_DOUBLE_EQ(*a.m.host_union[0], 1010.0 + 7.0);
+}
+
+// The host-speed control of a bench (set_host_speed): shown in the table and
+// the JSON; a move beyond kSteadyHostChange is a warning naming each CPU's
+// timings, never an invalid matrix.
+TEST(TraceMatrix, HostSpeedIsReportedAndAMoveIsAWarningOnly) {
+  RunSpec s;
+  s.ranks = 2;
+  s.dispatches = 4;
+  Analysed steady = analyse(run_log(s), expect(2, 2, 2));
+  set_host_speed(steady.m, {{0, 10.0}, {1, 10.0}}, {{0, 10.5}, {1, 9.2}});
+  ASSERT_TRUE(steady.m.host_speed.has_value());
+  EXPECT_TRUE(steady.m.host_speed->steady);
+  EXPECT_NEAR(steady.m.host_speed->largest_change, 0.08, 1e-12);
+  EXPECT_TRUE(steady.m.warnings.empty());
+  EXPECT_NE(render_matrix(steady.trace, steady.m).find("cpu0 10.0 -> 10.5, cpu1 10.0 -> 9.2; largest change 8 % (steady)"),
+            std::string::npos)
+      << render_matrix(steady.trace, steady.m);
+
+  Analysed moved = analyse(run_log(s), expect(2, 2, 2));
+  set_host_speed(moved.m, {{0, 6.4}, {1, 6.4}}, {{0, 6.5}, {1, 12.8}});
+  ASSERT_TRUE(moved.m.host_speed.has_value());
+  EXPECT_FALSE(moved.m.host_speed->steady);
+  ASSERT_EQ(moved.m.warnings.size(), 1u);
+  EXPECT_NE(moved.m.warnings[0].find("moved by 100 %"), std::string::npos) << moved.m.warnings[0];
+  EXPECT_NE(moved.m.warnings[0].find("cpu1 6.4 -> 12.8 us"), std::string::npos) << moved.m.warnings[0];
+  EXPECT_EQ(verdict_exit_code(moved.trace, moved.m), 0);
+  const auto j = nlohmann::json::parse(render_json(moved.trace, moved.m));
+  EXPECT_EQ(j["host_speed"]["cpus"], nlohmann::json::array({0, 1}));
+  EXPECT_DOUBLE_EQ(j["host_speed"]["after_us"][1].get<double>(), 12.8);
+  EXPECT_FALSE(j["host_speed"]["steady"].get<bool>());
+  EXPECT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["status"], "ok");
+
+  Analysed none = analyse(run_log(s), expect(2, 2, 2));
+  set_host_speed(none.m, {}, {{0, 1.0}});  // a probe that failed: nothing reported
+  EXPECT_FALSE(none.m.host_speed.has_value());
+  EXPECT_FALSE(nlohmann::json::parse(render_json(none.trace, none.m)).contains("host_speed"));
 }
 
 TEST(TraceMatrix, EveryMissingSpanCombinationInvalidatesTheCell) {

@@ -190,6 +190,7 @@ void run_bench(const BenchOptions& o) {
     set_exit_code(1);
     return;
   }
+  std::vector<CpuSpeed> host_before = probe_bench_host();
   std::fflush(nullptr);
   const pid_t self = getpid();
   std::vector<Rank> ranks;
@@ -312,6 +313,7 @@ void run_bench(const BenchOptions& o) {
     set_exit_code(3);
     return;
   }
+  trace::set_host_speed(*m, std::move(host_before), probe_bench_host());
   std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m)) << std::flush;
   int rc = trace::verdict_exit_code(t, *m);
   if (timed_out) {
@@ -333,6 +335,11 @@ void run_bench(const BenchOptions& o) {
 }
 
 }  // namespace
+
+std::vector<CpuSpeed> probe_bench_host() {
+  auto p = probe_cpu_speed(16, Deadline::after_ms(50));
+  return p.ok() ? std::move(*p) : std::vector<CpuSpeed>{};
+}
 
 void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();

@@ -10,8 +10,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <utility>
+#include <vector>
+
+#include "taskring/base/host_speed.hpp"
 
 #include "taskring/workloads/params.hpp"
 
@@ -77,10 +79,17 @@ int run_node_bench(const NodeBenchOptions& o);
 // validation of captured spans as a (chip rank, round) matrix of `ranks`
 // ranks, printed as a table or JSON (the exit status: 0, 1 invalid cells,
 // 3 no matrix).
+// The host-speed control of `taskring bench` (base/host_speed.hpp): the
+// first 16 CPUs of the affinity mask, at most ~50 ms in all; empty when the
+// probe fails (the bench then reports no host speed).
+std::vector<CpuSpeed> probe_bench_host();
 std::unique_ptr<workloads::NodeWorkload> prepare_node_bench(const NodeBenchOptions& o);
-// `dispatches_per_round` is the workload's chip runs per round.
+// `dispatches_per_round` is the workload's chip runs per round. With a
+// `host_before` probe (probe_bench_host, taken before the ranks started) the
+// CPUs are probed again and the matrix reports the host's speed
+// (trace::set_host_speed).
 int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, int dispatches_per_round,
-                         const NodeBenchOptions& o);
+                         const NodeBenchOptions& o, std::vector<CpuSpeed> host_before = {});
 
 // The L4 forms (net_command.cpp; net_command_stub.cpp without MPI), run by
 // every rank under `mpirun -np nodes`. Same exit statuses.

@@ -268,7 +268,7 @@ std::unique_ptr<NodeWorkload> prepare_node_bench(const NodeBenchOptions& o) {
 }
 
 int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, int dispatches_per_round,
-                         const NodeBenchOptions& o) {
+                         const NodeBenchOptions& o, std::vector<CpuSpeed> host_before) {
   trace::Trace t = trace::parse_trace(captured, source);
   trace::StageNames names;
   auto invs = trace::group_invocations(t, names);
@@ -283,6 +283,7 @@ int validate_chip_matrix(const std::string& captured, std::string_view source, i
     std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
     return 3;
   }
+  if (!host_before.empty()) trace::set_host_speed(*m, std::move(host_before), probe_bench_host());
   std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
   return trace::verdict_exit_code(t, *m);
 }
@@ -326,6 +327,7 @@ int run_node_bench(const NodeBenchOptions& o) {
     close(fds[1]);
     return 1;
   }
+  std::vector<CpuSpeed> host_before = probe_bench_host();
   std::fflush(nullptr);
   pid_t runner = fork();
   if (runner < 0) {
@@ -370,7 +372,7 @@ int run_node_bench(const NodeBenchOptions& o) {
   if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
 
   const int rc = validate_chip_matrix(captured, "<node runner's stderr>", o.chips,
-                                      static_cast<int>(w.chip_runs_per_round()), o);
+                                      static_cast<int>(w.chip_runs_per_round()), o, std::move(host_before));
   // Why the runner stopped comes first, also when it leaves the matrix
   // invalid (exit 3): an init failure writes one line and no span at all.
   if (timed_out)

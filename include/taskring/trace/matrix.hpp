@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "taskring/base/expected.hpp"
+#include "taskring/base/host_speed.hpp"
 #include "taskring/trace/invocations.hpp"
 #include "taskring/trace/span.hpp"
 #include "taskring/trace/stats.hpp"
@@ -69,6 +70,18 @@ struct RankInfo {
   size_t dispatches = 0;
 };
 
+// The host's CPU speed before and after a benchmark run (base/host_speed.hpp),
+// set by a harness that probed it: a diagnostic, never part of the verdict.
+struct HostSpeedCheck {
+  std::vector<CpuSpeed> before, after;
+  double largest_change = 0;  // largest_speed_change(before, after)
+  // largest_change <= kSteadyHostChange. The bimodal vCPUs of
+  // docs/benchmarks.md#stop-17 move by ~90 %; a probe's own noise on a quiet
+  // host is a few percent.
+  bool steady = true;
+};
+inline constexpr double kSteadyHostChange = 0.10;
+
 struct Matrix {
   int ranks = 0;
   int rounds = 0;
@@ -90,10 +103,18 @@ struct Matrix {
   // diagnostic (it includes start skew and host overhead), never the kernel time.
   std::vector<std::optional<double>> host_union;
   Summary host_union_stats;
+  // Set by the harness after build_matrix (taskring bench); empty otherwise.
+  std::optional<HostSpeedCheck> host_speed;
 
   const Cell& cell(int rank, int round) const { return cells[static_cast<size_t>(rank * rounds + round)]; }
   size_t invalid_cells() const { return cells.size() - valid_cells; }
 };
+
+// Sets m.host_speed from two probes of the same CPUs (before the ranks
+// started, after they ended) and adds a warning naming each CPU's timings
+// when the host moved by more than kSteadyHostChange. Does nothing when
+// either probe is empty.
+void set_host_speed(Matrix& m, std::vector<CpuSpeed> before, std::vector<CpuSpeed> after);
 
 // Builds the matrix. Fails with INVALID_ARGUMENT on impossible options
 // (negative counts, zero rounds or ranks requested, zero dispatches per round)
