@@ -11,7 +11,11 @@ taskring code): the host-speed control. Reported, as a table and as JSON:
   * the MoE medians (`stats.effective_us.median`) and the probe's;
   * the Done-when statistic for both: of the disjoint triples of consecutive
     runs, how many have (max - min) / min <= 5 % (and of the sliding ones);
-  * the correlation of the MoE median with the probe.
+  * the correlation of the MoE median with the probe;
+  * the bench's own host-speed control (`host_speed` of its JSON: a fixed
+    chunk timed on each CPU before and after the ranks): how many runs had
+    a steady host at both edges, and the Done-when statistic over the
+    disjoint triples whose three runs all did.
 
 When the probe itself misses the 5 % triples, the host moved faster than
 the criterion allows, whatever the workload does.
@@ -75,12 +79,12 @@ def one_run(taskring, keep_dir, index):
     except (ValueError, KeyError) as e:
         why = f"exit {p.returncode}, no report ({e})"
     if why is None:
-        return j["stats"]["effective_us"]["median"], None
+        return j["stats"]["effective_us"]["median"], j.get("host_speed"), None
     os.makedirs(keep_dir, exist_ok=True)
     path = os.path.join(keep_dir, f"moe_series_failed_{int(time.time())}_{index}.txt")
     with open(path, "w") as f:
         f.write(f"$ {' '.join(cmd)}\n{why}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}")
-    return None, f"run {index + 1}: {why}; kept in {path}"
+    return None, None, f"run {index + 1}: {why}; kept in {path}"
 
 
 def main():
@@ -101,12 +105,15 @@ def main():
     runs, failures = [], []
     for i in range(a.runs):
         before = probe(a.bench_host)
-        median, failure = one_run(a.taskring, a.keep_dir, i)
+        median, host_speed, failure = one_run(a.taskring, a.keep_dir, i)
         after = probe(a.bench_host)
         if failure:
             failures.append(failure)
         else:
-            runs.append({"moe_median_us": median, "probe_us": (before + after) / 2})
+            run = {"moe_median_us": median, "probe_us": (before + after) / 2}
+            if host_speed:
+                run["host_speed"] = host_speed
+            runs.append(run)
         print(f"\r[{i + 1}/{a.runs}] {len(failures)} failed", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
 
@@ -126,14 +133,22 @@ def main():
             d, dn, s, sn = triples(v)
             rows.append({"series": name, "min_us": min(v), "max_us": max(v), "disjoint_triples_within_5pct": [d, dn],
                          "sliding_triples_within_5pct": [s, sn]})
+        steady = [bool(r.get("host_speed", {}).get("steady")) for r in runs]
+        kept = [moe[i:i + 3] for i in range(0, len(moe) - 2, 3) if all(steady[i:i + 3])]
+        rows.append({"series": "MoE, steady host", "runs_with_steady_host": [sum(steady), len(runs)],
+                     "disjoint_triples_within_5pct": [sum(spread(t) <= SPREAD for t in kept), len(kept)]})
         result["summary"] = rows
         result["correlation_moe_probe"] = correlation(moe, host)
         print(f"{len(runs)} of {a.runs} runs valid; load {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
         print(f"{'series':<18} {'min us':>9} {'max us':>9} {'triples <= 5 %':>15} {'sliding':>9}")
-        for r in rows:
+        for r in rows[:2]:
             d, dn = r["disjoint_triples_within_5pct"]
             s, sn = r["sliding_triples_within_5pct"]
             print(f"{r['series']:<18} {r['min_us']:>9.1f} {r['max_us']:>9.1f} {f'{d} of {dn}':>15} {f'{s}/{sn}':>9}")
+        st = rows[2]
+        print(f"runs whose host held still at both edges (bench host_speed): {st['runs_with_steady_host'][0]} of "
+              f"{st['runs_with_steady_host'][1]}; of the disjoint triples of such runs, "
+              f"{st['disjoint_triples_within_5pct'][0]} of {st['disjoint_triples_within_5pct'][1]} within 5 %")
         c = result["correlation_moe_probe"]
         print(f"correlation of the MoE median with the probe: {'n/a' if c is None else f'{c:.2f}'}")
     for f in failures:
