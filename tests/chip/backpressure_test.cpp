@@ -3,12 +3,16 @@
 // tasks in scopes small enough to fit. Every run must finish with the right
 // numbers, and the orchestrator must have waited on a full ring (orch_blocked
 // > 0): every t1 is kept busy for 20 us, so the orchestrator (about a
-// microsecond per submit) outruns the executors and fills the rings.
+// microsecond per submit) outruns the executors and fills the rings. Under
+// a sanitizer a submit costs several times more, and with 4 executor threads
+// on 2 vCPUs the executors kept up (TSan: orch_blocked 0 for the 16-slot
+// rings in ~1 run of 15), so there t1 is kept busy for 200 us.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "runtime_test_util.hpp"
+#include "test_scale.hpp"
 #include "tiny_ring_program.hpp"
 
 namespace taskring::rtest {
@@ -18,7 +22,7 @@ void run_sizes(const TinyRingSizes& s, int iterations) {
   SCOPED_TRACE(describe(s));
   Rig rig({{"TASKRING_SIM_THREADS", std::to_string(s.threads)}, {"TASKRING_SIM_CLUSTERS", "4"}});
   std::vector<int32_t> acc, spmd;
-  auto report = run_tiny_ring_program(rig, uniform_rings(s), iterations, &acc, &spmd, /*t1_spin_us=*/20);
+  auto report = run_tiny_ring_program(rig, uniform_rings(s), iterations, &acc, &spmd, /*t1_spin_us=*/taskring::testing::kSanitizedBuild ? 200 : 20);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   expect_tiny_ring_result(*report, iterations, acc, spmd);
   std::printf("[backpressure] %s: %llu tasks, orch_blocked=%llu\n", describe(s).c_str(),
