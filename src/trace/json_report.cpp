@@ -88,7 +88,7 @@ std::string render_json(const Trace& t, const Matrix& m) {
                        {"before_us", before},
                        {"after_us", after},
                        {"largest_change", m.host_speed->largest_change},
-                       {"steady", m.host_speed->steady}};
+                       {"steady", m.host_speed->steady()}};
   }
   j["problems"] = m.problems;
   j["warnings"] = m.warnings;

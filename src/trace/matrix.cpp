@@ -278,25 +278,29 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
 
 namespace taskring::trace {
 
+std::string host_speed_timings(const HostSpeedCheck& h) {
+  std::string out;
+  char buf[64];
+  for (size_t i = 0; i < h.before.size() && i < h.after.size(); ++i) {
+    std::snprintf(buf, sizeof(buf), "%scpu%d %.1f -> %.1f", i ? ", " : "", h.before[i].cpu, h.before[i].chunk_us,
+                  h.after[i].chunk_us);
+    out += buf;
+  }
+  return out;
+}
+
 void set_host_speed(Matrix& m, std::vector<CpuSpeed> before, std::vector<CpuSpeed> after) {
   if (before.empty() || after.empty()) return;
   HostSpeedCheck h;
   h.largest_change = largest_speed_change(before, after);
-  h.steady = h.largest_change <= kSteadyHostChange;
   h.before = std::move(before);
   h.after = std::move(after);
-  if (!h.steady) {
-    std::string moved;
-    char buf[64];
-    for (size_t i = 0; i < h.before.size() && i < h.after.size(); ++i) {
-      std::snprintf(buf, sizeof(buf), "%scpu%d %.1f -> %.1f us", i ? ", " : "", h.before[i].cpu,
-                    h.before[i].chunk_us, h.after[i].chunk_us);
-      moved += buf;
-    }
-    std::snprintf(buf, sizeof(buf), "%.0f %%", 100 * h.largest_change);
-    m.warnings.push_back("the host's CPU speed moved by " + std::string(buf) +
-                         " between the start and the end of the run (" + moved +
-                         " per probe chunk): these figures do not compare with other runs'");
+  if (!h.steady()) {
+    char pct[32];
+    std::snprintf(pct, sizeof(pct), "%.0f %%", 100 * h.largest_change);
+    m.warnings.push_back("the host's CPU speed moved by " + std::string(pct) +
+                         " between the start and the end of the run (" + host_speed_timings(h) +
+                         " us per probe chunk): these figures do not compare with other runs'");
   }
   m.host_speed = std::move(h);
 }

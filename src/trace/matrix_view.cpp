@@ -64,18 +64,11 @@ std::string render_matrix(const Trace& t, const Matrix& m) {
   out += "host_union_us (diagnostic: union of chip.run windows across ranks per round, " +
          std::to_string(m.host_union_stats.n) + " rounds): " + stats_line(m.host_union_stats) + "\n";
   if (m.host_speed) {
-    const HostSpeedCheck& h = *m.host_speed;
-    char buf[96];
-    out += "host speed (diagnostic: a fixed chunk on each CPU before and after the rounds, us):";
-    for (size_t i = 0; i < h.before.size(); ++i) {
-      const double after = i < h.after.size() ? h.after[i].chunk_us : 0;
-      std::snprintf(buf, sizeof(buf), "%s cpu%d %.1f -> %.1f", i ? "," : "", h.before[i].cpu, h.before[i].chunk_us,
-                    after);
-      out += buf;
-    }
-    std::snprintf(buf, sizeof(buf), "; largest change %.0f %% (%s)\n", 100 * h.largest_change,
-                  h.steady ? "steady" : "moved");
-    out += buf;
+    char change[64];
+    std::snprintf(change, sizeof(change), "; largest change %.0f %% (%s)\n", 100 * m.host_speed->largest_change,
+                  m.host_speed->steady() ? "steady" : "moved");
+    out += "host speed (diagnostic: a fixed chunk on each CPU before and after the rounds, us): " +
+           host_speed_timings(*m.host_speed) + change;
   }
   const ParseCounts& c = t.counts;
   out += "records: " + std::to_string(c.heads) + " [STRACE] heads, " + std::to_string(c.parsed) + " parsed, " +

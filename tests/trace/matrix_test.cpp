@@ -77,7 +77,7 @@ TEST(TraceMatrix, HostSpeedIsReportedAndAMoveIsAWarningOnly) {
   Analysed steady = analyse(run_log(s), expect(2, 2, 2));
   set_host_speed(steady.m, {{0, 10.0}, {1, 10.0}}, {{0, 10.5}, {1, 9.2}});
   ASSERT_TRUE(steady.m.host_speed.has_value());
-  EXPECT_TRUE(steady.m.host_speed->steady);
+  EXPECT_TRUE(steady.m.host_speed->steady());
   EXPECT_NEAR(steady.m.host_speed->largest_change, 0.08, 1e-12);
   EXPECT_TRUE(steady.m.warnings.empty());
   EXPECT_NE(render_matrix(steady.trace, steady.m).find("cpu0 10.0 -> 10.5, cpu1 10.0 -> 9.2; largest change 8 % (steady)"),
@@ -87,7 +87,7 @@ TEST(TraceMatrix, HostSpeedIsReportedAndAMoveIsAWarningOnly) {
   Analysed moved = analyse(run_log(s), expect(2, 2, 2));
   set_host_speed(moved.m, {{0, 6.4}, {1, 6.4}}, {{0, 6.5}, {1, 12.8}});
   ASSERT_TRUE(moved.m.host_speed.has_value());
-  EXPECT_FALSE(moved.m.host_speed->steady);
+  EXPECT_FALSE(moved.m.host_speed->steady());
   ASSERT_EQ(moved.m.warnings.size(), 1u);
   EXPECT_NE(moved.m.warnings[0].find("moved by 100 %"), std::string::npos) << moved.m.warnings[0];
   EXPECT_NE(moved.m.warnings[0].find("cpu1 6.4 -> 12.8 us"), std::string::npos) << moved.m.warnings[0];

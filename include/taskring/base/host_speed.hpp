@@ -3,8 +3,8 @@
 //
 // On a virtual machine a vCPU's speed can move under a running benchmark,
 // whatever the benchmark does: on the 2-vCPU guests of docs/benchmarks.md
-// each vCPU alternates between two speeds about 1.9x apart, independently,
-// for tens of milliseconds to seconds at a time (a host-side neighbour).
+// each vCPU switches between speeds up to ~2.8x apart, independently, for
+// tens of milliseconds to seconds at a time (a host-side neighbour).
 // Two runs of the same binary then differ by more than any change being
 // measured. Timing the same chunk on every CPU before and after a run tells
 // whether the host moved at its edges; steady edges do not prove a steady

@@ -70,17 +70,22 @@ struct RankInfo {
   size_t dispatches = 0;
 };
 
+// The largest change of a host-speed probe that still counts as steady. The
+// two-speed vCPUs of docs/benchmarks.md#stop-17 move by ~90 %; a probe's own
+// noise on a quiet host is a few percent.
+inline constexpr double kSteadyHostChange = 0.10;
+
 // The host's CPU speed before and after a benchmark run (base/host_speed.hpp),
 // set by a harness that probed it: a diagnostic, never part of the verdict.
 struct HostSpeedCheck {
   std::vector<CpuSpeed> before, after;
   double largest_change = 0;  // largest_speed_change(before, after)
-  // largest_change <= kSteadyHostChange. The bimodal vCPUs of
-  // docs/benchmarks.md#stop-17 move by ~90 %; a probe's own noise on a quiet
-  // host is a few percent.
-  bool steady = true;
+  bool steady() const { return largest_change <= kSteadyHostChange; }
 };
-inline constexpr double kSteadyHostChange = 0.10;
+
+// "cpu0 6.4 -> 6.5, cpu1 6.4 -> 12.8": each CPU's chunk time (us, one
+// decimal) before and after, for the table and the warning.
+std::string host_speed_timings(const HostSpeedCheck& h);
 
 struct Matrix {
   int ranks = 0;
