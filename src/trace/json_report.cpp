@@ -81,14 +81,19 @@ std::string render_json(const Trace& t, const Matrix& m) {
                 {"per_round", {{"values", rounds}, {"effective_us", summary_json(m.round_stats)}}},
                 {"host_union_us", {{"values", unions}, {"summary", summary_json(m.host_union_stats)}}}};
   if (m.host_speed) {
-    json cpus = json::array(), before = json::array(), after = json::array();
-    for (const CpuSpeed& s : m.host_speed->before) cpus.push_back(s.cpu), before.push_back(s.chunk_us);
+    json cpus = json::array(), nodes = json::array(), before = json::array(), after = json::array();
+    bool l4 = false;
+    for (const CpuSpeed& s : m.host_speed->before) {
+      cpus.push_back(s.cpu), nodes.push_back(s.node), before.push_back(s.chunk_us);
+      l4 = l4 || s.node >= 0;
+    }
     for (const CpuSpeed& s : m.host_speed->after) after.push_back(s.chunk_us);
     j["host_speed"] = {{"cpus", cpus},
                        {"before_us", before},
                        {"after_us", after},
                        {"largest_change", m.host_speed->largest_change},
                        {"steady", m.host_speed->steady()}};
+    if (l4) j["host_speed"]["nodes"] = nodes;
   }
   j["problems"] = m.problems;
   j["warnings"] = m.warnings;

@@ -282,8 +282,9 @@ std::string host_speed_timings(const HostSpeedCheck& h) {
   std::string out;
   char buf[64];
   for (size_t i = 0; i < h.before.size() && i < h.after.size(); ++i) {
-    std::snprintf(buf, sizeof(buf), "%scpu%d %.1f -> %.1f", i ? ", " : "", h.before[i].cpu, h.before[i].chunk_us,
-                  h.after[i].chunk_us);
+    if (i) out += ", ";
+    if (h.before[i].node >= 0) out += "node" + std::to_string(h.before[i].node) + " ";
+    std::snprintf(buf, sizeof(buf), "cpu%d %.1f -> %.1f", h.before[i].cpu, h.before[i].chunk_us, h.after[i].chunk_us);
     out += buf;
   }
   return out;

@@ -58,5 +58,15 @@ TEST(HostSpeed, LargestChangeIsOverTheCpusBothProbesHold) {
   EXPECT_DOUBLE_EQ(largest_speed_change({}, after), 0.0);
 }
 
+TEST(HostSpeed, LargestChangeNamesACpuByItsNodeAndNumber) {
+  // Two L4 nodes on different hosts both have a cpu0: each is compared with
+  // itself only.
+  const std::vector<CpuSpeed> before = {{0, 10.0, 0}, {0, 20.0, 1}};
+  const std::vector<CpuSpeed> after = {{0, 10.0, 0}, {0, 22.0, 1}};
+  EXPECT_NEAR(largest_speed_change(before, after), 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(largest_speed_change({{0, 10.0, 0}}, {{0, 30.0, 1}}), 0.0);  // different nodes: nothing in common
+  EXPECT_DOUBLE_EQ(largest_speed_change({{0, 10.0}}, {{0, 30.0, 0}}), 0.0);     // this process vs node 0
+}
+
 }  // namespace
 }  // namespace taskring

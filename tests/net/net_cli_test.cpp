@@ -3,6 +3,8 @@
 // round) matrix of N x C chips validated from spans gathered over MPI.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "mpirun_util.hpp"
 
 namespace {
@@ -39,6 +41,14 @@ TEST(NetCli, BenchValidatesEveryChipOfEveryNodeAndRound) {
   EXPECT_EQ(r.rc, 0) << r.out;
   // 2 nodes x 2 chips = 4 chip ranks, 3 rounds: 12 cells, every one valid.
   EXPECT_NE(r.out.find("\"valid_cells\": 12"), std::string::npos) << r.out;
+  // Each node timed its own CPUs before the first round and after the last.
+  const size_t hs = r.out.find("\"host_speed\"");
+  ASSERT_NE(hs, std::string::npos) << r.out;
+  std::string host;
+  for (char c : r.out.substr(hs, r.out.find('}', hs) - hs))
+    if (!std::isspace(static_cast<unsigned char>(c))) host += c;
+  EXPECT_NE(host.find("\"nodes\":[0,1]"), std::string::npos) << host;
+  EXPECT_NE(host.find("\"after_us\":["), std::string::npos) << host;
   // The gathered spans validate again with `taskring trace`.
   const std::string cmd = kBin + " trace " + log + " --expect-ranks 4 --expect-rounds 3 --warmup 1 --rank-by attr > " +
                           std::string(dir) + "/out 2>&1";

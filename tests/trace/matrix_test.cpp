@@ -99,6 +99,19 @@ TEST(TraceMatrix, HostSpeedIsReportedAndAMoveIsAWarningOnly) {
   EXPECT_EQ(j["warnings"].size(), 1u);
   EXPECT_EQ(j["status"], "ok");
 
+  EXPECT_FALSE(j["host_speed"].contains("nodes"));  // one host: CPUs need no node
+
+  // L4: every node probes its own CPUs; the report names each by node.
+  Analysed l4 = analyse(run_log(s), expect(2, 2, 2));
+  set_host_speed(l4.m, {{0, 5.0, 0}, {0, 5.0, 1}}, {{0, 5.1, 0}, {0, 7.5, 1}});
+  ASSERT_EQ(l4.m.warnings.size(), 1u);
+  EXPECT_NE(l4.m.warnings[0].find("moved by 50 %"), std::string::npos) << l4.m.warnings[0];
+  EXPECT_NE(l4.m.warnings[0].find("node0 cpu0 5.0 -> 5.1, node1 cpu0 5.0 -> 7.5 us"), std::string::npos)
+      << l4.m.warnings[0];
+  const auto jl4 = nlohmann::json::parse(render_json(l4.trace, l4.m));
+  EXPECT_EQ(jl4["host_speed"]["nodes"], nlohmann::json::array({0, 1}));
+  EXPECT_EQ(jl4["host_speed"]["cpus"], nlohmann::json::array({0, 0}));
+
   Analysed none = analyse(run_log(s), expect(2, 2, 2));
   set_host_speed(none.m, {}, {{0, 1.0}});  // a probe that failed: nothing reported
   EXPECT_FALSE(none.m.host_speed.has_value());

@@ -84,12 +84,13 @@ int run_node_bench(const NodeBenchOptions& o);
 // probe fails (the bench then reports no host speed).
 std::vector<CpuSpeed> probe_bench_host();
 std::unique_ptr<workloads::NodeWorkload> prepare_node_bench(const NodeBenchOptions& o);
-// `dispatches_per_round` is the workload's chip runs per round. With a
-// `host_before` probe (probe_bench_host, taken before the ranks started) the
-// CPUs are probed again and the matrix reports the host's speed
-// (trace::set_host_speed).
+// `dispatches_per_round` is the workload's chip runs per round. With both
+// host probes (probe_bench_host or one per L4 node: taken before the ranks
+// started and after they ended) the matrix reports the host's speed
+// (trace::set_host_speed); with either empty it reports none.
 int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, int dispatches_per_round,
-                         const NodeBenchOptions& o, std::vector<CpuSpeed> host_before = {});
+                         const NodeBenchOptions& o, std::vector<CpuSpeed> host_before = {},
+                         std::vector<CpuSpeed> host_after = {});
 
 // The L4 forms (net_command.cpp; net_command_stub.cpp without MPI), run by
 // every rank under `mpirun -np nodes`. Same exit statuses.

@@ -14,11 +14,14 @@
 // before anything starts; after the rounds, an L4 "collect" task per rank
 // writes that text into a buffer owned by rank 0 (moved by the L4 data path,
 // MPI point-to-point), and rank 0 validates the (chip rank, round) matrix of
-// K*C ranks x R rounds with the trace analyser.
+// K*C ranks x R rounds with the trace analyser. Before the first round and
+// after the last, an L4 "probe" task per rank times that node's CPUs (the
+// bench's host-speed control), gathered the same way.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -40,10 +43,70 @@ using workloads::NodeWorkload;
 // Bytes of span text one rank may send back (bench).
 constexpr uint64_t kTraceCap = 8ull << 20;
 
+// Bytes of one node's host-speed probe: a count, then (cpu, chunk_us)
+// pairs of 8 bytes each, for up to 16 CPUs (probe_bench_host).
+constexpr uint64_t kProbeBytes = 8 + 16 * 16;
+
 struct NetRun {
   int rc = 0;            // 0 ok, 1 failure, 2 usage
   std::string trace;     // bench: every rank's captured text, rank 0 only
+  // bench, rank 0: every node's CPUs timed before the first round and after
+  // the last one (empty when a probe could not be gathered).
+  std::vector<CpuSpeed> host_before, host_after;
 };
+
+// The "probe" L4 task: this node's probe_bench_host() into `out`.
+Status write_probe(const ChipTensor& out) {
+  const std::vector<CpuSpeed> p = probe_bench_host();
+  char* b = out.data<char>();
+  const uint64_t n = std::min<uint64_t>(p.size(), (out.extent_bytes() - 8) / 16);
+  std::memcpy(b, &n, 8);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t cpu = p[i].cpu;
+    std::memcpy(b + 8 + 16 * i, &cpu, 8);
+    std::memcpy(b + 16 + 16 * i, &p[i].chunk_us, 8);
+  }
+  return Status::Ok();
+}
+
+// Rank 0: runs the "probe" task on every node at once and gathers the
+// timings, each tagged with its node.
+Expected<std::vector<CpuSpeed>> probe_every_node(NetWorker& net, int probe_task, int nodes) {
+  std::vector<net::RemoteBuffer> bufs;
+  for (int r = 0; r < nodes; ++r) {
+    TASKRING_ASSIGN_OR_RETURN(net::RemoteBuffer b, net.remote_malloc(0, kProbeBytes));
+    bufs.push_back(b);
+  }
+  Status s = net.run([&](node::Orchestrator& o) -> Status {
+    for (int r = 0; r < nodes; ++r) {
+      TASKRING_ASSIGN_OR_RETURN(ChipTensor t, net.remote_tensor(bufs[static_cast<size_t>(r)].whole(),
+                                                                {static_cast<uint32_t>(kProbeBytes)}, DataType::UINT8));
+      ChipTaskArgs a;
+      a.add_output(t);
+      TASKRING_RETURN_IF_ERROR(o.submit_next_level(probe_task, a, r));
+    }
+    return Status::Ok();
+  });
+  std::vector<CpuSpeed> all;
+  char b[kProbeBytes];
+  for (int r = 0; r < nodes && s.ok(); ++r) {
+    s = net.remote_copy_from(b, bufs[static_cast<size_t>(r)].whole());
+    uint64_t n = 0;
+    std::memcpy(&n, b, 8);
+    for (uint64_t i = 0; s.ok() && i < std::min<uint64_t>(n, 16); ++i) {
+      int64_t cpu = 0;
+      CpuSpeed c;
+      std::memcpy(&cpu, b + 8 + 16 * i, 8);
+      std::memcpy(&c.chunk_us, b + 16 + 16 * i, 8);
+      c.cpu = static_cast<int>(cpu);
+      c.node = r;
+      all.push_back(c);
+    }
+  }
+  for (const net::RemoteBuffer& buf : bufs) (void)net.remote_free(buf);
+  if (!s.ok()) return s;
+  return all;
+}
 
 std::string read_fd_all(int fd) {
   std::string s;
@@ -103,8 +166,10 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
                                 std::to_string(room) + " B");
     return Status::Ok();
   });
-  if (!round.ok() || !collect.ok()) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), (round.ok() ? collect : round).status().to_string().c_str());
+  auto probe = net.register_task("probe", [](node::NodeWorker&, const ChipTaskArgs& a) { return write_probe(*a.tensor(0)); });
+  if (!round.ok() || !collect.ok() || !probe.ok()) {
+    const Status bad = !round.ok() ? round.status() : !collect.ok() ? collect.status() : probe.status();
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), bad.to_string().c_str());
     out.rc = 1;
     return out;
   }
@@ -129,6 +194,14 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
     std::printf("%s: %d nodes x %d chips, %d SUB workers per node, %llu node tasks per node per round (%s)\n",
                 who.c_str(), nodes, chips, cfg.node.sub_workers, static_cast<unsigned long long>(w.expected_tasks()),
                 w.params().describe().c_str());
+  // The host-speed control (docs/trace.md): a probe that fails to travel
+  // leaves the report without one and says why, but fails nothing.
+  auto probe_nodes = [&](std::vector<CpuSpeed>* into) {
+    auto p = probe_every_node(net, *probe, nodes);
+    if (p.ok()) *into = std::move(*p);
+    else std::fprintf(stderr, "%s: probing the nodes' CPU speed: %s\n", who.c_str(), p.status().to_string().c_str());
+  };
+  if (capture_fd >= 0) probe_nodes(&out.host_before);
   int passed = 0;
   for (int i = 0; i < warmup + rounds; ++i) {
     const uint64_t t0 = mono_ns();
@@ -144,6 +217,7 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
     if (!s.ok()) std::fprintf(stderr, "%s: round %d: %s\n", who.c_str(), i, s.to_string().c_str());
     if (i >= warmup && s.ok()) ++passed;
   }
+  if (capture_fd >= 0 && !out.host_before.empty()) probe_nodes(&out.host_after);
   if (capture_fd >= 0) {
     std::vector<net::RemoteBuffer> bufs;
     Status cs;
@@ -224,7 +298,8 @@ int run_net_bench(const NodeBenchOptions& o) {
     return r.rc;
   }
   const int rc = validate_chip_matrix(r.trace, "<spans of every node>", o.nodes * o.chips,
-                                      static_cast<int>(w.chip_runs_per_round()), o);
+                                      static_cast<int>(w.chip_runs_per_round()), o, std::move(r.host_before),
+                                      std::move(r.host_after));
   if (rc == 3) return 3;
   if (r.rc != 0) std::fprintf(stderr, "taskring bench: the L4 run failed:\n%s", own.c_str());
   return rc != 0 ? rc : r.rc;

@@ -268,7 +268,8 @@ std::unique_ptr<NodeWorkload> prepare_node_bench(const NodeBenchOptions& o) {
 }
 
 int validate_chip_matrix(const std::string& captured, std::string_view source, int ranks, int dispatches_per_round,
-                         const NodeBenchOptions& o, std::vector<CpuSpeed> host_before) {
+                         const NodeBenchOptions& o, std::vector<CpuSpeed> host_before,
+                         std::vector<CpuSpeed> host_after) {
   trace::Trace t = trace::parse_trace(captured, source);
   trace::StageNames names;
   auto invs = trace::group_invocations(t, names);
@@ -283,7 +284,7 @@ int validate_chip_matrix(const std::string& captured, std::string_view source, i
     std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
     return 3;
   }
-  if (!host_before.empty()) trace::set_host_speed(*m, std::move(host_before), probe_bench_host());
+  trace::set_host_speed(*m, std::move(host_before), std::move(host_after));
   std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m));
   return trace::verdict_exit_code(t, *m);
 }
@@ -369,10 +370,12 @@ int run_node_bench(const NodeBenchOptions& o) {
   int status = 0;
   waitpid(runner, &status, 0);
   const bool runner_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::vector<CpuSpeed> host_after = host_before.empty() ? std::vector<CpuSpeed>{} : probe_bench_host();
   if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
 
   const int rc = validate_chip_matrix(captured, "<node runner's stderr>", o.chips,
-                                      static_cast<int>(w.chip_runs_per_round()), o, std::move(host_before));
+                                      static_cast<int>(w.chip_runs_per_round()), o, std::move(host_before),
+                                      std::move(host_after));
   // Why the runner stopped comes first, also when it leaves the matrix
   // invalid (exit 3): an init failure writes one line and no span at all.
   if (timed_out)

@@ -23,6 +23,9 @@ namespace taskring {
 struct CpuSpeed {
   int cpu = -1;
   double chunk_us = 0;
+  // The L4 node (MPI rank) whose process probed `cpu`; -1 for this process.
+  // CPU numbers repeat across hosts, so a CPU is named by (node, cpu).
+  int node = -1;
 };
 
 // Times the chunk (~5-20 us of vectorised arithmetic on 16 KiB in L1) 64
@@ -35,7 +38,7 @@ struct CpuSpeed {
 Expected<std::vector<CpuSpeed>> probe_cpu_speed(int max_cpus, Deadline deadline);
 
 // How far the host moved between two probes of the same CPUs: the largest
-// |after / before - 1| over the CPUs both hold (0 when none).
+// |after / before - 1| over the (node, cpu) pairs both hold (0 when none).
 double largest_speed_change(const std::vector<CpuSpeed>& before, const std::vector<CpuSpeed>& after);
 
 }  // namespace taskring
