@@ -11,7 +11,9 @@ taskring code): the host-speed control. Reported, as a table and as JSON:
   * the MoE medians (`stats.effective_us.median`) and the probe's;
   * the Done-when statistic for both: of the disjoint triples of consecutive
     runs, how many have (max - min) / min <= 5 % (and of the sliding ones);
-  * the correlation of the MoE median with the probe;
+  * the correlation of the MoE median with the probe, and of the sliding
+    triples whose probe held within 5 %, how many MoE triples did (the
+    product's share once the host's between-run moves are left out);
   * the bench's own host-speed control (`host_speed` of its JSON: a fixed
     chunk timed on each CPU before and after the ranks): how many runs had
     a steady host at both edges, and the Done-when statistic over the
@@ -137,6 +139,11 @@ def main():
         kept = [moe[i:i + 3] for i in range(0, len(moe) - 2, 3) if all(steady[i:i + 3])]
         rows.append({"series": "MoE, steady host", "runs_with_steady_host": [sum(steady), len(runs)],
                      "disjoint_triples_within_5pct": [sum(spread(t) <= SPREAD for t in kept), len(kept)]})
+        # The product's share: of the sliding triples whose probe held within
+        # 5 % (the host did not move between them), how many MoE triples did.
+        held = [i for i in range(len(moe) - 2) if spread(host[i:i + 3]) <= SPREAD]
+        rows.append({"series": "MoE, probe held", "sliding_triples_probe_within_5pct": len(held),
+                     "of_them_moe_within_5pct": sum(spread(moe[i:i + 3]) <= SPREAD for i in held)})
         result["summary"] = rows
         result["correlation_moe_probe"] = correlation(moe, host)
         print(f"{len(runs)} of {a.runs} runs valid; load {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
@@ -149,6 +156,9 @@ def main():
         print(f"runs whose host held still at both edges (bench host_speed): {st['runs_with_steady_host'][0]} of "
               f"{st['runs_with_steady_host'][1]}; of the disjoint triples of such runs, "
               f"{st['disjoint_triples_within_5pct'][0]} of {st['disjoint_triples_within_5pct'][1]} within 5 %")
+        h = rows[3]
+        print(f"sliding triples whose host probe held within 5 %: {h['sliding_triples_probe_within_5pct']}; "
+              f"of them, MoE triples within 5 %: {h['of_them_moe_within_5pct']}")
         c = result["correlation_moe_probe"]
         print(f"correlation of the MoE median with the probe: {'n/a' if c is None else f'{c:.2f}'}")
     for f in failures:
