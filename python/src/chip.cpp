@@ -22,6 +22,7 @@
 #include "run_args.hpp"
 #include "worker_state.hpp"
 #include "taskring/chip/chip_worker.hpp"
+#include "taskring/kernels/tile_matmul.hpp"
 #include "taskring/log/init.hpp"
 
 namespace taskring::py {
@@ -299,6 +300,15 @@ void bind_chip(pyb::module_& m) {
   m.def("_init_logging", [] {
     Status s = log::init_logging(process_env());
     if (!s.ok()) throw_status(s.with_context("taskring logging"));
+  });
+  m.def("_blas_info", [] {
+    const tile::BlasInfo b = tile::blas_info();
+    pyb::dict d;
+    d["config"] = b.config;
+    d["core"] = b.core;
+    d["better_core"] = b.better_core;
+    d["advice"] = b.advice;
+    return d;
   });
 }
 

@@ -38,6 +38,19 @@ __version__ = "0.1.0"
 # The C++ front ends read the logging knobs once at start-up; so does import.
 _taskring._init_logging()
 
+
+def blas_info() -> dict:
+    """The BLAS library behind the matmul kernels and the CPU kernel set it picked when it loaded.
+
+    Keys: ``config`` (OpenBLAS's version and build options), ``core`` (the kernel set, e.g.
+    ``"SkylakeX"`` or the generic ``"Prescott"``), ``better_core`` and ``advice`` (both empty unless
+    ``core`` is a generic fallback on a CPU whose vector units a better set uses: then the
+    ``OPENBLAS_CORETYPE`` value to start Python with, and a sentence saying so). The first
+    :class:`ChipWorker` of a process warns (RuntimeWarning) when ``advice`` is not empty.
+    """
+    return dict(_taskring._blas_info())
+
+
 __all__ = [
     "ChipWorker", "Callable", "Tensor", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
     "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",
@@ -45,5 +58,5 @@ __all__ = [
     "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "TaskringError",
     "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "AlreadyExistsError", "FailedPreconditionError",
     "ResourceExhaustedError", "DeadlineExceededError", "AbortedError", "InternalError", "UnimplementedError",
-    "UnavailableError",
+    "UnavailableError", "blas_info",
 ]

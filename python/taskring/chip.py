@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+import warnings
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -249,6 +250,7 @@ class ChipWorker:
 
     def __init__(self, runtime: str = "tmr", device: str = "sim"):
         self._w = _taskring._ChipWorker(runtime, device)
+        _warn_if_generic_blas()
 
     def __enter__(self) -> "ChipWorker":
         return self
@@ -318,15 +320,29 @@ class ChipWorker:
 
 
 class NodeWorker:
-    """L3 (one host, N chips + SUB workers). Reserved: the node level has not landed in this tree.
+    """L3 (one host, N chips + SUB workers). Reserved: the node level has no Python binding yet.
 
-    It will take ``NodeWorker(chips=N, sub_workers=M)`` beside :class:`ChipWorker`
-    (docs/python.md); until then constructing one raises UnimplementedError.
+    The node level runs from C++ (``include/taskring/node/node_worker.hpp``) and from the ``taskring``
+    tool (``taskring run <node workload> --chips N``). ``NodeWorker(chips=N, sub_workers=M)`` will sit
+    beside :class:`ChipWorker` (docs/python.md); until then constructing one raises UnimplementedError.
     """
 
     def __init__(self, chips: int = 1, sub_workers: int = 0):
-        raise UnimplementedError("taskring.NodeWorker: the L3 node level is not in this build yet; "
-                                 "use taskring.ChipWorker (L2)")
+        raise UnimplementedError("taskring.NodeWorker: the L3 node level has no Python binding yet; use the C++ "
+                                 "NodeWorker (taskring/node/node_worker.hpp), `taskring run <node workload> "
+                                 "--chips N`, or taskring.ChipWorker (L2)")
+
+
+def _warn_if_generic_blas():
+    # OpenBLAS picked its kernels while it loaded, before any taskring code
+    # ran, and a CPU newer than the library gets generic ones (~2x slower
+    # matmul tiles). The `taskring` tool re-executes itself with a better set;
+    # a Python process cannot, so the first chip says what to set. Python
+    # shows a warning from one place once per process.
+    advice = _taskring._blas_info()["advice"]
+    if advice:
+        warnings.warn(f"taskring: {advice}. Python must start with it set (docs/python.md)", RuntimeWarning,
+                      stacklevel=3)
 
 
 def _impl(c):

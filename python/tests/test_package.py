@@ -85,9 +85,45 @@ def test_builtin_kernels_and_workloads_are_listed():
     assert "vector" in taskring.workloads()
 
 
-def test_node_worker_is_reserved_until_the_node_level_lands():
-    with pytest.raises(taskring.UnimplementedError, match="L3 node level"):
+def test_node_worker_is_reserved_until_the_node_level_is_bound():
+    with pytest.raises(taskring.UnimplementedError, match="L3 node level has no Python binding yet"):
         taskring.NodeWorker(chips=2, sub_workers=1)
+
+
+_FIRST_CHIP = ("import warnings, taskring; warnings.simplefilter('default'); "
+               "taskring.ChipWorker().close(); taskring.ChipWorker().close(); print(taskring.blas_info()['core'])")
+
+
+def _python(code, **env):
+    e = os.environ.copy()
+    e.pop("OPENBLAS_CORETYPE", None)
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=e)
+
+
+def test_blas_info_names_the_kernel_set_and_a_generic_one_warns_once():
+    info = taskring.blas_info()
+    assert set(info) == {"config", "core", "better_core", "advice"}
+    assert info["core"] and "OpenBLAS" in info["config"]
+    r = _python(_FIRST_CHIP)
+    assert r.returncode == 0, r.stderr
+    plain = r.stdout.strip()
+    if "OPENBLAS_CORETYPE" in os.environ:
+        pytest.skip("OPENBLAS_CORETYPE is set for this test run")
+    warned = r.stderr.count("RuntimeWarning")
+    if not taskring.blas_info()["better_core"]:
+        assert warned == 0, r.stderr  # a recognised CPU: nothing to say
+        return
+    # A generic set on a CPU with better vector units: the first chip says which
+    # OPENBLAS_CORETYPE to start with, once; started with it, OpenBLAS uses it and
+    # nothing is said.
+    better = taskring.blas_info()["better_core"]
+    assert warned == 1, r.stderr
+    assert f"OPENBLAS_CORETYPE={better}" in r.stderr and "Python must start with it set" in r.stderr
+    fixed = _python(_FIRST_CHIP, OPENBLAS_CORETYPE=better)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.strip() == better != plain
+    assert "RuntimeWarning" not in fixed.stderr, fixed.stderr
 
 
 @pytest.mark.parametrize("cls", [errors.InvalidArgumentError, errors.OutOfRangeError, errors.NotFoundError,
