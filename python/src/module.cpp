@@ -6,6 +6,7 @@
 #include "callables.hpp"
 #include "chip.hpp"
 #include "errors.hpp"
+#include "node.hpp"
 #include "trace.hpp"
 
 PYBIND11_MODULE(_taskring, m) {
@@ -14,5 +15,6 @@ PYBIND11_MODULE(_taskring, m) {
   taskring::py::bind_arrays(m);
   taskring::py::bind_callables(m);
   taskring::py::bind_chip(m);
+  taskring::py::bind_node(m);
   taskring::py::bind_trace(m);
 }

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _taskring
 from .dtypes import DataType, parse_data_type
-from .errors import FailedPreconditionError, InvalidArgumentError, UnimplementedError
+from .errors import FailedPreconditionError, InvalidArgumentError
 
 
 class TensorArgType(enum.IntEnum):
@@ -317,20 +317,6 @@ class ChipWorker:
         if self._w.closed:
             return "ChipWorker(closed)"
         return f"ChipWorker(runtime={self.runtime!r}, device={self.device!r})"
-
-
-class NodeWorker:
-    """L3 (one host, N chips + SUB workers). Reserved: the node level has no Python binding yet.
-
-    The node level runs from C++ (``include/taskring/node/node_worker.hpp``) and from the ``taskring``
-    tool (``taskring run <node workload> --chips N``). ``NodeWorker(chips=N, sub_workers=M)`` will sit
-    beside :class:`ChipWorker` (docs/python.md); until then constructing one raises UnimplementedError.
-    """
-
-    def __init__(self, chips: int = 1, sub_workers: int = 0):
-        raise UnimplementedError("taskring.NodeWorker: the L3 node level has no Python binding yet; use the C++ "
-                                 "NodeWorker (taskring/node/node_worker.hpp), `taskring run <node workload> "
-                                 "--chips N`, or taskring.ChipWorker (L2)")
 
 
 def _warn_if_generic_blas():

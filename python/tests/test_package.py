@@ -85,11 +85,6 @@ def test_builtin_kernels_and_workloads_are_listed():
     assert "vector" in taskring.workloads()
 
 
-def test_node_worker_is_reserved_until_the_node_level_is_bound():
-    with pytest.raises(taskring.UnimplementedError, match="L3 node level has no Python binding yet"):
-        taskring.NodeWorker(chips=2, sub_workers=1)
-
-
 _FIRST_CHIP = ("import warnings, taskring; warnings.simplefilter('default'); "
                "taskring.ChipWorker().close(); taskring.ChipWorker().close(); print(taskring.blas_info()['core'])")
 

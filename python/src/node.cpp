@@ -1,0 +1,356 @@
+#include "node.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arrays.hpp"
+#include "callables.hpp"
+#include "errors.hpp"
+#include "run_args.hpp"
+#include "worker_state.hpp"
+#include "taskring/node/node_worker.hpp"
+
+namespace taskring::py {
+
+namespace pyb = pybind11;
+
+namespace {
+
+// What a _NodeWorker and the arrays over its shared heap share: the heap is
+// unmapped only when the C++ worker is destroyed, so an array that holds
+// this state can never outlive its memory, also after close().
+struct NodeState {
+  std::unique_ptr<node::NodeWorker> worker;
+  node::NodeConfig config;
+  // Registered chip callables by identity (the shared_ptr keeps a built-in
+  // workload's orchestration alive) and the SUB functions; both only grow
+  // before init(), which hands them to the children.
+  std::vector<std::pair<std::shared_ptr<PyCallable>, int>> chip_callables;
+  std::vector<std::pair<pyb::object, std::string>> sub_functions;
+  int registered = 0;  // handles: chip and SUB callables share one numbering
+  std::vector<std::pair<bool, int>> handles;  // handle -> (is SUB, id at the node)
+  bool initialised = false;
+  bool closed = false;
+};
+
+// A numpy view of a host tensor the SUB child was given (no copy: the base
+// is a capsule that owns nothing, and the memory is the shared heap).
+pyb::array host_view(const ChipTensor& t) {
+  std::vector<pyb::ssize_t> shape, strides;
+  for (uint32_t d = 0; d < t.ndims; ++d) {
+    shape.push_back(t.shapes[d]);
+    strides.push_back(static_cast<pyb::ssize_t>(t.strides[d] * t.elem_size()));
+  }
+  pyb::capsule base(reinterpret_cast<void*>(t.data_addr()), [](void*) {});
+  return pyb::array(numpy_dtype_of(t.dtype), shape, strides, reinterpret_cast<void*>(t.data_addr()), base);
+}
+
+// The SUB callable behind a Python function: called in a SUB child, whose
+// one thread forked from the thread holding the GIL. The function object is
+// borrowed: NodeState keeps the reference, and a child's copy of it lives
+// as long as the child.
+node::SubFunction sub_function(PyObject* fn, const std::string& name) {
+  return [fn, name](const ChipTaskArgs& a) -> Status {
+    pyb::gil_scoped_acquire gil;
+    try {
+      pyb::list tensors, scalars;
+      for (int i = 0; i < a.tensor_count(); ++i) tensors.append(host_view(*a.tensor(i)));
+      for (int i = 0; i < a.scalar_count(); ++i) scalars.append(pyb::int_(a.scalar(i)));
+      pyb::handle f(fn);
+      f(tensors, scalars);
+      return Status::Ok();
+    } catch (pyb::error_already_set& e) {
+      return internal_error("SUB function '" + name + "' raised " + e.what());
+    } catch (const std::exception& e) {
+      return internal_error("SUB function '" + name + "': " + e.what());
+    }
+  };
+}
+
+// Python task arguments -> ChipTaskArgs, as ChipWorker.run takes them; the
+// node copies the descriptors at submit, so the storage is per call.
+struct ConvertedArgs {
+  WorkerState storage;
+  ChipTaskArgs args;
+  std::vector<pyb::object> keep;
+};
+
+std::unique_ptr<ConvertedArgs> convert(const pyb::sequence& args) {
+  auto c = std::make_unique<ConvertedArgs>();
+  bind_run_args(c->storage, args, c->args, c->keep);
+  return c;
+}
+
+// The orchestrator handed to one orch function; inert once it returns.
+struct PyNodeOrchestrator {
+  node::Orchestrator* o = nullptr;
+  std::shared_ptr<NodeState> st;
+
+  node::Orchestrator& live(const char* op) const {
+    if (o == nullptr)
+      throw_error(StatusCode::kFailedPrecondition,
+                  std::string(op) + ": this orchestrator belongs to an orch function that has returned");
+    return *o;
+  }
+  int id_of(int handle, bool sub, const char* op) const {
+    if (handle < 0 || handle >= static_cast<int>(st->handles.size()))
+      throw_error(StatusCode::kNotFound, std::string(op) + ": handle " + std::to_string(handle) +
+                                             " was not returned by this worker's register()");
+    const auto [is_sub, id] = st->handles[static_cast<size_t>(handle)];
+    if (is_sub != sub)
+      throw_error(StatusCode::kInvalidArgument,
+                  std::string(op) + ": handle " + std::to_string(handle) + " is a " + (is_sub ? "SUB function" : "chip callable") +
+                      (sub ? "; submit it with submit_next_level" : "; submit it with submit_sub"));
+    return id;
+  }
+  static void check(const Status& s) {
+    if (!s.ok()) throw_status(s);
+  }
+
+  void submit_next_level(int handle, const pyb::sequence& args, int worker) {
+    node::Orchestrator& o = live("submit_next_level");
+    const int id = id_of(handle, false, "submit_next_level");
+    auto a = convert(args);
+    check(o.submit_next_level(id, a->args, worker));
+  }
+  void submit_next_level_group(int handle, const std::vector<pyb::sequence>& args, const std::vector<int>& workers) {
+    node::Orchestrator& o = live("submit_next_level_group");
+    const int id = id_of(handle, false, "submit_next_level_group");
+    std::vector<std::unique_ptr<ConvertedArgs>> held;
+    std::vector<const ChipTaskArgs*> ptrs;
+    for (const auto& a : args) {
+      held.push_back(convert(a));
+      ptrs.push_back(&held.back()->args);
+    }
+    check(o.submit_next_level_group(id, ptrs, workers));
+  }
+  void submit_sub(int handle, const pyb::sequence& args) {
+    node::Orchestrator& o = live("submit_sub");
+    const int id = id_of(handle, true, "submit_sub");
+    auto a = convert(args);
+    check(o.submit_sub(id, a->args));
+  }
+  void submit_sub_group(int handle, const std::vector<pyb::sequence>& args) {
+    node::Orchestrator& o = live("submit_sub_group");
+    const int id = id_of(handle, true, "submit_sub_group");
+    std::vector<std::unique_ptr<ConvertedArgs>> held;
+    std::vector<const ChipTaskArgs*> ptrs;
+    for (const auto& a : args) {
+      held.push_back(convert(a));
+      ptrs.push_back(&held.back()->args);
+    }
+    check(o.submit_sub_group(id, ptrs));
+  }
+};
+
+struct PyNodeRunHandle {
+  node::RunHandle h;
+
+  void wait(uint64_t timeout_ms) const {
+    Status s;
+    {
+      pyb::gil_scoped_release nogil;
+      s = h.wait(Deadline::after_ms(timeout_ms));
+    }
+    if (!s.ok()) throw_status(s);
+  }
+  pyb::dict counts() const {
+    const node::RunCounts c = h.counts();
+    pyb::dict d;
+    d["submitted"] = c.submitted;
+    d["completed"] = c.completed;
+    d["failed"] = c.failed;
+    d["skipped"] = c.skipped;
+    return d;
+  }
+};
+
+class PyNodeWorker {
+ public:
+  PyNodeWorker(int chips, int sub_workers, const std::string& runtime, uint64_t shared_bytes,
+               uint64_t heap_ring_bytes) {
+    st_ = std::make_shared<NodeState>();
+    node::NodeConfig& c = st_->config;
+    c.chips = chips;
+    c.sub_workers = sub_workers;
+    c.runtime = runtime;
+    c.shared_bytes = shared_bytes;
+    c.heap_ring_bytes = heap_ring_bytes;
+    // Every child is a forked copy of this interpreter: bring its state up
+    // to date as os.fork() does, before anything else runs there.
+    c.child_init = [](node::ChildKind, int) {
+      PyOS_AfterFork_Child();
+      return Status::Ok();
+    };
+    st_->worker = std::make_unique<node::NodeWorker>(c);
+  }
+
+  int register_chip(const std::shared_ptr<PyCallable>& c) {
+    before_init("register");
+    for (const auto& [known, handle] : st_->chip_callables)
+      if (known == c) return handle;
+    auto id = st_->worker->register_chip(c->callable);
+    if (!id.ok()) throw_status(id.status());
+    const int handle = static_cast<int>(st_->handles.size());
+    st_->handles.emplace_back(false, *id);
+    st_->chip_callables.emplace_back(c, handle);
+    return handle;
+  }
+
+  int register_sub(const std::string& name, const pyb::function& fn) {
+    before_init("register");
+    auto id = st_->worker->register_sub(name, sub_function(fn.ptr(), name));
+    if (!id.ok()) throw_status(id.status());
+    st_->sub_functions.emplace_back(fn, name);
+    const int handle = static_cast<int>(st_->handles.size());
+    st_->handles.emplace_back(true, *id);
+    return handle;
+  }
+
+  void init() {
+    before_init("init");
+    // The GIL stays held across the forks: each child starts as this thread,
+    // holding it, which PyOS_AfterFork_Child requires.
+    PyOS_BeforeFork();
+    Status s = st_->worker->init();
+    PyOS_AfterFork_Parent();
+    if (!s.ok()) {
+      st_->closed = true;  // a failed init rolled its children back; the worker is spent
+      throw_status(s);
+    }
+    st_->initialised = true;
+  }
+
+  pyb::array shared_array(const std::vector<uint32_t>& shape, int dtype) {
+    running("shared_array");
+    const auto t = static_cast<DataType>(dtype);
+    uint64_t elems = 1;
+    for (uint32_t d : shape) {
+      if (d == 0) throw_error(StatusCode::kInvalidArgument, "shared_array: a dimension is 0");
+      if (__builtin_mul_overflow(elems, static_cast<uint64_t>(d), &elems))
+        throw_error(StatusCode::kInvalidArgument, "shared_array: the shape's element count overflows 64 bits");
+    }
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(elems, static_cast<uint64_t>(element_size(t)), &bytes))
+      throw_error(StatusCode::kInvalidArgument, "shared_array: the shape's byte size overflows 64 bits");
+    auto p = st_->worker->alloc_shared(bytes);
+    if (!p.ok()) throw_status(p.status());
+    std::memset(*p, 0, bytes);
+    std::vector<pyb::ssize_t> dims(shape.begin(), shape.end());
+    // The array keeps the node's state, so the heap stays mapped under it.
+    auto* keep = new std::shared_ptr<NodeState>(st_);
+    pyb::capsule base(keep, [](void* k) { delete static_cast<std::shared_ptr<NodeState>*>(k); });
+    return pyb::array(numpy_dtype_of(t), dims, *p, base);
+  }
+
+  PyNodeRunHandle submit(const pyb::function& orch_fn) {
+    running("submit");
+    auto orch = std::make_shared<PyNodeOrchestrator>();
+    orch->st = st_;
+    pyb::object handle_obj = pyb::cast(orch);
+    std::optional<pyb::error_already_set> raised;
+    node::RunHandle h = st_->worker->submit([&](node::Orchestrator& o) -> Status {
+      orch->o = &o;
+      Status s;
+      try {
+        orch_fn(handle_obj);
+      } catch (pyb::error_already_set& e) {
+        s = aborted(std::string("the orchestration function raised ") + e.what());
+        raised.emplace(std::move(e));
+      }
+      orch->o = nullptr;
+      return s;
+    });
+    if (raised) {
+      // Its unstarted tasks are cancelled; once the started ones end, the
+      // caller gets the exception the function raised, and the worker stays
+      // usable.
+      {
+        pyb::gil_scoped_release nogil;
+        (void)h.wait(Deadline::after_ms(st_->config.close_timeout_ms));
+      }
+      throw std::move(*raised);
+    }
+    return PyNodeRunHandle{std::move(h)};
+  }
+
+  void close() {
+    if (st_->closed) return;
+    Status s;
+    {
+      pyb::gil_scoped_release nogil;
+      s = st_->worker->close();
+    }
+    if (!s.ok()) throw_status(s);
+    st_->closed = true;
+  }
+
+  bool closed() const { return st_->closed; }
+  bool initialised() const { return st_->initialised && !st_->closed; }
+  int chips() const { return st_->config.chips; }
+  int sub_workers() const { return st_->config.sub_workers; }
+  std::vector<int> pids() const {
+    std::vector<int> p;
+    if (!initialised()) return p;
+    for (int i = 0; i < st_->config.chips; ++i) p.push_back(st_->worker->chip_pid(i));
+    for (int i = 0; i < st_->config.sub_workers; ++i) p.push_back(st_->worker->sub_pid(i));
+    return p;
+  }
+
+ private:
+  void before_init(const char* op) const {
+    if (st_->closed) throw_error(StatusCode::kFailedPrecondition, std::string(op) + ": the worker is closed");
+    if (st_->initialised)
+      throw_error(StatusCode::kFailedPrecondition,
+                  std::string(op) + ": the worker is initialised; register every callable before init()");
+  }
+  void running(const char* op) const {
+    if (st_->closed) throw_error(StatusCode::kFailedPrecondition, std::string(op) + ": the worker is closed");
+    if (!st_->initialised) throw_error(StatusCode::kFailedPrecondition, std::string(op) + ": call init() first");
+  }
+
+  std::shared_ptr<NodeState> st_;
+};
+
+}  // namespace
+
+void bind_node(pyb::module_& m) {
+  pyb::class_<PyNodeOrchestrator, std::shared_ptr<PyNodeOrchestrator>>(m, "_NodeOrchestrator")
+      .def("submit_next_level", &PyNodeOrchestrator::submit_next_level, pyb::arg("handle"), pyb::arg("args"),
+           pyb::arg("worker"))
+      .def("submit_next_level_group", &PyNodeOrchestrator::submit_next_level_group, pyb::arg("handle"),
+           pyb::arg("args_list"), pyb::arg("workers"))
+      .def("submit_sub", &PyNodeOrchestrator::submit_sub, pyb::arg("handle"), pyb::arg("args"))
+      .def("submit_sub_group", &PyNodeOrchestrator::submit_sub_group, pyb::arg("handle"), pyb::arg("args_list"))
+      .def("scope_begin", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_begin").scope_begin()); })
+      .def("scope_end", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_end").scope_end()); })
+      .def_property_readonly("chips", [](PyNodeOrchestrator& o) { return o.st->config.chips; })
+      .def_property_readonly("sub_workers", [](PyNodeOrchestrator& o) { return o.st->config.sub_workers; });
+  pyb::class_<PyNodeRunHandle>(m, "_NodeRunHandle")
+      .def("wait", &PyNodeRunHandle::wait, pyb::arg("timeout_ms"))
+      .def_property_readonly("done", [](const PyNodeRunHandle& r) { return r.h.done(); })
+      .def("counts", &PyNodeRunHandle::counts);
+  pyb::class_<PyNodeWorker>(m, "_NodeWorker")
+      .def(pyb::init<int, int, const std::string&, uint64_t, uint64_t>(), pyb::arg("chips"), pyb::arg("sub_workers"),
+           pyb::arg("runtime"), pyb::arg("shared_bytes"), pyb::arg("heap_ring_bytes"))
+      .def("register_chip", &PyNodeWorker::register_chip, pyb::arg("callable"))
+      .def("register_sub", &PyNodeWorker::register_sub, pyb::arg("name"), pyb::arg("fn"))
+      .def("init", &PyNodeWorker::init)
+      .def("shared_array", &PyNodeWorker::shared_array, pyb::arg("shape"), pyb::arg("dtype"))
+      .def("submit", &PyNodeWorker::submit, pyb::arg("orch_fn"))
+      .def("close", &PyNodeWorker::close)
+      .def_property_readonly("closed", &PyNodeWorker::closed)
+      .def_property_readonly("initialised", &PyNodeWorker::initialised)
+      .def_property_readonly("chips", &PyNodeWorker::chips)
+      .def_property_readonly("sub_workers", &PyNodeWorker::sub_workers)
+      .def("pids", &PyNodeWorker::pids);
+}
+
+}  // namespace taskring::py

@@ -1,0 +1,192 @@
+"""L3 from Python: one host, N sim chips and M SUB workers, each a process forked from this one.
+
+    import numpy as np, taskring
+
+    def scale(tensors, scalars):                 # runs in a SUB child
+        tensors[0][...] *= scalars[0]
+
+    with taskring.NodeWorker(chips=2, sub_workers=1) as node:
+        vec = node.register(taskring.Callable.workload("vector"))
+        sub = node.register(scale)
+        node.init()                              # forks every child
+        a, b = node.shared_array(1024), node.shared_array(1024)
+        a[:], b[:] = 2, 3
+        f = [node.shared_array(1024) for _ in range(2)]
+        def orch(o):
+            for chip in range(2):
+                o.submit_next_level(vec, [(a, taskring.INPUT), (b, taskring.INPUT),
+                                          (f[chip], taskring.OUTPUT_EXISTING)], worker=chip)
+            o.submit_sub(sub, [(f[0], taskring.INOUT), 2])   # after chip 0 wrote f[0]
+        node.run(orch)
+        assert (f[0] == 94).all() and (f[1] == 47).all()
+
+The children see only the node's shared heap, so every tensor argument is an array from
+:meth:`NodeWorker.shared_array`; an array from anywhere else is refused at submit, naming the
+argument. Dependencies come from the tags, as at L2 and in C++ (docs/node.md). A SUB function gets
+``(tensors, scalars)``: numpy views of its tensor arguments (in place, in the shared heap; every view
+is writable, the tags order the tasks) and its scalars as unsigned 64-bit integers. docs/python.md
+has the rules and what is not bound.
+"""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+from typing import Callable as _PyCallable, Optional
+
+import numpy as np
+
+from . import _taskring
+from .chip import Callable, _warn_if_generic_blas
+from .dtypes import DataType, data_type_of, parse_data_type
+from .errors import InvalidArgumentError
+
+_DEFAULT_TIMEOUT_MS = 600_000
+
+
+class NodeRunHandle:
+    """The completion of one node run: ``wait()`` raises the run's first error; ``done``; ``counts()``."""
+
+    __slots__ = ("_h",)
+
+    def __init__(self, h):
+        self._h = h
+
+    def wait(self, timeout_ms: int = _DEFAULT_TIMEOUT_MS) -> dict:
+        """Blocks (GIL released) until the run ends; returns :meth:`counts`. Idempotent."""
+        self._h.wait(int(timeout_ms))
+        return self.counts()
+
+    @property
+    def done(self) -> bool:
+        return self._h.done
+
+    def counts(self) -> dict:
+        """Tasks of the run: ``submitted``, ``completed``, ``failed``, ``skipped`` (a group counts once)."""
+        return dict(self._h.counts())
+
+
+class NodeWorker:
+    """The L3 node: ``chips`` sim chips and ``sub_workers`` SUB workers, each a forked child process.
+
+    Life cycle: :meth:`register` every chip callable and SUB function, then :meth:`init` (forks the
+    children and waits until each is ready), then :meth:`shared_array` / :meth:`run` as often as
+    needed, then :meth:`close` (or leave a ``with`` block). ``init`` needs a process that runs no
+    other thread (a fork copies only the calling thread): create the node before any
+    :class:`~taskring.ChipWorker` of the same process, or close those first; it raises
+    FailedPreconditionError otherwise. Children die with this process.
+    """
+
+    __slots__ = ("_n", "__weakref__")
+
+    def __init__(self, chips: int = 1, sub_workers: int = 0, runtime: str = "tmr", *,
+                 shared_bytes: int = 64 << 20, heap_ring_bytes: int = 64 << 20):
+        for name, v in (("chips", chips), ("sub_workers", sub_workers), ("shared_bytes", shared_bytes),
+                        ("heap_ring_bytes", heap_ring_bytes)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise InvalidArgumentError(f"NodeWorker: {name} must be an integer >= 0, got {v!r}")
+        self._n = _taskring._NodeWorker(chips, sub_workers, runtime, shared_bytes, heap_ring_bytes)
+        _open_nodes.add(self)
+
+    def __enter__(self) -> "NodeWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def register(self, target, name: Optional[str] = None) -> int:
+        """Registers a chip callable (:class:`~taskring.Callable`) or a SUB function; returns its handle.
+
+        A SUB function is any Python callable taking ``(tensors, scalars)``; ``name`` (default: its
+        ``__name__``) names it in errors. Before :meth:`init` only. Registering the same Callable
+        twice returns the same handle.
+        """
+        if isinstance(target, Callable):
+            return self._n.register_chip(target._c)
+        if callable(target):
+            label = name if name is not None else getattr(target, "__name__", type(target).__name__)
+            return self._n.register_sub(str(label), target)
+        raise InvalidArgumentError(f"register: expected a taskring.Callable or a Python callable, "
+                                   f"got {type(target).__name__}")
+
+    def init(self) -> None:
+        """Forks every chip and SUB child and waits until each reports ready."""
+        self._n.init()
+        if self._n.chips > 0:
+            _warn_if_generic_blas()
+
+    def shared_array(self, shape, dtype=np.float32) -> np.ndarray:
+        """A zeroed array in the node's shared heap (every child sees it at the same address).
+
+        ``shape`` is an int or a sequence of ints > 0; ``dtype`` a numpy dtype or a taskring
+        :class:`~taskring.DataType` (BFLOAT16 is held as uint16). The memory lives as long as the
+        worker or the last array over it, whichever is later; the heap is ``shared_bytes`` in all and
+        is not reused.
+        """
+        dims = [shape] if isinstance(shape, int) else list(shape)
+        if not dims or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 < d < 2**32
+                               for d in dims):
+            raise InvalidArgumentError(f"shared_array: shape must be ints in [1, 2^32), got {shape!r}")
+        t = dtype if isinstance(dtype, DataType) else (
+            parse_data_type(dtype) if isinstance(dtype, str) else data_type_of(dtype))
+        return self._n.shared_array([int(d) for d in dims], int(t))
+
+    def submit(self, orch_fn: _PyCallable) -> NodeRunHandle:
+        """Runs ``orch_fn(orchestrator)`` on this thread and returns the run's handle.
+
+        The tasks start as soon as they are ready, while ``orch_fn`` still submits. If ``orch_fn``
+        raises, its unstarted tasks are cancelled, the started ones finish, and the exception
+        propagates; the worker stays usable. A run waits for the previous one to end.
+        """
+        if not callable(orch_fn):
+            raise InvalidArgumentError(f"submit: orch_fn must be callable, got {type(orch_fn).__name__}")
+        return NodeRunHandle(self._n.submit(orch_fn))
+
+    def run(self, orch_fn: _PyCallable, timeout_ms: int = _DEFAULT_TIMEOUT_MS) -> dict:
+        """``submit(orch_fn).wait(timeout_ms)``: the run's task counts, or its first error raised."""
+        return self.submit(orch_fn).wait(timeout_ms)
+
+    def close(self) -> None:
+        """Stops and reaps every child; idempotent. Arrays from :meth:`shared_array` stay valid."""
+        self._n.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._n.closed
+
+    @property
+    def chips(self) -> int:
+        return self._n.chips
+
+    @property
+    def sub_workers(self) -> int:
+        return self._n.sub_workers
+
+    def pids(self) -> list:
+        """The children's process ids, chips first then SUB workers (empty before init / after close)."""
+        return list(self._n.pids())
+
+
+# Workers not closed by the program are closed when the interpreter exits, so
+# their children are stopped and reaped instead of killed by the parent's
+# death (they die either way: PR_SET_PDEATHSIG). Weak: a worker that is
+# garbage-collected closes itself.
+_open_nodes: "weakref.WeakSet[NodeWorker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_nodes() -> None:
+    for n in list(_open_nodes):
+        try:
+            n.close()
+        except Exception:  # exiting anyway: a close that fails leaves the rest to PDEATHSIG
+            pass
+
+
+# The orchestrator an orch function receives (taskring._taskring._NodeOrchestrator), in upstream's
+# spelling: submit_next_level(handle, args, worker=chip), submit_next_level_group(handle, args_list,
+# workers=[...]), submit_sub(handle, args), submit_sub_group(handle, args_list), scope_begin(),
+# scope_end(), chips, sub_workers. Arguments take the forms of ChipWorker.run. It refuses every call
+# once its function has returned.
+NodeOrchestrator = _taskring._NodeOrchestrator
+

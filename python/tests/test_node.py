@@ -1,0 +1,212 @@
+"""taskring.NodeWorker (L3 from Python): chips and SUB functions in forked children.
+
+Each case runs in a fresh interpreter: NodeWorker.init() forks, and needs a process with no other
+thread (the pytest process may hold ChipWorkers of other tests).
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+PRELUDE = textwrap.dedent("""
+    import os, signal, sys, threading, time, warnings
+    import numpy as np
+    import pytest
+    import taskring
+    warnings.simplefilter("ignore", RuntimeWarning)   # the generic-BLAS advice, if any
+    VEC = taskring.Callable.workload("vector")
+
+    def vector_args(node, n=256):
+        a, b, f = node.shared_array(n), node.shared_array(n), node.shared_array(n)
+        a[:], b[:] = 2, 3
+        return a, b, f
+""")
+
+
+def run_case(body: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    code = PRELUDE + textwrap.dedent(body) + "\nprint('CASE-OK')\n"
+    env = os.environ.copy()
+    env.setdefault("TASKRING_LOG_LEVEL", "WARN")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+    assert r.returncode == 0 and "CASE-OK" in r.stdout, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def test_chips_and_a_sub_function_ordered_by_their_tags():
+    run_case("""
+        def scale(tensors, scalars):
+            assert len(tensors) == 1 and scalars == [2]
+            tensors[0][...] *= scalars[0]
+            tensors[0][0] = os.getpid()             # proves it ran in a child, in the shared heap
+
+        with taskring.NodeWorker(chips=2, sub_workers=1) as node:
+            vec = node.register(VEC)
+            sub = node.register(scale)
+            assert node.register(VEC) == vec        # the same Callable, the same handle
+            node.init()
+            pids = node.pids()
+            assert len(pids) == 3 and os.getpid() not in pids
+            a, b, _ = vector_args(node)
+            f = [node.shared_array(256) for _ in range(2)]
+            def orch(o):
+                assert (o.chips, o.sub_workers) == (2, 1)
+                for chip in range(2):
+                    o.submit_next_level(vec, [(a, taskring.INPUT), (b, taskring.INPUT),
+                                              (f[chip], taskring.OUTPUT_EXISTING)], worker=chip)
+                o.submit_sub(sub, [(f[0], taskring.INOUT), 2])
+            counts = node.run(orch)
+            assert counts == {"submitted": 3, "completed": 3, "failed": 0, "skipped": 0}, counts
+            assert (f[0][1:] == 94).all() and (f[1] == 47).all()   # SUB after chip 0: (47) * 2
+            assert int(f[0][0]) == pids[2]
+    """)
+
+
+def test_a_group_runs_one_member_per_chip_and_runs_repeat():
+    run_case("""
+        with taskring.NodeWorker(chips=2) as node:
+            vec = node.register(VEC)
+            node.init()
+            a, b, _ = vector_args(node, 4096)
+            f = [node.shared_array(4096) for _ in range(2)]
+            for round_ in range(5):
+                for x in f:
+                    x[:] = 0
+                h = node.submit(lambda o: o.submit_next_level_group(
+                    vec, [[(a, taskring.INPUT), (b, taskring.INPUT), (x, taskring.OUTPUT_EXISTING)] for x in f],
+                    workers=[0, 1]))
+                assert h.wait()["completed"] == 1 and h.done   # a group counts once
+                assert all((x == 47).all() for x in f), round_
+    """)
+
+
+def test_a_sub_function_that_raises_fails_the_run_naming_it_and_the_worker_goes_on():
+    run_case("""
+        def broken(tensors, scalars):
+            raise ValueError("no such expert 7")
+
+        def fill(tensors, scalars):
+            tensors[0][...] = scalars[0]
+
+        with taskring.NodeWorker(chips=0, sub_workers=1) as node:
+            bad, good = node.register(broken), node.register(fill, name="fill")
+            node.init()
+            x = node.shared_array(16, np.int32)
+            with pytest.raises(taskring.TaskringError) as e:
+                node.run(lambda o: o.submit_sub(bad, [(x, taskring.INOUT)]))
+            assert "SUB function 'broken' raised ValueError: no such expert 7" in str(e.value), str(e.value)
+            node.run(lambda o: o.submit_sub(good, [(x, taskring.OUTPUT_EXISTING), 5]))
+            assert (x == 5).all()
+    """)
+
+
+def test_an_orch_function_that_raises_propagates_its_exception_and_cancels_what_did_not_start():
+    run_case("""
+        class Stop(Exception):
+            pass
+
+        def fill(tensors, scalars):
+            tensors[0][...] = 1
+
+        with taskring.NodeWorker(chips=0, sub_workers=1) as node:
+            sub = node.register(fill)
+            node.init()
+            x = node.shared_array(8)
+            def orch(o):
+                o.submit_sub(sub, [(x, taskring.OUTPUT_EXISTING)])
+                raise Stop("orchestration gave up")
+            with pytest.raises(Stop, match="orchestration gave up"):
+                node.run(orch)
+            x[:] = 0
+            node.run(lambda o: o.submit_sub(sub, [(x, taskring.OUTPUT_EXISTING)]))
+            assert (x == 1).all()
+    """)
+
+
+def test_bad_arguments_are_refused_by_name_and_lose_nothing():
+    run_case("""
+        def noop(tensors, scalars):
+            pass
+
+        node = taskring.NodeWorker(chips=1, sub_workers=1)
+        vec, sub = node.register(VEC), node.register(noop)
+        with pytest.raises(taskring.FailedPreconditionError, match="call init"):
+            node.shared_array(4)
+        with pytest.raises(taskring.InvalidArgumentError, match="expected a taskring.Callable or a Python callable"):
+            node.register(42)
+        node.init()
+        with pytest.raises(taskring.FailedPreconditionError, match="register every callable before init"):
+            node.register(noop)
+        with pytest.raises(taskring.InvalidArgumentError, match="shape must be ints"):
+            node.shared_array([4, 0])
+        with pytest.raises(taskring.InvalidArgumentError, match="no taskring type"):
+            node.shared_array(4, np.complex64)
+        a, b, f = vector_args(node)
+        private = np.zeros(256, np.float32)
+        with pytest.raises(taskring.InvalidArgumentError, match="argument 2 .*not in the node's shared heap"):
+            node.run(lambda o: o.submit_next_level(vec, [(a, taskring.INPUT), (b, taskring.INPUT),
+                                                        (private, taskring.OUTPUT_EXISTING)], worker=0))
+        with pytest.raises(taskring.OutOfRangeError, match="chip 3 is not in"):
+            node.run(lambda o: o.submit_next_level(vec, [(a, taskring.INPUT)], worker=3))
+        with pytest.raises(taskring.NotFoundError, match="handle 9 was not returned"):
+            node.run(lambda o: o.submit_sub(9, []))
+        with pytest.raises(taskring.InvalidArgumentError, match="is a chip callable; submit it with submit_next_level"):
+            node.run(lambda o: o.submit_sub(vec, []))
+        kept = []
+        node.run(lambda o: kept.append(o))
+        with pytest.raises(taskring.FailedPreconditionError, match="orch function that has returned"):
+            kept[0].submit_sub(sub, [])
+        # Nothing above broke the worker.
+        node.run(lambda o: o.submit_next_level(vec, [(a, taskring.INPUT), (b, taskring.INPUT),
+                                                    (f, taskring.OUTPUT_EXISTING)], worker=0))
+        assert (f == 47).all()
+        pids = node.pids()
+        node.close()
+        node.close()                                  # idempotent
+        assert (f == 47).all()                        # the heap outlives close()
+        for p in pids:                                # every child reaped
+            with pytest.raises(ProcessLookupError):
+                os.kill(p, 0)
+        with pytest.raises(taskring.FailedPreconditionError, match="closed"):
+            node.run(lambda o: None)
+        with pytest.raises(taskring.InvalidArgumentError, match="chips must be an integer >= 0"):
+            taskring.NodeWorker(chips=-1)
+    """)
+
+
+def test_init_refuses_a_process_that_runs_another_thread():
+    run_case("""
+        stop = threading.Event()
+        t = threading.Thread(target=stop.wait)
+        t.start()
+        node = taskring.NodeWorker(chips=1)
+        with pytest.raises(taskring.FailedPreconditionError, match="thread"):
+            node.init()
+        stop.set()
+        t.join()
+        assert node.closed
+    """)
+
+
+def test_bfloat16_shared_arrays_are_uint16_bit_patterns():
+    run_case("""
+        with taskring.NodeWorker(chips=0, sub_workers=1) as node:
+            node.register(lambda tensors, scalars: None, name="noop")
+            node.init()
+            x = node.shared_array((3, 5), taskring.BFLOAT16)
+            assert x.dtype == np.uint16 and x.shape == (3, 5) and not x.any()
+            assert node.shared_array(2, "fp16").dtype == np.float16
+    """)
+
+
+def test_a_worker_never_closed_is_closed_at_exit_and_its_children_reaped():
+    r = run_case("""
+        node = taskring.NodeWorker(chips=1, sub_workers=1)
+        node.register(VEC)
+        node.register(lambda tensors, scalars: None, name="noop")
+        node.init()
+        print("PIDS", *node.pids())
+    """)
+    pids = [int(p) for p in r.stdout.split("PIDS", 1)[1].split()[:2]]
+    # Reaped by the exiting interpreter itself: not even a zombie left for init.
+    assert not any(os.path.exists(f"/proc/{p}") for p in pids), pids
