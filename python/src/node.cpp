@@ -88,6 +88,21 @@ std::unique_ptr<ConvertedArgs> convert(const pyb::sequence& args) {
   return c;
 }
 
+// A group's members, converted one by one; `members` points into `held`.
+struct ConvertedGroup {
+  std::vector<std::unique_ptr<ConvertedArgs>> held;
+  std::vector<const ChipTaskArgs*> members;
+};
+
+ConvertedGroup convert_group(const std::vector<pyb::sequence>& args_list) {
+  ConvertedGroup g;
+  for (const auto& a : args_list) {
+    g.held.push_back(convert(a));
+    g.members.push_back(&g.held.back()->args);
+  }
+  return g;
+}
+
 // The orchestrator handed to one orch function; inert once it returns.
 struct PyNodeOrchestrator {
   node::Orchestrator* o = nullptr;
@@ -123,13 +138,8 @@ struct PyNodeOrchestrator {
   void submit_next_level_group(int handle, const std::vector<pyb::sequence>& args, const std::vector<int>& workers) {
     node::Orchestrator& o = live("submit_next_level_group");
     const int id = id_of(handle, false, "submit_next_level_group");
-    std::vector<std::unique_ptr<ConvertedArgs>> held;
-    std::vector<const ChipTaskArgs*> ptrs;
-    for (const auto& a : args) {
-      held.push_back(convert(a));
-      ptrs.push_back(&held.back()->args);
-    }
-    check(o.submit_next_level_group(id, ptrs, workers));
+    const ConvertedGroup g = convert_group(args);
+    check(o.submit_next_level_group(id, g.members, workers));
   }
   void submit_sub(int handle, const pyb::sequence& args) {
     node::Orchestrator& o = live("submit_sub");
@@ -140,13 +150,8 @@ struct PyNodeOrchestrator {
   void submit_sub_group(int handle, const std::vector<pyb::sequence>& args) {
     node::Orchestrator& o = live("submit_sub_group");
     const int id = id_of(handle, true, "submit_sub_group");
-    std::vector<std::unique_ptr<ConvertedArgs>> held;
-    std::vector<const ChipTaskArgs*> ptrs;
-    for (const auto& a : args) {
-      held.push_back(convert(a));
-      ptrs.push_back(&held.back()->args);
-    }
-    check(o.submit_sub_group(id, ptrs));
+    const ConvertedGroup g = convert_group(args);
+    check(o.submit_sub_group(id, g.members));
   }
 };
 

@@ -80,6 +80,24 @@ def test_a_group_runs_one_member_per_chip_and_runs_repeat():
     """)
 
 
+def test_a_sub_group_runs_one_member_per_sub_worker():
+    run_case("""
+        def fill(tensors, scalars):
+            tensors[0][...] = scalars[0]
+
+        with taskring.NodeWorker(chips=0, sub_workers=2) as node:
+            sub = node.register(fill)
+            node.init()
+            xs = [node.shared_array(64, np.int64) for _ in range(2)]
+            counts = node.run(lambda o: o.submit_sub_group(sub, [[(x, taskring.OUTPUT_EXISTING), 10 + i]
+                                                                 for i, x in enumerate(xs)]))
+            assert counts["completed"] == 1, counts
+            assert (xs[0] == 10).all() and (xs[1] == 11).all()
+            with pytest.raises(taskring.InvalidArgumentError, match="3 members but only 2 SUB workers"):
+                node.run(lambda o: o.submit_sub_group(sub, [[(x, taskring.INOUT)] for x in xs + xs[:1]]))
+    """)
+
+
 def test_a_sub_function_that_raises_fails_the_run_naming_it_and_the_worker_goes_on():
     run_case("""
         def broken(tensors, scalars):
