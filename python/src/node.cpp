@@ -128,23 +128,33 @@ struct PyNodeOrchestrator {
   static void check(const Status& s) {
     if (!s.ok()) throw_status(s);
   }
+  // Upstream's submits take a CallConfig; the node runs every chip task with
+  // its defaults, so only None is accepted, and anything else says so.
+  static void no_config(const pyb::object& config, const char* op) {
+    if (!config.is_none())
+      throw_error(StatusCode::kUnimplemented,
+                  std::string(op) + ": a CallConfig is not supported by taskring's node; pass None (the defaults)");
+  }
 
-  void submit_next_level(int handle, const pyb::sequence& args, int worker) {
+  void submit_next_level(int handle, const pyb::sequence& args, const pyb::object& config, int worker) {
     node::Orchestrator& o = live("submit_next_level");
+    no_config(config, "submit_next_level");
     const int id = id_of(handle, false, "submit_next_level");
     auto a = convert(args);
     check(o.submit_next_level(id, a->args, worker));
   }
-  void submit_next_level_group(int handle, const std::vector<pyb::sequence>& args, const std::vector<int>& workers) {
+  void submit_next_level_group(int handle, const std::vector<pyb::sequence>& args, const pyb::object& config,
+                               const std::vector<int>& workers) {
     node::Orchestrator& o = live("submit_next_level_group");
+    no_config(config, "submit_next_level_group");
     const int id = id_of(handle, false, "submit_next_level_group");
     const ConvertedGroup g = convert_group(args);
     check(o.submit_next_level_group(id, g.members, workers));
   }
-  void submit_sub(int handle, const pyb::sequence& args) {
+  void submit_sub(int handle, const pyb::object& args) {
     node::Orchestrator& o = live("submit_sub");
     const int id = id_of(handle, true, "submit_sub");
-    auto a = convert(args);
+    auto a = convert(args.is_none() ? pyb::sequence(pyb::list()) : args.cast<pyb::sequence>());
     check(o.submit_sub(id, a->args));
   }
   void submit_sub_group(int handle, const std::vector<pyb::sequence>& args) {
@@ -328,11 +338,12 @@ class PyNodeWorker {
 
 void bind_node(pyb::module_& m) {
   pyb::class_<PyNodeOrchestrator, std::shared_ptr<PyNodeOrchestrator>>(m, "_NodeOrchestrator")
+      // Upstream's signatures: submit_next_level(handle, args, config=None, *, worker), ...
       .def("submit_next_level", &PyNodeOrchestrator::submit_next_level, pyb::arg("handle"), pyb::arg("args"),
-           pyb::arg("worker"))
+           pyb::arg("config") = pyb::none(), pyb::kw_only(), pyb::arg("worker"))
       .def("submit_next_level_group", &PyNodeOrchestrator::submit_next_level_group, pyb::arg("handle"),
-           pyb::arg("args_list"), pyb::arg("workers"))
-      .def("submit_sub", &PyNodeOrchestrator::submit_sub, pyb::arg("handle"), pyb::arg("args"))
+           pyb::arg("args_list"), pyb::arg("config") = pyb::none(), pyb::kw_only(), pyb::arg("workers"))
+      .def("submit_sub", &PyNodeOrchestrator::submit_sub, pyb::arg("handle"), pyb::arg("args") = pyb::none())
       .def("submit_sub_group", &PyNodeOrchestrator::submit_sub_group, pyb::arg("handle"), pyb::arg("args_list"))
       .def("scope_begin", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_begin").scope_begin()); })
       .def("scope_end", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_end").scope_end()); })

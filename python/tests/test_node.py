@@ -170,6 +170,12 @@ def test_bad_arguments_are_refused_by_name_and_lose_nothing():
             node.run(lambda o: o.submit_sub(9, []))
         with pytest.raises(taskring.InvalidArgumentError, match="is a chip callable; submit it with submit_next_level"):
             node.run(lambda o: o.submit_sub(vec, []))
+        # Upstream's signatures: worker is keyword-only, a CallConfig is not supported, args of a SUB optional.
+        with pytest.raises(TypeError):
+            node.run(lambda o: o.submit_next_level(vec, [(a, taskring.INPUT)], None, 0))
+        with pytest.raises(taskring.UnimplementedError, match="CallConfig is not supported"):
+            node.run(lambda o: o.submit_next_level(vec, [(a, taskring.INPUT)], object(), worker=0))
+        node.run(lambda o: o.submit_sub(sub))
         kept = []
         node.run(lambda o: kept.append(o))
         with pytest.raises(taskring.FailedPreconditionError, match="orch function that has returned"):
