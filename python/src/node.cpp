@@ -29,13 +29,14 @@ namespace {
 struct NodeState {
   std::unique_ptr<node::NodeWorker> worker;
   node::NodeConfig config;
-  // Registered chip callables by identity (the shared_ptr keeps a built-in
-  // workload's orchestration alive) and the SUB functions; both only grow
+  // Registered chip callables by identity, with their handles (the
+  // shared_ptr keeps a built-in workload's orchestration alive), and the SUB
+  // functions the children call (kept referenced here); both only grow
   // before init(), which hands them to the children.
   std::vector<std::pair<std::shared_ptr<PyCallable>, int>> chip_callables;
-  std::vector<std::pair<pyb::object, std::string>> sub_functions;
-  int registered = 0;  // handles: chip and SUB callables share one numbering
-  std::vector<std::pair<bool, int>> handles;  // handle -> (is SUB, id at the node)
+  std::vector<pyb::object> sub_functions;
+  // Handle -> (is SUB, id at the node): chip and SUB callables share one numbering.
+  std::vector<std::pair<bool, int>> handles;
   bool initialised = false;
   bool closed = false;
 };
@@ -223,7 +224,7 @@ class PyNodeWorker {
     before_init("register");
     auto id = st_->worker->register_sub(name, sub_function(fn.ptr(), name));
     if (!id.ok()) throw_status(id.status());
-    st_->sub_functions.emplace_back(fn, name);
+    st_->sub_functions.push_back(fn);
     const int handle = static_cast<int>(st_->handles.size());
     st_->handles.emplace_back(true, *id);
     return handle;
