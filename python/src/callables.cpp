@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "taskring/kernels/builtin.hpp"
 #include "taskring/kernels/registry.hpp"
+#include "taskring/node/collectives.hpp"
 #include "taskring/workloads/catalog.hpp"
 
 namespace taskring::py {
@@ -93,6 +94,13 @@ void bind_callables(pyb::module_& m) {
       .def_static("from_library", &callable_from_library, pyb::arg("path"), pyb::arg("kernels"), pyb::arg("name"),
                   pyb::arg("entry_symbol"), pyb::arg("config_symbol"))
       .def_static("from_workload", &callable_from_workload, pyb::arg("workload"), pyb::arg("kernels"))
+      .def_static("comm",
+                  [] {
+                    auto c = std::make_shared<PyCallable>();
+                    c->callable = node::comm_call_callable();
+                    c->source = "builtin:comm_call";
+                    return c;
+                  })
       .def_property_readonly("name", [](const PyCallable& c) { return c.callable.name; })
       .def_property_readonly("source", [](const PyCallable& c) { return c.source; })
       .def_property_readonly("kernels", [](const PyCallable& c) {

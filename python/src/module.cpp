@@ -7,6 +7,7 @@
 #include "chip.hpp"
 #include "errors.hpp"
 #include "node.hpp"
+#include "node_comm.hpp"
 #include "trace.hpp"
 
 PYBIND11_MODULE(_taskring, m) {
@@ -16,5 +17,6 @@ PYBIND11_MODULE(_taskring, m) {
   taskring::py::bind_callables(m);
   taskring::py::bind_chip(m);
   taskring::py::bind_node(m);
+  taskring::py::bind_comm(m);
   taskring::py::bind_trace(m);
 }

@@ -13,6 +13,7 @@
 #include "arrays.hpp"
 #include "callables.hpp"
 #include "errors.hpp"
+#include "node_comm.hpp"
 #include "run_args.hpp"
 #include "worker_state.hpp"
 #include "taskring/node/node_worker.hpp"
@@ -348,6 +349,22 @@ void bind_node(pyb::module_& m) {
       .def("submit_sub_group", &PyNodeOrchestrator::submit_sub_group, pyb::arg("handle"), pyb::arg("args_list"))
       .def("scope_begin", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_begin").scope_begin()); })
       .def("scope_end", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_end").scope_end()); })
+      // Comm domains and collectives: taskring/comm.py gives them upstream's shape.
+      .def("_allocate_domain",
+           [](PyNodeOrchestrator& o, const std::string& name, const std::vector<int>& workers, uint64_t window_size,
+              const std::vector<std::pair<std::string, uint64_t>>& buffers) {
+             return allocate_domain(o.live("allocate_domain"), name, workers, window_size, buffers);
+           },
+           pyb::arg("name"), pyb::arg("workers"), pyb::arg("window_size"), pyb::arg("buffers"))
+      .def("_collective",
+           [](PyNodeOrchestrator& o, const std::string& op, int comm, const PyCommDomain& d,
+              const std::vector<pyb::array>& ins, const std::vector<pyb::array>& outs, int dtype,
+              const std::string& algo, int root, const std::string& scratch) {
+             node::Orchestrator& live = o.live(op.c_str());
+             submit_collective(live, o.id_of(comm, false, op.c_str()), d, op, ins, outs, dtype, algo, root, scratch);
+           },
+           pyb::arg("op"), pyb::arg("comm"), pyb::arg("domain"), pyb::arg("ins"), pyb::arg("outs"), pyb::arg("dtype"),
+           pyb::arg("algo"), pyb::arg("root"), pyb::arg("scratch"))
       .def_property_readonly("chips", [](PyNodeOrchestrator& o) { return o.st->config.chips; })
       .def_property_readonly("sub_workers", [](PyNodeOrchestrator& o) { return o.st->config.sub_workers; });
   pyb::class_<PyNodeRunHandle>(m, "_NodeRunHandle")

@@ -2,7 +2,8 @@
 
 * :class:`ChipWorker`, :class:`Callable`, :func:`Tensor`, :class:`DeviceBuffer`
   (L2, one chip; ``taskring.chip``)
-* :class:`NodeWorker` (L3, N chips and SUB workers in forked processes; ``taskring.node``)
+* :class:`NodeWorker` (L3, N chips and SUB workers in forked processes; ``taskring.node``), with comm
+  domains and collectives (:class:`CommDomainHandle`, ``orch.allreduce``...; ``taskring.comm``)
 * :mod:`taskring.trace`: ``analyse(paths, expect_ranks=, expect_rounds=, warmup=)``
   and ``python3 -m taskring.trace LOG...``
 * :mod:`taskring.errors`: every failure is a :class:`TaskringError`
@@ -16,6 +17,7 @@ from . import _taskring
 from .chip import (INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Callable, ChipWorker, DeviceBuffer,
                    GraphRunStats, RunReport, RunStats, Tensor, TensorArgType, builtin_kernels, workloads)
 from .node import NodeOrchestrator, NodeRunHandle, NodeWorker
+from .comm import ChipDomainContext, CommBufferSpec, CommDomainHandle, collective_scratch_bytes
 from .dtypes import DataType, bf16_from_float32, data_type_of, float32_from_bf16
 from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, FailedPreconditionError,
                      InternalError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError,
@@ -54,7 +56,8 @@ def blas_info() -> dict:
 
 __all__ = [
     "ChipWorker", "Callable", "Tensor", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
-    "NodeRunHandle", "NodeOrchestrator",
+    "NodeRunHandle", "NodeOrchestrator", "CommBufferSpec", "ChipDomainContext", "CommDomainHandle",
+    "collective_scratch_bytes",
     "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",
     "bf16_from_float32", "float32_from_bf16", "builtin_kernels", "workloads", "FLOAT32", "FLOAT16", "BFLOAT16",
     "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "TaskringError",

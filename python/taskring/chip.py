@@ -139,13 +139,19 @@ class Callable:
         """
         return cls(_taskring._Callable.from_workload(name, cls._kernels(kernels)))
 
+    @classmethod
+    def comm(cls) -> "Callable":
+        """The built-in collective kernels (``comm_call``), for ``orch.allreduce`` and the other
+        collectives of a :class:`~taskring.NodeWorker` (``taskring.comm``); register it before init."""
+        return cls(_taskring._Callable.comm())
+
     @property
     def name(self) -> str:
         return self._c.name
 
     @property
     def source(self) -> str:
-        """``"library:<path>"`` or ``"workload:<name>"``."""
+        """``"library:<path>"``, ``"workload:<name>"`` or ``"builtin:comm_call"``."""
         return self._c.source
 
     @property

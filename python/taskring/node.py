@@ -186,8 +186,8 @@ def _close_open_nodes() -> None:
 # The orchestrator an orch function receives (taskring._taskring._NodeOrchestrator), with upstream's
 # signatures: submit_next_level(handle, args, config=None, *, worker), submit_next_level_group(handle,
 # args_list, config=None, *, workers), submit_sub(handle, args=None), submit_sub_group(handle,
-# args_list), scope_begin(), scope_end(), chips, sub_workers. A CallConfig other than None raises
-# UnimplementedError. Arguments take the forms of ChipWorker.run. It refuses every call once its
-# function has returned.
+# args_list), scope_begin(), scope_end(), chips, sub_workers, and (taskring.comm) allocate_domain,
+# release_domain and the collectives. A CallConfig other than None raises UnimplementedError.
+# Arguments take the forms of ChipWorker.run. It refuses every call once its function has returned.
 NodeOrchestrator = _taskring._NodeOrchestrator
 

@@ -6,8 +6,9 @@ thread (the pytest process may hold ChipWorkers of other tests).
 
 import os
 import subprocess
-import sys
 import textwrap
+
+import fresh_interpreter
 
 PRELUDE = textwrap.dedent("""
     import os, signal, sys, threading, time, warnings
@@ -25,12 +26,7 @@ PRELUDE = textwrap.dedent("""
 
 
 def run_case(body: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    code = PRELUDE + textwrap.dedent(body) + "\nprint('CASE-OK')\n"
-    env = os.environ.copy()
-    env.setdefault("TASKRING_LOG_LEVEL", "WARN")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
-    assert r.returncode == 0 and "CASE-OK" in r.stdout, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
-    return r
+    return fresh_interpreter.run_case(PRELUDE, body, timeout)
 
 
 def test_chips_and_a_sub_function_ordered_by_their_tags():

@@ -137,6 +137,9 @@ class DomainRegistry {
       }
       return publish(e, run, name, c->obj, layout, c->id, chips, ranks, c->bases, buffers, true);
     }
+    // The members attach (attach_all); one still running a task of this
+    // run could be waiting for one already parked at their barrier.
+    if (Status s = e.drain_submitted(run, api); !s.ok()) return s;
     const uint64_t id = e.next_domain_id_.fetch_add(1);
     auto created = e.cfg_.exchange->create(layout, name, id);
     if (!created.ok()) return created.status().with_context(api);
@@ -184,6 +187,7 @@ class DomainRegistry {
     if (!v.ok()) return v.with_context(api);
     const cm::DomainLayout layout =
         cm::DomainLayout::make(static_cast<int>(members.size()), window_size, cm::kRemoteRingBytes);
+    if (Status s = e.drain_submitted(run, api); !s.ok()) return s;  // as in allocate()
     const uint64_t id = e.next_domain_id_.fetch_add(1);
     auto created = t->create(layout, name, id, members);
     if (!created.ok()) return created.status().with_context(api);

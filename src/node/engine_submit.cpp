@@ -294,6 +294,22 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
   }
 }
 
+Status Engine::drain_submitted(RunState* run, const std::string& api) {
+  std::unique_lock<std::mutex> lk(mu_);
+  const Deadline d = Deadline::after_ms(cfg_.run_admission_ms);
+  while (run->unfinished != 0) {
+    if (closing_) return closing_status_;
+    if (!run->first_error.ok()) return run->first_error;
+    if (d.expired())
+      return deadline_exceeded(api + ": " + std::to_string(run->unfinished) +
+                               " task(s) submitted earlier in this run did not finish within " +
+                               std::to_string(cfg_.run_admission_ms) +
+                               " ms; the members attach to a new domain only between tasks");
+    cv_.wait_for(lk, std::chrono::nanoseconds(std::min<uint64_t>(d.remaining_ns(), 50'000'000)));
+  }
+  return Status::Ok();
+}
+
 Expected<uint64_t> Engine::control(int chip, const ControlRequest& req, const char* api) {
   if (chip < 0 || chip >= chips())
     return out_of_range(std::string(api) + ": chip " + std::to_string(chip) + " is not in [0, " +

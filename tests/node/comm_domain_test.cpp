@@ -5,7 +5,11 @@
 // window-zeroing race with more ranks than cores.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -345,16 +349,17 @@ TEST(CommDomain, WaitPastItsDeadlineIsAKernelErrorNamingTheDomain) {
 TEST(CommDomain, AllocationBarrierDeadlineNamesTheMissingRanks) {
   auto w = make_comm_worker(3, 400);
   ASSERT_TRUE(w->init().ok());
-  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+  std::thread resume;
   Status s = w->run([&](Orchestrator& o) -> Status {
-    // Chip 2 runs a task that holds it until the gate opens; a control call
-    // reaches it only after.
-    ChipTaskArgs hold;
-    hold.add_scalar(reinterpret_cast<uintptr_t>(g));
-    TASKRING_RETURN_IF_ERROR(o.submit_next_level(1, hold, 2));
-    EXPECT_TRUE(wait_started(g, 1).ok());
+    // Chip 2 is stopped (a stalled chip process) until the others' 400 ms
+    // allocation barrier has expired; it arrives after they left.
+    const int chip2 = w->chip_pid(2);
+    EXPECT_EQ(kill(chip2, SIGSTOP), 0);
+    resume = std::thread([chip2] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(800));
+      kill(chip2, SIGCONT);
+    });
     auto d = o.allocate_domain("late", iota(3), 4096);
-    open_gate(g);
     EXPECT_FALSE(d.ok());
     if (!d.ok()) {
       EXPECT_NE(d.status().message().find("comm domain 'late'"), std::string::npos) << d.status().message();
@@ -362,9 +367,56 @@ TEST(CommDomain, AllocationBarrierDeadlineNamesTheMissingRanks) {
     }
     return Status::Ok();
   });
+  resume.join();
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(w->live_domains(), 0);
   for (int c = 0; c < 3; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
+}
+
+// A member chip serves its attach only between two tasks, so allocate_domain
+// first lets the run's earlier tasks finish: here a task that holds chip 2
+// until a thread opens its gate, 700 ms later, past the others' 400 ms
+// allocation barrier.
+TEST(CommDomain, AllocationWaitsForTheRunsEarlierTasks) {
+  auto w = make_comm_worker(3, 400);
+  ASSERT_TRUE(w->init().ok());
+  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+  std::thread opener;
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    ChipTaskArgs hold;
+    hold.add_scalar(reinterpret_cast<uintptr_t>(g));
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(1, hold, 2));
+    EXPECT_TRUE(wait_started(g, 1).ok());
+    opener = std::thread([g] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      open_gate(g);
+    });
+    const uint64_t t0 = mono_ns();
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("after", iota(3), 4096));
+    EXPECT_GE(mono_ns() - t0, 600'000'000u);  // it waited for the held task
+    return probe(o, *d, ProbeOp::kBarrier, 2);
+  });
+  opener.join();
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+// The deadlock the wait prevents: an earlier collective over chips {0, 1}
+// still in flight when a new domain over {1, 0} is allocated. Without the
+// wait, a member that took the attach first parked at the allocation
+// barrier while its peer waited in the collective for it, until a deadline.
+TEST(CommDomain, AllocatingWhileACollectiveRunsNeverDeadlocks) {
+  auto w = make_comm_worker(2, 2000, /*domain_cache=*/0);
+  ASSERT_TRUE(w->init().ok());
+  for (int i = 0; i < taskring::testing::test_scale(10, 4, 100); ++i) {
+    Status s = w->run([&](Orchestrator& o) -> Status {
+      const int ab[] = {0, 1}, ba[] = {1, 0};
+      TASKRING_ASSIGN_OR_RETURN(auto first, o.allocate_domain("first", ab, 4096));
+      TASKRING_RETURN_IF_ERROR(probe(o, *first, ProbeOp::kBarrier, 50));
+      TASKRING_ASSIGN_OR_RETURN(auto second, o.allocate_domain("second", ba, 4096));
+      return probe(o, *second, ProbeOp::kBarrier, 50);
+    });
+    ASSERT_TRUE(s.ok()) << "run " << i << ": " << s.message();  // a deadlock ends in the 2 s deadline
+  }
 }
 
 // close() while kernels of a domain wait (for 60 s): the abort ends them,

@@ -71,7 +71,12 @@ class Orchestrator {
   // A comm domain over `chips` (comm_domain.hpp): one window of
   // `window_size` bytes per member, `buffers` carved from each window.
   // Synchronous: returns once every member mapped and zeroed its window.
-  // Lives until this run's completion fence.
+  // Lives until this run's completion fence. A member attaches only between
+  // two of its tasks, so when the members are involved (every allocation but
+  // the reuse of a cached domain), the tasks this run submitted earlier
+  // finish first: a collective still in flight could otherwise wait for a
+  // member already parked at the allocation barrier. That wait ends with
+  // the run's first error, or DEADLINE_EXCEEDED after 10 minutes.
   Expected<std::shared_ptr<CommDomain>> allocate_domain(const std::string& name, std::span<const int> chips,
                                                         uint64_t window_size,
                                                         std::span<const DomainBufferSpec> buffers = {});

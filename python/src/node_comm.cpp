@@ -1,0 +1,148 @@
+#include "node_comm.hpp"
+
+#include <pybind11/stl.h>
+
+
+#include "arrays.hpp"
+#include "errors.hpp"
+#include "taskring/kernels/comm_kernels.hpp"
+#include "taskring/node/collectives.hpp"
+
+namespace taskring::py {
+
+namespace pyb = pybind11;
+
+namespace {
+
+using kernels::AllreduceAlgo;
+using kernels::CollectiveOp;
+
+void check(const Status& s) {
+  if (!s.ok()) throw_status(s);
+}
+
+AllreduceAlgo algo_of(const std::string& algo, const char* op) {
+  if (algo == "one_phase") return AllreduceAlgo::kOnePhase;
+  if (algo == "ring") return AllreduceAlgo::kRing;
+  if (algo == "direct") return AllreduceAlgo::kDirect;
+  if (algo == "auto") return AllreduceAlgo::kAuto;
+  throw_error(StatusCode::kInvalidArgument, std::string(op) + ": algo '" + algo +
+                                                "' is not one of 'one_phase', 'ring', 'direct', 'auto'");
+}
+
+// The scratch layout a collective needs (auto allreduce picks one-phase or
+// direct, which need the same).
+CollectiveOp collective_op(const std::string& op, const std::string& algo) {
+  if (op == "allreduce") {
+    switch (algo_of(algo, "collective_scratch_bytes")) {
+      case AllreduceAlgo::kOnePhase: return CollectiveOp::kAllreduceOnePhase;
+      case AllreduceAlgo::kRing: return CollectiveOp::kAllreduceRing;
+      default: return CollectiveOp::kAllreduceDirect;
+    }
+  }
+  if (op == "allgather") return CollectiveOp::kAllgather;
+  if (op == "reduce_scatter") return CollectiveOp::kReduceScatter;
+  if (op == "broadcast") return CollectiveOp::kBroadcast;
+  if (op == "all_to_all") return CollectiveOp::kAllToAll;
+  throw_error(StatusCode::kInvalidArgument, "collective '" + op +
+                                                "' is not one of allreduce, allgather, reduce_scatter, broadcast, "
+                                                "all_to_all");
+}
+
+std::vector<ChipTensor> tensors_of(const std::vector<pyb::array>& arrays, int dtype, bool writable,
+                                   const std::string& op, const char* which) {
+  ViewSpec view;
+  if (dtype >= 0) view.dtype = static_cast<DataType>(dtype);
+  std::vector<ChipTensor> out;
+  out.reserve(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i)
+    out.push_back(host_tensor(arrays[i], view, writable, op + ": " + which + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+pyb::dict member_dict(const node::DomainMember& m) {
+  pyb::dict d;
+  d["chip"] = m.chip;
+  d["rank"] = m.rank;
+  d["size"] = m.size;
+  d["device_ctx"] = m.device_ctx;
+  d["window_base"] = m.window_base;
+  d["window_size"] = m.window_size;
+  return d;
+}
+
+}  // namespace
+
+PyCommDomain allocate_domain(node::Orchestrator& o, const std::string& name, const std::vector<int>& workers,
+                             uint64_t window_size, const std::vector<std::pair<std::string, uint64_t>>& buffers) {
+  std::vector<node::DomainBufferSpec> specs;
+  specs.reserve(buffers.size());
+  for (const auto& [n, bytes] : buffers) specs.push_back({n, bytes});
+  // Every member maps and zeroes its window and meets the others; the
+  // children never need this interpreter, so let its other threads run.
+  auto d = [&] {
+    pyb::gil_scoped_release nogil;
+    return o.allocate_domain(name, workers, window_size, specs);
+  }();
+  if (!d.ok()) throw_status(d.status());
+  return PyCommDomain{std::move(*d)};
+}
+
+void submit_collective(node::Orchestrator& o, int comm_call, const PyCommDomain& d, const std::string& op,
+                       const std::vector<pyb::array>& ins, const std::vector<pyb::array>& outs, int dtype,
+                       const std::string& algo, int root, const std::string& scratch) {
+  const node::CommDomain& dom = *d.d;
+  if (dom.released())
+    throw_error(StatusCode::kFailedPrecondition,
+                op + ": domain '" + dom.name() + "' was released; allocate a new one to submit more collectives");
+  if (op == "broadcast") {
+    const std::vector<ChipTensor> buf = tensors_of(ins, dtype, true, op, "buffers");
+    check(node::submit_broadcast(o, comm_call, dom, buf, root, scratch));
+    return;
+  }
+  const std::vector<ChipTensor> in = tensors_of(ins, dtype, false, op, "inputs");
+  const std::vector<ChipTensor> out = tensors_of(outs, dtype, true, op, "outputs");
+  if (op == "allreduce") {
+    check(node::submit_allreduce(o, comm_call, dom, in, out, algo_of(algo, "allreduce"), scratch));
+  } else if (op == "allgather") {
+    check(node::submit_allgather(o, comm_call, dom, in, out, scratch));
+  } else if (op == "reduce_scatter") {
+    check(node::submit_reduce_scatter(o, comm_call, dom, in, out, scratch));
+  } else if (op == "all_to_all") {
+    check(node::submit_all_to_all(o, comm_call, dom, in, out, scratch));
+  } else {
+    (void)collective_op(op, algo);  // raises, naming the known ones
+  }
+}
+
+void bind_comm(pyb::module_& m) {
+  pyb::class_<PyCommDomain>(m, "_CommDomain")
+      .def_property_readonly("name", [](const PyCommDomain& d) { return d.d->name(); })
+      .def_property_readonly("size", [](const PyCommDomain& d) { return d.d->size(); })
+      .def_property_readonly("window_size", [](const PyCommDomain& d) { return d.d->window_size(); })
+      .def_property_readonly("chips", [](const PyCommDomain& d) { return d.d->chips(); })
+      .def_property_readonly("released", [](const PyCommDomain& d) { return d.d->released(); })
+      .def("member",
+           [](const PyCommDomain& d, int chip) {
+             auto m = d.d->member(chip);
+             if (!m.ok()) throw_status(m.status());
+             return member_dict(*m);
+           },
+           pyb::arg("chip"))
+      .def("buffer_offset",
+           [](const PyCommDomain& d, const std::string& name) {
+             auto off = d.d->buffer_offset(name);
+             if (!off.ok()) throw_status(off.status());
+             return *off;
+           },
+           pyb::arg("name"))
+      .def("release", [](PyCommDomain& d) { d.d->release(); });
+  m.def(
+      "_collective_scratch_bytes",
+      [](const std::string& op, uint64_t elems, uint64_t elem_size, int ranks, const std::string& algo) {
+        return kernels::collective_scratch_bytes(collective_op(op, algo), elems, elem_size, ranks);
+      },
+      pyb::arg("op"), pyb::arg("elems"), pyb::arg("elem_size"), pyb::arg("ranks"), pyb::arg("algo"));
+}
+
+}  // namespace taskring::py
