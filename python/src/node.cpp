@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,9 +85,10 @@ struct ConvertedArgs {
   std::vector<pyb::object> keep;
 };
 
-std::unique_ptr<ConvertedArgs> convert(const pyb::sequence& args) {
+// `run`: the token of the run whose Orchestrator.alloc tensors the args may name.
+std::unique_ptr<ConvertedArgs> convert(const pyb::sequence& args, const std::shared_ptr<void>& run) {
   auto c = std::make_unique<ConvertedArgs>();
-  bind_run_args(c->storage, args, c->args, c->keep);
+  bind_run_args(c->storage, args, c->args, c->keep, &run);
   return c;
 }
 
@@ -96,10 +98,10 @@ struct ConvertedGroup {
   std::vector<const ChipTaskArgs*> members;
 };
 
-ConvertedGroup convert_group(const std::vector<pyb::sequence>& args_list) {
+ConvertedGroup convert_group(const std::vector<pyb::sequence>& args_list, const std::shared_ptr<void>& run) {
   ConvertedGroup g;
   for (const auto& a : args_list) {
-    g.held.push_back(convert(a));
+    g.held.push_back(convert(a, run));
     g.members.push_back(&g.held.back()->args);
   }
   return g;
@@ -109,6 +111,8 @@ ConvertedGroup convert_group(const std::vector<pyb::sequence>& args_list) {
 struct PyNodeOrchestrator {
   node::Orchestrator* o = nullptr;
   std::shared_ptr<NodeState> st;
+  // Identifies this run to the tensors its alloc() returns (PyHeapTensor).
+  std::shared_ptr<void> run_token = std::make_shared<char>(0);
 
   node::Orchestrator& live(const char* op) const {
     if (o == nullptr)
@@ -142,7 +146,7 @@ struct PyNodeOrchestrator {
     node::Orchestrator& o = live("submit_next_level");
     no_config(config, "submit_next_level");
     const int id = id_of(handle, false, "submit_next_level");
-    auto a = convert(args);
+    auto a = convert(args, run_token);
     check(o.submit_next_level(id, a->args, worker));
   }
   void submit_next_level_group(int handle, const std::vector<pyb::sequence>& args, const pyb::object& config,
@@ -150,19 +154,30 @@ struct PyNodeOrchestrator {
     node::Orchestrator& o = live("submit_next_level_group");
     no_config(config, "submit_next_level_group");
     const int id = id_of(handle, false, "submit_next_level_group");
-    const ConvertedGroup g = convert_group(args);
+    const ConvertedGroup g = convert_group(args, run_token);
     check(o.submit_next_level_group(id, g.members, workers));
   }
   void submit_sub(int handle, const pyb::object& args) {
     node::Orchestrator& o = live("submit_sub");
     const int id = id_of(handle, true, "submit_sub");
-    auto a = convert(args.is_none() ? pyb::sequence(pyb::list()) : args.cast<pyb::sequence>());
+    auto a = convert(args.is_none() ? pyb::sequence(pyb::list()) : args.cast<pyb::sequence>(), run_token);
     check(o.submit_sub(id, a->args));
+  }
+  PyHeapTensor alloc(const std::vector<uint32_t>& shape, int dtype) {
+    node::Orchestrator& o = live("alloc");
+    // The wait for heap space (NodeConfig::heap_wait_ms) needs the run's
+    // tasks to retire, which may need a SUB child, never this thread.
+    auto t = [&] {
+      pyb::gil_scoped_release nogil;
+      return o.alloc(std::span<const uint32_t>(shape), static_cast<DataType>(dtype));
+    }();
+    if (!t.ok()) throw_status(t.status());
+    return PyHeapTensor{*t, run_token};
   }
   void submit_sub_group(int handle, const std::vector<pyb::sequence>& args) {
     node::Orchestrator& o = live("submit_sub_group");
     const int id = id_of(handle, true, "submit_sub_group");
-    const ConvertedGroup g = convert_group(args);
+    const ConvertedGroup g = convert_group(args, run_token);
     check(o.submit_sub_group(id, g.members));
   }
 };
@@ -365,8 +380,19 @@ void bind_node(pyb::module_& m) {
            },
            pyb::arg("op"), pyb::arg("comm"), pyb::arg("domain"), pyb::arg("ins"), pyb::arg("outs"), pyb::arg("dtype"),
            pyb::arg("algo"), pyb::arg("root"), pyb::arg("scratch"))
+      .def("_alloc", &PyNodeOrchestrator::alloc, pyb::arg("shape"), pyb::arg("dtype"))
       .def_property_readonly("chips", [](PyNodeOrchestrator& o) { return o.st->config.chips; })
       .def_property_readonly("sub_workers", [](PyNodeOrchestrator& o) { return o.st->config.sub_workers; });
+  pyb::class_<PyHeapTensor>(m, "_HeapTensor")
+      .def_property_readonly("shape",
+                             [](const PyHeapTensor& h) {
+                               pyb::tuple t(h.tensor.ndims);
+                               for (uint32_t d = 0; d < h.tensor.ndims; ++d) t[d] = h.tensor.shapes[d];
+                               return t;
+                             })
+      .def_property_readonly("dtype", [](const PyHeapTensor& h) { return static_cast<int>(h.tensor.dtype); })
+      .def_property_readonly("nbytes", [](const PyHeapTensor& h) { return h.tensor.extent_bytes(); })
+      .def("__repr__", [](const PyHeapTensor& h) { return "HeapTensor(" + h.tensor.describe() + ")"; });
   pyb::class_<PyNodeRunHandle>(m, "_NodeRunHandle")
       .def("wait", &PyNodeRunHandle::wait, pyb::arg("timeout_ms"))
       .def_property_readonly("done", [](const PyNodeRunHandle& r) { return r.h.done(); })

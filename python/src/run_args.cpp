@@ -82,7 +82,7 @@ void add_numpy_scalar(ChipTaskArgs& cargs, const pyb::object& a, size_t i) {
 }  // namespace
 
 void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs,
-                   std::vector<pyb::object>& keep) {
+                   std::vector<pyb::object>& keep, const std::shared_ptr<void>* heap_run) {
   const size_t n = args.size();
   for (size_t i = 0; i < n; ++i) {
     pyb::object a = args[i];
@@ -93,6 +93,19 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
       const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
       auto arr = pyb::reinterpret_borrow<pyb::array>(PyTuple_GET_ITEM(p, 0));
       add_tensor(st, cargs, host_tensor(arr, ViewSpec{}, writes(tag), what), tag);
+    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 &&
+               pyb::isinstance<PyHeapTensor>(PyTuple_GET_ITEM(p, 0))) {
+      const std::string what = "argument " + std::to_string(i);
+      const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
+      const auto& h = pyb::handle(PyTuple_GET_ITEM(p, 0)).cast<const PyHeapTensor&>();
+      if (heap_run == nullptr)
+        throw_error(StatusCode::kInvalidArgument,
+                    what + ": a tensor from Orchestrator.alloc is an argument of node tasks only");
+      if (h.run.owner_before(*heap_run) || heap_run->owner_before(h.run))
+        throw_error(StatusCode::kFailedPrecondition,
+                    what + ": this tensor was allocated by another run's Orchestrator.alloc; its memory went back "
+                           "to the heap ring when that run's consumers finished. Allocate it in this run");
+      add_tensor(st, cargs, h.tensor, tag);
     } else if (pyb::isinstance<PyTensor>(a)) {
       const std::string what = "argument " + std::to_string(i);
       const PyTensor& t = a.cast<const PyTensor&>();

@@ -53,6 +53,15 @@ struct PyTensor {
   uint64_t offset = 0;
 };
 
+// A tensor that Orchestrator.alloc placed in a node's heap ring. It is a task
+// argument of the run that allocated it only: its memory is reclaimed once
+// that run's consumers finished and its scope ended. `run` is that run's
+// token (compared by identity, so it still identifies an ended run).
+struct PyHeapTensor {
+  ChipTensor tensor;
+  std::weak_ptr<void> run;
+};
+
 // The live state of `b`, checked to belong to `st` and not to be freed.
 // Raises FAILED_PRECONDITION (freed, worker closed) or INVALID_ARGUMENT
 // (another worker's buffer); `op` names the caller.

@@ -123,13 +123,7 @@ class NodeWorker:
         worker or the last array over it, whichever is later; the heap is ``shared_bytes`` in all and
         is not reused.
         """
-        dims = [shape] if isinstance(shape, int) else list(shape)
-        if not dims or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 < d < 2**32
-                               for d in dims):
-            raise InvalidArgumentError(f"shared_array: shape must be ints in [1, 2^32), got {shape!r}")
-        t = dtype if isinstance(dtype, DataType) else (
-            parse_data_type(dtype) if isinstance(dtype, str) else data_type_of(dtype))
-        return self._n.shared_array([int(d) for d in dims], int(t))
+        return self._n.shared_array(_dims("shared_array", shape), int(_data_type(dtype)))
 
     def submit(self, orch_fn: _PyCallable) -> NodeRunHandle:
         """Runs ``orch_fn(orchestrator)`` on this thread and returns the run's handle.
@@ -167,6 +161,41 @@ class NodeWorker:
         return list(self._n.pids())
 
 
+def _dims(op: str, shape) -> list:
+    dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    if not dims or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 < d < 2**32
+                           for d in dims):
+        raise InvalidArgumentError(f"{op}: shape must be ints in [1, 2^32), got {shape!r}")
+    return [int(d) for d in dims]
+
+
+def _data_type(dtype) -> DataType:
+    return dtype if isinstance(dtype, DataType) else (
+        parse_data_type(dtype) if isinstance(dtype, str) else data_type_of(dtype))
+
+
+# What Orchestrator.alloc returns: ``shape`` (tuple), ``dtype`` (DataType value), ``nbytes``. No data
+# access: its memory belongs to the run's tasks.
+HeapTensor = _taskring._HeapTensor
+
+
+def _orchestrator_alloc(self, shape, dtype) -> HeapTensor:
+    """A tensor in the node's heap ring for the tasks of this run, upstream's ``alloc(shape, dtype)``.
+
+    Name it in task arguments as ``(t, taskring.OUTPUT)`` on its producer and ``(t, taskring.INPUT)``
+    on its consumers: the tags order them, as for shared arrays. Its memory goes back to the ring
+    once the run's scope holding it ended and every task naming it finished, so it is an argument of
+    this run's tasks only (another run's submit refuses it), and Python cannot read it: copy a result
+    out in a task (a SUB function gets it as a numpy view), into a ``shared_array``. When the ring
+    (``heap_ring_bytes``) is full, waits for earlier tasks to retire, then raises
+    DeadlineExceededError naming the knob.
+    """
+    return self._alloc(_dims("alloc", shape), int(_data_type(dtype)))
+
+
+_taskring._NodeOrchestrator.alloc = _orchestrator_alloc
+
+
 # Workers not closed by the program are closed when the interpreter exits, so
 # their children are stopped and reaped instead of killed by the parent's
 # death (they die either way: PR_SET_PDEATHSIG). Weak: a worker that is
@@ -186,7 +215,8 @@ def _close_open_nodes() -> None:
 # The orchestrator an orch function receives (taskring._taskring._NodeOrchestrator), with upstream's
 # signatures: submit_next_level(handle, args, config=None, *, worker), submit_next_level_group(handle,
 # args_list, config=None, *, workers), submit_sub(handle, args=None), submit_sub_group(handle,
-# args_list), scope_begin(), scope_end(), chips, sub_workers, and (taskring.comm) allocate_domain,
+# args_list), scope_begin(), scope_end(), chips, sub_workers, alloc(shape, dtype) (above), and
+# (taskring.comm) allocate_domain,
 # release_domain and the collectives. A CallConfig other than None raises UnimplementedError.
 # Arguments take the forms of ChipWorker.run. It refuses every call once its function has returned.
 NodeOrchestrator = _taskring._NodeOrchestrator

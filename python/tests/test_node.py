@@ -194,6 +194,58 @@ def test_bad_arguments_are_refused_by_name_and_lose_nothing():
     """)
 
 
+def test_orchestrator_alloc_tensors_are_ordered_by_tags_reclaimed_and_bound_to_their_run():
+    run_case("""
+        def copy_out(tensors, scalars):                # the first elements of tensor 0 into tensor 1
+            tensors[1][...] = tensors[0].reshape(-1)[:tensors[1].size]
+
+        def fill(tensors, scalars):
+            tensors[0][...] = scalars[0]
+
+        with taskring.NodeWorker(chips=1, sub_workers=1, heap_ring_bytes=4 << 20) as node:
+            vec, sub, fill = node.register(VEC), node.register(copy_out), node.register(fill)
+            node.init()
+            a, b, f = vector_args(node)
+            kept = []
+            def orch(o):
+                m = o.alloc([16, 8], taskring.BFLOAT16)    # upstream: alloc(shape, dtype)
+                assert (m.shape, m.dtype, m.nbytes) == ((16, 8), taskring.BFLOAT16, 256)
+                assert isinstance(m, taskring.HeapTensor) and repr(m).startswith("HeapTensor(BF16[16x8"), repr(m)
+                t = o.alloc(256, np.float32)
+                kept.append(t)
+                o.submit_next_level(vec, [(a, taskring.INPUT), (b, taskring.INPUT), (t, taskring.OUTPUT)], worker=0)
+                o.submit_sub(sub, [(t, taskring.INPUT), (f, taskring.OUTPUT_EXISTING)])   # after the chip task
+            assert node.run(orch)["completed"] == 2
+            assert (f == 47).all()
+            # The ring is reused: 40 runs of 1 MiB each through a 4 MiB ring.
+            for i in range(40):
+                f[:] = 0
+                def orch(o):
+                    big = o.alloc(1 << 18, "float32")
+                    o.submit_sub(fill, [(big, taskring.OUTPUT), i])
+                    o.submit_sub(sub, [(big, taskring.INPUT), (f, taskring.OUTPUT_EXISTING)])
+                node.run(orch)
+                assert (f == i).all(), i
+            with pytest.raises(taskring.FailedPreconditionError, match="argument 0: .*another run's Orchestrator.alloc"):
+                node.run(lambda o: o.submit_sub(sub, [(kept[0], taskring.INPUT), (f, taskring.OUTPUT_EXISTING)]))
+            with pytest.raises(taskring.ResourceExhaustedError, match="heap_ring_bytes"):
+                node.run(lambda o: o.alloc([5 << 20], np.uint8))
+            with pytest.raises(taskring.InvalidArgumentError, match="alloc: shape must be ints"):
+                node.run(lambda o: o.alloc([4, 0], np.float32))
+            with pytest.raises(taskring.InvalidArgumentError, match="no taskring type"):
+                node.run(lambda o: o.alloc([4], np.complex64))
+            with pytest.raises(taskring.FailedPreconditionError, match="has returned"):
+                node.run(lambda o: kept.append(o))
+                kept[-1].alloc([4], np.float32)
+            # A ChipWorker's run (L2) takes no heap tensor.
+            with taskring.ChipWorker() as w:
+                with pytest.raises(taskring.InvalidArgumentError, match="argument 0: .*node tasks only"):
+                    w.run(VEC, [(kept[0], taskring.INPUT)])
+            node.run(orch)                                 # the worker goes on
+            assert (f == 39).all()
+    """)
+
+
 def test_init_refuses_a_process_that_runs_another_thread():
     run_case("""
         stop = threading.Event()
