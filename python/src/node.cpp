@@ -207,7 +207,7 @@ struct PyNodeRunHandle {
 class PyNodeWorker {
  public:
   PyNodeWorker(int chips, int sub_workers, const std::string& runtime, uint64_t shared_bytes,
-               uint64_t heap_ring_bytes) {
+               uint64_t heap_ring_bytes, uint64_t comm_timeout_ms, int domain_cache) {
     st_ = std::make_shared<NodeState>();
     node::NodeConfig& c = st_->config;
     c.chips = chips;
@@ -215,6 +215,8 @@ class PyNodeWorker {
     c.runtime = runtime;
     c.shared_bytes = shared_bytes;
     c.heap_ring_bytes = heap_ring_bytes;
+    c.comm_timeout_ms = comm_timeout_ms;
+    c.domain_cache = domain_cache;
     // Every child is a forked copy of this interpreter: bring its state up
     // to date as os.fork() does, before anything else runs there.
     c.child_init = [](node::ChildKind, int) {
@@ -398,8 +400,9 @@ void bind_node(pyb::module_& m) {
       .def_property_readonly("done", [](const PyNodeRunHandle& r) { return r.h.done(); })
       .def("counts", &PyNodeRunHandle::counts);
   pyb::class_<PyNodeWorker>(m, "_NodeWorker")
-      .def(pyb::init<int, int, const std::string&, uint64_t, uint64_t>(), pyb::arg("chips"), pyb::arg("sub_workers"),
-           pyb::arg("runtime"), pyb::arg("shared_bytes"), pyb::arg("heap_ring_bytes"))
+      .def(pyb::init<int, int, const std::string&, uint64_t, uint64_t, uint64_t, int>(), pyb::arg("chips"),
+           pyb::arg("sub_workers"), pyb::arg("runtime"), pyb::arg("shared_bytes"), pyb::arg("heap_ring_bytes"),
+           pyb::arg("comm_timeout_ms"), pyb::arg("domain_cache"))
       .def("register_chip", &PyNodeWorker::register_chip, pyb::arg("callable"))
       .def("register_sub", &PyNodeWorker::register_sub, pyb::arg("name"), pyb::arg("fn"))
       .def("init", &PyNodeWorker::init)

@@ -69,6 +69,11 @@ class NodeRunHandle:
 class NodeWorker:
     """The L3 node: ``chips`` sim chips and ``sub_workers`` SUB workers, each a forked child process.
 
+    ``shared_bytes``: the heap of :meth:`shared_array`; ``heap_ring_bytes``: the ring of
+    ``Orchestrator.alloc``; ``comm_timeout_ms``: the deadline of a comm domain's allocation barrier
+    and of every kernel wait in a domain; ``domain_cache``: comm domains kept mapped for reuse, 0..64
+    (docs/comm.md). The C++ ``NodeConfig`` documents each.
+
     Life cycle: :meth:`register` every chip callable and SUB function, then :meth:`init` (forks the
     children and waits until each is ready), then :meth:`shared_array` / :meth:`run` as often as
     needed, then :meth:`close` (or leave a ``with`` block). ``init`` needs a process that runs no
@@ -80,12 +85,15 @@ class NodeWorker:
     __slots__ = ("_n", "__weakref__")
 
     def __init__(self, chips: int = 1, sub_workers: int = 0, runtime: str = "tmr", *,
-                 shared_bytes: int = 64 << 20, heap_ring_bytes: int = 64 << 20):
+                 shared_bytes: int = 64 << 20, heap_ring_bytes: int = 64 << 20, comm_timeout_ms: int = 30000,
+                 domain_cache: int = 4):
         for name, v in (("chips", chips), ("sub_workers", sub_workers), ("shared_bytes", shared_bytes),
-                        ("heap_ring_bytes", heap_ring_bytes)):
+                        ("heap_ring_bytes", heap_ring_bytes), ("comm_timeout_ms", comm_timeout_ms),
+                        ("domain_cache", domain_cache)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InvalidArgumentError(f"NodeWorker: {name} must be an integer >= 0, got {v!r}")
-        self._n = _taskring._NodeWorker(chips, sub_workers, runtime, shared_bytes, heap_ring_bytes)
+        self._n = _taskring._NodeWorker(chips, sub_workers, runtime, shared_bytes, heap_ring_bytes, comm_timeout_ms,
+                                        domain_cache)
         _open_nodes.add(self)
 
     def __enter__(self) -> "NodeWorker":

@@ -270,3 +270,29 @@ def test_a_rank_whose_kernel_fails_fails_the_run_naming_its_chip_and_the_next_ru
             assert counts["completed"] == 1, counts
             assert all((out == 3.0).all() for out in outs)
     """)
+
+
+def test_a_stalled_member_fails_the_allocation_at_comm_timeout_ms_naming_it():
+    run_case("""
+        import os, signal, threading, time
+        with pytest.raises(taskring.InvalidArgumentError, match="domain_cache"):
+            taskring.NodeWorker(chips=1, domain_cache=65).init()
+        with taskring.NodeWorker(chips=3, comm_timeout_ms=300) as node:
+            comm = node.register(taskring.Callable.comm())
+            node.init()
+            stalled = node.pids()[2]
+            def orch(o):
+                os.kill(stalled, signal.SIGSTOP)          # chip 2 stops answering, then resumes late
+                threading.Timer(0.6, os.kill, (stalled, signal.SIGCONT)).start()
+                t0 = time.monotonic()
+                with pytest.raises(taskring.DeadlineExceededError, match="comm domain 'late'.*missing ranks 2"):
+                    o.allocate_domain(name="late", workers=[0, 1, 2], window_size=4096)
+                assert time.monotonic() - t0 < 20          # bounded by the 300 ms barrier, not the 30 s default
+            node.run(orch)
+            ins = [node.shared_array(8) for _ in range(3)]
+            outs = [node.shared_array(8) for _ in range(3)]
+            for a in ins:
+                a[:] = 1
+            one_collective(node, [0, 1, 2], 4096, lambda o, d: o.allreduce(comm, d, ins, outs))
+            assert all((out == 3).all() for out in outs)   # the node goes on
+    """)
