@@ -152,12 +152,13 @@ class Engine {
   Status scope_end(RunState* run);
   Expected<ChipTensor> alloc(RunState* run, std::span<const uint32_t> shapes, DataType dtype);
   // Waits until every task `run` submitted so far has finished (or the run
-  // failed: its first error). A domain's members meet at a barrier inside
-  // their attach, which a chip serves only between two tasks: a member
-  // running an earlier collective that waits for a member already parked
-  // at that barrier would wait until a deadline. Submitted tasks depend
-  // only on earlier ones, so they always finish. `api` names the caller in
-  // the DEADLINE_EXCEEDED after EngineConfig::run_admission_ms.
+  // failed: its first error), so that a control call is ordered after them.
+  // A chip serves control calls only between two tasks: a copy would race
+  // the tasks, and a domain's members, which meet at a barrier inside their
+  // attach, could deadlock with an earlier collective still waiting for a
+  // member already parked there. Submitted tasks depend only on earlier
+  // ones, so they always finish. `api` names the caller in the
+  // DEADLINE_EXCEEDED after EngineConfig::run_admission_ms.
   Status drain_submitted(RunState* run, const std::string& api);
   Expected<uint64_t> control(int chip, const ControlRequest& req, const char* api);
   Expected<std::shared_ptr<CommDomain>> allocate_domain(RunState* run, const std::string& name,

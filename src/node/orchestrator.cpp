@@ -40,6 +40,7 @@ Expected<uint64_t> Orchestrator::malloc(int chip, uint64_t bytes) {
 }
 
 Status Orchestrator::free(int chip, uint64_t device_addr) {
+  TASKRING_RETURN_IF_ERROR(engine_->drain_submitted(run_, "Orchestrator::free"));
   ControlRequest r;
   r.op = ControlOp::kFree;
   r.args[0] = device_addr;
@@ -50,6 +51,7 @@ Status Orchestrator::copy_to(int chip, uint64_t device_addr, const void* host, u
   if (!engine_->host_visible(reinterpret_cast<uintptr_t>(host), bytes))
     return invalid_argument("Orchestrator::copy_to: host range is not in the node's shared heap; the chip child "
                             "cannot read it (use NodeWorker::alloc_shared or Orchestrator::alloc)");
+  TASKRING_RETURN_IF_ERROR(engine_->drain_submitted(run_, "Orchestrator::copy_to"));
   ControlRequest r;
   r.op = ControlOp::kCopyTo;
   r.args[0] = device_addr;
@@ -62,6 +64,7 @@ Status Orchestrator::copy_from(int chip, void* host, uint64_t device_addr, uint6
   if (!engine_->host_visible(reinterpret_cast<uintptr_t>(host), bytes))
     return invalid_argument("Orchestrator::copy_from: host range is not in the node's shared heap; the chip child "
                             "cannot write it (use NodeWorker::alloc_shared or Orchestrator::alloc)");
+  TASKRING_RETURN_IF_ERROR(engine_->drain_submitted(run_, "Orchestrator::copy_from"));
   ControlRequest r;
   r.op = ControlOp::kCopyFrom;
   r.args[0] = reinterpret_cast<uintptr_t>(host);

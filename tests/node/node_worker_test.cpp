@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <chrono>
 #include <thread>
 
 #include "chip_placement.hpp"
@@ -106,6 +107,43 @@ TEST(NodeWorker, ChildrenThatOutnumberTheCpusRunBelowTheParent) {
     }
     EXPECT_TRUE(w->close().ok());
   }
+}
+
+// A copy_from after submits waits for them: the chip serves control calls
+// between tasks, and without the wait this one would be served right after
+// the gate task, before the add task that writes `dev` (which depends on
+// the gate task through `x`) was even dispatched.
+TEST(NodeWorker, CopyFromAfterASubmitSeesWhatTheTaskWrote) {
+  auto w = make_worker(1, 0);
+  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  const uint32_t n = 64;
+  float* x = static_cast<float*>(*w->alloc_shared(n * 4));
+  float* back = static_cast<float*>(*w->alloc_shared(n * 4));
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+  std::thread opener;
+  Status s = w->run([&](Orchestrator& o) -> Status {
+    TASKRING_ASSIGN_OR_RETURN(uint64_t dev, o.malloc(0, n * 4));
+    ChipTensor X = make_tensor_external(x, {1, n});
+    ChipTaskArgs hold;
+    hold.add_inout(X).add_scalar(reinterpret_cast<uintptr_t>(g));
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(kGateChip, hold, 0));
+    ChipTensor d = make_tensor_external(reinterpret_cast<void*>(static_cast<uintptr_t>(dev)), {1, n});
+    d.address_space = AddressSpace::DEVICE;
+    ChipTaskArgs add;
+    add.add_input(X).add_output(d).add_scalar(f32_bits(1.0f));
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(kAddScalar, add, 0));
+    EXPECT_TRUE(wait_started(g, 1).ok());
+    opener = std::thread([g] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      open_gate(g);
+    });
+    TASKRING_RETURN_IF_ERROR(o.copy_from(0, back, dev, n * 4));
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(back[i], x[i] + 1.0f) << i;
+    return o.free(0, dev);
+  });
+  opener.join();
+  ASSERT_TRUE(s.ok()) << s.to_string();
 }
 
 TEST(NodeWorker, ChipMemoryControlCallsRoundTripThroughTheChild) {

@@ -60,9 +60,14 @@ class Orchestrator {
   }
 
   // Chip memory, synchronous control calls to chip `chip`. `host` must lie
-  // in the shared heap (the child reads/writes it directly). They are not
-  // ordered against submitted tasks (a control call is served between two
-  // tasks of that chip): stage inputs before submitting their consumers.
+  // in the shared heap (the child reads/writes it directly). A chip serves
+  // a control call between two of its tasks, so free, copy_to and copy_from
+  // first wait until every task this run submitted before them has finished
+  // (like a copy on CUDA's default stream): a copy_from sees what those
+  // tasks wrote, and no task still reads memory a copy_to overwrites or a
+  // free returns. The wait ends with the run's first error, or
+  // DEADLINE_EXCEEDED after 10 minutes. Stage inputs before the first
+  // submit to keep the run's tasks overlapping. malloc does not wait.
   Expected<uint64_t> malloc(int chip, uint64_t bytes);
   Status free(int chip, uint64_t device_addr);
   Status copy_to(int chip, uint64_t device_addr, const void* host, uint64_t bytes);
