@@ -85,10 +85,9 @@ struct ConvertedArgs {
   std::vector<pyb::object> keep;
 };
 
-// `run`: the token of the run whose Orchestrator.alloc tensors the args may name.
-std::unique_ptr<ConvertedArgs> convert(const pyb::sequence& args, const std::shared_ptr<void>& run) {
+std::unique_ptr<ConvertedArgs> convert(const pyb::sequence& args, const NodeArgContext& ctx) {
   auto c = std::make_unique<ConvertedArgs>();
-  bind_run_args(c->storage, args, c->args, c->keep, &run);
+  bind_run_args(c->storage, args, c->args, c->keep, &ctx);
   return c;
 }
 
@@ -98,10 +97,13 @@ struct ConvertedGroup {
   std::vector<const ChipTaskArgs*> members;
 };
 
-ConvertedGroup convert_group(const std::vector<pyb::sequence>& args_list, const std::shared_ptr<void>& run) {
+// Member i runs on chips[i] (-1 for every member of a SUB group).
+ConvertedGroup convert_group(const std::vector<pyb::sequence>& args_list, NodeArgContext ctx,
+                             const std::vector<int>* chips) {
   ConvertedGroup g;
-  for (const auto& a : args_list) {
-    g.held.push_back(convert(a, run));
+  for (size_t i = 0; i < args_list.size(); ++i) {
+    ctx.chip = chips != nullptr ? (*chips)[i] : -1;
+    g.held.push_back(convert(args_list[i], ctx));
     g.members.push_back(&g.held.back()->args);
   }
   return g;
@@ -113,6 +115,8 @@ struct PyNodeOrchestrator {
   std::shared_ptr<NodeState> st;
   // Identifies this run to the tensors its alloc() returns (PyHeapTensor).
   std::shared_ptr<void> run_token = std::make_shared<char>(0);
+
+  NodeArgContext args_for(int chip) const { return NodeArgContext{run_token, st, chip}; }
 
   node::Orchestrator& live(const char* op) const {
     if (o == nullptr)
@@ -146,7 +150,7 @@ struct PyNodeOrchestrator {
     node::Orchestrator& o = live("submit_next_level");
     no_config(config, "submit_next_level");
     const int id = id_of(handle, false, "submit_next_level");
-    auto a = convert(args, run_token);
+    auto a = convert(args, args_for(worker));
     check(o.submit_next_level(id, a->args, worker));
   }
   void submit_next_level_group(int handle, const std::vector<pyb::sequence>& args, const pyb::object& config,
@@ -154,13 +158,17 @@ struct PyNodeOrchestrator {
     node::Orchestrator& o = live("submit_next_level_group");
     no_config(config, "submit_next_level_group");
     const int id = id_of(handle, false, "submit_next_level_group");
-    const ConvertedGroup g = convert_group(args, run_token);
+    if (args.size() != workers.size())
+      throw_error(StatusCode::kInvalidArgument, "submit_next_level_group: " + std::to_string(args.size()) +
+                                                    " argument lists for " + std::to_string(workers.size()) +
+                                                    " workers");
+    const ConvertedGroup g = convert_group(args, args_for(-1), &workers);
     check(o.submit_next_level_group(id, g.members, workers));
   }
   void submit_sub(int handle, const pyb::object& args) {
     node::Orchestrator& o = live("submit_sub");
     const int id = id_of(handle, true, "submit_sub");
-    auto a = convert(args.is_none() ? pyb::sequence(pyb::list()) : args.cast<pyb::sequence>(), run_token);
+    auto a = convert(args.is_none() ? pyb::sequence(pyb::list()) : args.cast<pyb::sequence>(), args_for(-1));
     check(o.submit_sub(id, a->args));
   }
   PyHeapTensor alloc(const std::vector<uint32_t>& shape, int dtype) {
@@ -174,10 +182,77 @@ struct PyNodeOrchestrator {
     if (!t.ok()) throw_status(t.status());
     return PyHeapTensor{*t, run_token};
   }
+  // ---- chip memory (upstream: alloc_child_tensor, free, copy_to, copy_from) ----
+  PyChildBuffer alloc_child_tensor(int worker, const std::vector<uint32_t>& shape, int dtype) {
+    node::Orchestrator& o = live("alloc_child_tensor");
+    uint64_t bytes = element_size(static_cast<DataType>(dtype));
+    for (uint32_t d : shape) {
+      if (d == 0) throw_error(StatusCode::kInvalidArgument, "alloc_child_tensor: a dimension is 0");
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        throw_error(StatusCode::kInvalidArgument, "alloc_child_tensor: the shape's byte size overflows 64 bits");
+    }
+    auto addr = [&] {
+      pyb::gil_scoped_release nogil;
+      return o.malloc(worker, bytes);
+    }();
+    if (!addr.ok()) throw_status(addr.status().with_context("alloc_child_tensor"));
+    auto state = std::make_shared<ChildBufferState>(ChildBufferState{worker, *addr, bytes, false});
+    return PyChildBuffer{std::move(state), shape, dtype, st};
+  }
+  ChildBufferState& live_buffer(const PyChildBuffer& b, const char* op) const {
+    if (!same_token(b.node, st))
+      throw_error(StatusCode::kInvalidArgument, std::string(op) + ": this chip buffer belongs to another NodeWorker");
+    if (b.state->freed) throw_error(StatusCode::kFailedPrecondition, std::string(op) + ": this chip buffer was freed");
+    return *b.state;
+  }
+  void free(const PyChildBuffer& b) {
+    node::Orchestrator& o = live("free");
+    ChildBufferState& s = live_buffer(b, "free");
+    Status r;
+    {
+      pyb::gil_scoped_release nogil;
+      r = o.free(s.chip, s.addr);
+    }
+    if (!r.ok()) throw_status(r.with_context("free"));
+    s.freed = true;
+  }
+  // Host array `h` <-> chip buffer `b`: `nbytes` bytes from byte offset
+  // `h_off` of `h` and `b_off` of `b` (nbytes < 0: the rest of the source).
+  void copy(bool to_chip, const PyChildBuffer& b, const pyb::array& h, uint64_t b_off, uint64_t h_off,
+            int64_t nbytes) {
+    const char* op = to_chip ? "copy_to" : "copy_from";
+    node::Orchestrator& o = live(op);
+    ChildBufferState& s = live_buffer(b, op);
+    if (!(h.flags() & pyb::array::c_style))
+      throw_error(StatusCode::kInvalidArgument, std::string(op) + ": the host array is not C-contiguous");
+    if (!to_chip && !h.writeable())
+      throw_error(StatusCode::kInvalidArgument, std::string(op) + ": the host array is read-only");
+    const uint64_t h_bytes = static_cast<uint64_t>(h.nbytes());
+    const uint64_t src_bytes = to_chip ? h_bytes : s.bytes, src_off = to_chip ? h_off : b_off;
+    if (src_off > src_bytes)
+      throw_error(StatusCode::kOutOfRange, std::string(op) + ": src_offset " + std::to_string(src_off) +
+                                               " is past the source's " + std::to_string(src_bytes) + " B");
+    const uint64_t n = nbytes < 0 ? src_bytes - src_off : static_cast<uint64_t>(nbytes);
+    if (h_off > h_bytes || n > h_bytes - h_off)
+      throw_error(StatusCode::kOutOfRange, std::string(op) + ": " + std::to_string(n) + " B at offset " +
+                                               std::to_string(h_off) + " leave the host array's " +
+                                               std::to_string(h_bytes) + " B");
+    if (b_off > s.bytes || n > s.bytes - b_off)
+      throw_error(StatusCode::kOutOfRange, std::string(op) + ": " + std::to_string(n) + " B at offset " +
+                                               std::to_string(b_off) + " leave the chip buffer's " +
+                                               std::to_string(s.bytes) + " B");
+    char* host = static_cast<char*>(const_cast<void*>(h.data())) + h_off;
+    Status r;
+    {
+      pyb::gil_scoped_release nogil;
+      r = to_chip ? o.copy_to(s.chip, s.addr + b_off, host, n) : o.copy_from(s.chip, host, s.addr + b_off, n);
+    }
+    if (!r.ok()) throw_status(r);
+  }
   void submit_sub_group(int handle, const std::vector<pyb::sequence>& args) {
     node::Orchestrator& o = live("submit_sub_group");
     const int id = id_of(handle, true, "submit_sub_group");
-    const ConvertedGroup g = convert_group(args, run_token);
+    const ConvertedGroup g = convert_group(args, args_for(-1), nullptr);
     check(o.submit_sub_group(id, g.members));
   }
 };
@@ -383,6 +458,11 @@ void bind_node(pyb::module_& m) {
            pyb::arg("op"), pyb::arg("comm"), pyb::arg("domain"), pyb::arg("ins"), pyb::arg("outs"), pyb::arg("dtype"),
            pyb::arg("algo"), pyb::arg("root"), pyb::arg("scratch"))
       .def("_alloc", &PyNodeOrchestrator::alloc, pyb::arg("shape"), pyb::arg("dtype"))
+      .def("_alloc_child_tensor", &PyNodeOrchestrator::alloc_child_tensor, pyb::arg("worker"), pyb::arg("shape"),
+           pyb::arg("dtype"))
+      .def("_free", &PyNodeOrchestrator::free, pyb::arg("buffer"))
+      .def("_copy", &PyNodeOrchestrator::copy, pyb::arg("to_chip"), pyb::arg("buffer"), pyb::arg("host"),
+           pyb::arg("buffer_offset"), pyb::arg("host_offset"), pyb::arg("nbytes"))
       .def_property_readonly("chips", [](PyNodeOrchestrator& o) { return o.st->config.chips; })
       .def_property_readonly("sub_workers", [](PyNodeOrchestrator& o) { return o.st->config.sub_workers; });
   pyb::class_<PyHeapTensor>(m, "_HeapTensor")
@@ -395,6 +475,24 @@ void bind_node(pyb::module_& m) {
       .def_property_readonly("dtype", [](const PyHeapTensor& h) { return static_cast<int>(h.tensor.dtype); })
       .def_property_readonly("nbytes", [](const PyHeapTensor& h) { return h.tensor.extent_bytes(); })
       .def("__repr__", [](const PyHeapTensor& h) { return "HeapTensor(" + h.tensor.describe() + ")"; });
+  pyb::class_<PyChildBuffer>(m, "_ChildBuffer")
+      .def_property_readonly("worker_id", [](const PyChildBuffer& b) { return b.state->chip; })
+      .def_property_readonly("nbytes", [](const PyChildBuffer& b) { return b.state->bytes; })
+      .def_property_readonly("shape",
+                             [](const PyChildBuffer& b) {
+                               pyb::tuple t(b.shape.size());
+                               for (size_t d = 0; d < b.shape.size(); ++d) t[d] = b.shape[d];
+                               return t;
+                             })
+      .def_property_readonly("dtype", [](const PyChildBuffer& b) { return b.dtype; })
+      .def_property_readonly("freed", [](const PyChildBuffer& b) { return b.state->freed; })
+      .def("__repr__", [](const PyChildBuffer& b) {
+        std::string dims;
+        for (uint32_t d : b.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+        return "ChildBuffer(chip " + std::to_string(b.state->chip) + ", " +
+               std::string(data_type_name(static_cast<DataType>(b.dtype))) + "[" + dims + "], " +
+               std::to_string(b.state->bytes) + " B" + (b.state->freed ? ", freed)" : ")");
+      });
   pyb::class_<PyNodeRunHandle>(m, "_NodeRunHandle")
       .def("wait", &PyNodeRunHandle::wait, pyb::arg("timeout_ms"))
       .def_property_readonly("done", [](const PyNodeRunHandle& r) { return r.h.done(); })

@@ -81,8 +81,29 @@ void add_numpy_scalar(ChipTaskArgs& cargs, const pyb::object& a, size_t i) {
 
 }  // namespace
 
+// The DEVICE tensor over chip buffer `b` that a node task names, checked to
+// belong to this node, to be live and to be on the task's chip.
+static ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
+                        const std::string& what) {
+  if (node == nullptr)
+    throw_error(StatusCode::kInvalidArgument, what + ": a chip buffer (alloc_child_tensor) is an argument of node "
+                                                     "tasks only");
+  if (!same_token(b.node, node->node))
+    throw_error(StatusCode::kInvalidArgument, what + ": this chip buffer belongs to another NodeWorker");
+  const ChildBufferState& s = *b.state;
+  if (s.freed) throw_error(StatusCode::kFailedPrecondition, what + ": this chip buffer was freed");
+  if (node->chip < 0)
+    throw_error(StatusCode::kInvalidArgument, what + ": a chip buffer (of chip " + std::to_string(s.chip) +
+                                                  "); SUB workers take host tensors only");
+  if (s.chip != node->chip)
+    throw_error(StatusCode::kInvalidArgument, what + ": a buffer of chip " + std::to_string(s.chip) +
+                                                  ", but the task runs on chip " + std::to_string(node->chip) +
+                                                  "; each chip reaches only its own memory");
+  return device_tensor(s.addr, s.bytes, view, what);
+}
+
 void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs,
-                   std::vector<pyb::object>& keep, const std::shared_ptr<void>* heap_run) {
+                   std::vector<pyb::object>& keep, const NodeArgContext* node) {
   const size_t n = args.size();
   for (size_t i = 0; i < n; ++i) {
     pyb::object a = args[i];
@@ -98,14 +119,23 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
       const std::string what = "argument " + std::to_string(i);
       const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
       const auto& h = pyb::handle(PyTuple_GET_ITEM(p, 0)).cast<const PyHeapTensor&>();
-      if (heap_run == nullptr)
+      if (node == nullptr)
         throw_error(StatusCode::kInvalidArgument,
                     what + ": a tensor from Orchestrator.alloc is an argument of node tasks only");
-      if (h.run.owner_before(*heap_run) || heap_run->owner_before(h.run))
+      if (!same_token(h.run, node->run))
         throw_error(StatusCode::kFailedPrecondition,
                     what + ": this tensor was allocated by another run's Orchestrator.alloc; its memory went back "
                            "to the heap ring when that run's consumers finished. Allocate it in this run");
       add_tensor(st, cargs, h.tensor, tag);
+    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 &&
+               pyb::isinstance<PyChildBuffer>(PyTuple_GET_ITEM(p, 0))) {
+      const std::string what = "argument " + std::to_string(i);
+      const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
+      const auto& b = pyb::handle(PyTuple_GET_ITEM(p, 0)).cast<const PyChildBuffer&>();
+      ViewSpec v;
+      v.dtype = static_cast<DataType>(b.dtype);
+      v.shape = b.shape;
+      add_tensor(st, cargs, child_tensor(b, v, node, what), tag);
     } else if (pyb::isinstance<PyTensor>(a)) {
       const std::string what = "argument " + std::to_string(i);
       const PyTensor& t = a.cast<const PyTensor&>();
@@ -118,10 +148,13 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
       if (pyb::isinstance<PyDeviceBuffer>(t.data)) {
         const BufferState& b = check_buffer(st, t.data.cast<const PyDeviceBuffer&>(), what);
         add_tensor(st, cargs, device_tensor(b.addr, b.size, v, what), tag);
+      } else if (pyb::isinstance<PyChildBuffer>(t.data)) {
+        add_tensor(st, cargs, child_tensor(t.data.cast<const PyChildBuffer&>(), v, node, what), tag);
       } else if (pyb::isinstance<pyb::array>(t.data)) {
         add_tensor(st, cargs, host_tensor(pyb::reinterpret_borrow<pyb::array>(t.data), v, writes(tag), what), tag);
       } else {
-        throw_error(StatusCode::kInvalidArgument, what + ": Tensor data must be a numpy array or a DeviceBuffer");
+        throw_error(StatusCode::kInvalidArgument,
+                    what + ": Tensor data must be a numpy array, a DeviceBuffer or a chip buffer (ChildBuffer)");
       }
     } else if (pyb::isinstance<pyb::array>(a)) {
       throw_error(StatusCode::kInvalidArgument,

@@ -15,10 +15,10 @@ namespace taskring::py {
 // the caller holds st.mu). Every tensor argument object is appended to
 // `keep`, so that its memory outlives the run even if another thread drops
 // the caller's list while the GIL is released. Raises on any bad argument,
-// naming its index. `heap_run`: the token of the node run whose
-// Orchestrator.alloc tensors (PyHeapTensor) the args may name; nullptr
-// (L2) refuses them all.
+// naming its index. `node`: for a node task, what else it may name
+// (NodeArgContext); nullptr (L2) refuses Orchestrator.alloc tensors and chip
+// buffers.
 void bind_run_args(WorkerState& st, const pybind11::sequence& args, ChipTaskArgs& cargs,
-                   std::vector<pybind11::object>& keep, const std::shared_ptr<void>* heap_run = nullptr);
+                   std::vector<pybind11::object>& keep, const NodeArgContext* node = nullptr);
 
 }  // namespace taskring::py

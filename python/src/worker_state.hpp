@@ -62,6 +62,36 @@ struct PyHeapTensor {
   std::weak_ptr<void> run;
 };
 
+// Chip memory from Orchestrator.alloc_child_tensor: an address in one chip
+// child's process, valid until freed or the node closes. The state is shared
+// by every copy of the Python object, so a free is seen by all.
+struct ChildBufferState {
+  int chip = -1;
+  uint64_t addr = 0;
+  uint64_t bytes = 0;
+  bool freed = false;
+};
+struct PyChildBuffer {
+  std::shared_ptr<ChildBufferState> state;
+  std::vector<uint32_t> shape;
+  int dtype = 0;
+  std::weak_ptr<void> node;  // the node's state, by identity
+};
+
+// What the arguments of a node task may name besides shared arrays (see
+// bind_run_args): the run's Orchestrator.alloc tensors and the chip buffers
+// of the chip that runs the task, of this node.
+struct NodeArgContext {
+  std::shared_ptr<void> run;   // the run's token
+  std::shared_ptr<void> node;  // the node's state
+  int chip = -1;               // the chip running the task; -1: a SUB task
+};
+
+// Whether two tokens are the same object (also once one has expired).
+inline bool same_token(const std::weak_ptr<void>& a, const std::shared_ptr<void>& b) {
+  return !a.owner_before(b) && !b.owner_before(a);
+}
+
 // The live state of `b`, checked to belong to `st` and not to be freed.
 // Raises FAILED_PRECONDITION (freed, worker closed) or INVALID_ARGUMENT
 // (another worker's buffer); `op` names the caller.

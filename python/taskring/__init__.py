@@ -16,7 +16,7 @@ TASKRING_STRACE_DIR) are read once, at import.
 from . import _taskring
 from .chip import (INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Callable, ChipWorker, DeviceBuffer,
                    GraphRunStats, RunReport, RunStats, Tensor, TensorArgType, builtin_kernels, workloads)
-from .node import HeapTensor, NodeOrchestrator, NodeRunHandle, NodeWorker
+from .node import ChildBuffer, HeapTensor, NodeOrchestrator, NodeRunHandle, NodeWorker
 from .comm import ChipDomainContext, CommBufferSpec, CommDomainHandle, collective_scratch_bytes
 from .dtypes import DataType, bf16_from_float32, data_type_of, float32_from_bf16
 from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, FailedPreconditionError,
@@ -56,7 +56,7 @@ def blas_info() -> dict:
 
 __all__ = [
     "ChipWorker", "Callable", "Tensor", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
-    "NodeRunHandle", "NodeOrchestrator", "HeapTensor", "CommBufferSpec", "ChipDomainContext", "CommDomainHandle",
+    "NodeRunHandle", "NodeOrchestrator", "HeapTensor", "ChildBuffer", "CommBufferSpec", "ChipDomainContext", "CommDomainHandle",
     "collective_scratch_bytes",
     "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",
     "bf16_from_float32", "float32_from_bf16", "builtin_kernels", "workloads", "FLOAT32", "FLOAT16", "BFLOAT16",

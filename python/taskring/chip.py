@@ -74,16 +74,18 @@ def _dims(name: str, v) -> Optional[list]:
 def Tensor(data, tag, *, dtype=None, shape=None, strides=None, offset: int = 0):
     """A tensor argument with an explicit view.
 
-    ``data`` is a C-contiguous numpy array (whose bytes are the buffer) or a
-    :class:`DeviceBuffer`. ``dtype`` reinterprets the elements (same item
+    ``data`` is a C-contiguous numpy array (whose bytes are the buffer), a
+    :class:`DeviceBuffer`, or a node's chip buffer (:class:`~taskring.ChildBuffer`,
+    in the tasks of its chip). ``dtype`` reinterprets the elements (same item
     size; for a device buffer it is the element type, default FLOAT32);
     ``shape`` (required for a device buffer), ``strides`` (in elements,
     default row-major) and ``offset`` (elements from the buffer start)
     describe the view. A view that leaves the buffer is an OutOfRangeError at
     ``run``.
     """
-    if not isinstance(data, (np.ndarray, DeviceBuffer)):
-        raise InvalidArgumentError(f"Tensor data must be a numpy array or a DeviceBuffer, got {type(data).__name__}")
+    if not isinstance(data, (np.ndarray, DeviceBuffer, _taskring._ChildBuffer)):
+        raise InvalidArgumentError("Tensor data must be a numpy array, a DeviceBuffer or a ChildBuffer, got "
+                                   f"{type(data).__name__}")
     t = None if dtype is None else int(parse_data_type(dtype))
     if int(offset) < 0:
         raise InvalidArgumentError(f"Tensor offset={offset} is negative")

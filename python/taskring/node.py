@@ -201,7 +201,67 @@ def _orchestrator_alloc(self, shape, dtype) -> HeapTensor:
     return self._alloc(_dims("alloc", shape), int(_data_type(dtype)))
 
 
-_taskring._NodeOrchestrator.alloc = _orchestrator_alloc
+# What Orchestrator.alloc_child_tensor returns: chip memory (``worker_id``, ``shape``, ``dtype``,
+# ``nbytes``, ``freed``) that lives across runs until ``free`` or the node's close.
+ChildBuffer = _taskring._ChildBuffer
+
+
+def _count(op: str, name: str, v, allow_none: bool = False):
+    if v is None and allow_none:
+        return -1
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        raise InvalidArgumentError(f"{op}: {name} must be an integer >= 0, got {v!r}")
+    return int(v)
+
+
+def _orchestrator_alloc_child_tensor(self, worker_id: int, shapes, dtype) -> ChildBuffer:
+    """Chip memory on chip ``worker_id`` for a tensor of ``shapes`` x ``dtype``, upstream's spelling.
+
+    Name it in the arguments of that chip's tasks as ``(buf, tag)`` (its shape and dtype) or
+    ``taskring.Tensor(buf, tag, shape=..., dtype=..., offset=...)`` (a view); a task on another chip
+    or a SUB task refuses it. It lives across runs, until :meth:`free` or the node's close, so
+    weights are uploaded once. Fill and read it with ``copy_to`` / ``copy_from``.
+    """
+    return self._alloc_child_tensor(_count("alloc_child_tensor", "worker_id", worker_id),
+                                    _dims("alloc_child_tensor", shapes), int(_data_type(dtype)))
+
+
+def _orchestrator_free(self, handle: ChildBuffer) -> None:
+    """Frees a chip buffer after the tasks this run submitted before have finished (docs/node.md)."""
+    if not isinstance(handle, ChildBuffer):
+        raise InvalidArgumentError(f"free: expected a ChildBuffer from alloc_child_tensor, got {type(handle).__name__}")
+    self._free(handle)
+
+
+def _orchestrator_copy_to(self, dst: ChildBuffer, src: np.ndarray, *, dst_offset: int = 0, src_offset: int = 0,
+                          nbytes: Optional[int] = None) -> None:
+    """Host -> chip: ``nbytes`` (default: the rest of ``src``) from byte ``src_offset`` of the shared
+    array ``src`` to byte ``dst_offset`` of chip buffer ``dst``. Waits for the tasks this run submitted
+    before (so none still reads what it overwrites), then for the copy."""
+    if not isinstance(dst, ChildBuffer) or not isinstance(src, np.ndarray):
+        raise InvalidArgumentError("copy_to: expected (dst: ChildBuffer, src: a shared_array), got "
+                                   f"({type(dst).__name__}, {type(src).__name__})")
+    self._copy(True, dst, src, _count("copy_to", "dst_offset", dst_offset), _count("copy_to", "src_offset", src_offset),
+               _count("copy_to", "nbytes", nbytes, allow_none=True))
+
+
+def _orchestrator_copy_from(self, dst: np.ndarray, src: ChildBuffer, *, dst_offset: int = 0, src_offset: int = 0,
+                            nbytes: Optional[int] = None) -> None:
+    """Chip -> host: ``nbytes`` (default: the rest of ``src``) from byte ``src_offset`` of chip buffer
+    ``src`` to byte ``dst_offset`` of the shared array ``dst``. Waits for the tasks this run submitted
+    before, so it reads what they wrote."""
+    if not isinstance(src, ChildBuffer) or not isinstance(dst, np.ndarray):
+        raise InvalidArgumentError("copy_from: expected (dst: a shared_array, src: ChildBuffer), got "
+                                   f"({type(dst).__name__}, {type(src).__name__})")
+    self._copy(False, src, dst, _count("copy_from", "src_offset", src_offset),
+               _count("copy_from", "dst_offset", dst_offset), _count("copy_from", "nbytes", nbytes, allow_none=True))
+
+
+for _name, _f in (("alloc", _orchestrator_alloc), ("alloc_child_tensor", _orchestrator_alloc_child_tensor),
+                  ("free", _orchestrator_free), ("copy_to", _orchestrator_copy_to),
+                  ("copy_from", _orchestrator_copy_from)):
+    setattr(_taskring._NodeOrchestrator, _name, _f)
+del _name, _f
 
 
 # Workers not closed by the program are closed when the interpreter exits, so
@@ -223,8 +283,8 @@ def _close_open_nodes() -> None:
 # The orchestrator an orch function receives (taskring._taskring._NodeOrchestrator), with upstream's
 # signatures: submit_next_level(handle, args, config=None, *, worker), submit_next_level_group(handle,
 # args_list, config=None, *, workers), submit_sub(handle, args=None), submit_sub_group(handle,
-# args_list), scope_begin(), scope_end(), chips, sub_workers, alloc(shape, dtype) (above), and
-# (taskring.comm) allocate_domain,
+# args_list), scope_begin(), scope_end(), chips, sub_workers, alloc(shape, dtype), alloc_child_tensor,
+# free, copy_to, copy_from (above), and (taskring.comm) allocate_domain,
 # release_domain and the collectives. A CallConfig other than None raises UnimplementedError.
 # Arguments take the forms of ChipWorker.run. It refuses every call once its function has returned.
 NodeOrchestrator = _taskring._NodeOrchestrator

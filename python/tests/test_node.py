@@ -246,6 +246,92 @@ def test_orchestrator_alloc_tensors_are_ordered_by_tags_reclaimed_and_bound_to_t
     """)
 
 
+def test_chip_buffers_hold_data_across_runs_and_stay_on_their_chip():
+    run_case("""
+        def noop(tensors, scalars):
+            pass
+
+        with taskring.NodeWorker(chips=2, sub_workers=1) as node:
+            vec, sub = node.register(VEC), node.register(noop)
+            node.init()
+            n = 256
+            a, b, f = vector_args(node, n)
+            w = {}
+            def upload(o):                               # once: "weights" on chip 1
+                w["a"] = o.alloc_child_tensor(1, [n], np.float32)   # upstream's spelling
+                o.copy_to(w["a"], a)
+            node.run(upload)
+            wa = w["a"]
+            assert (wa.worker_id, wa.shape, wa.dtype, wa.nbytes, wa.freed) == (1, (n,), taskring.FLOAT32, 4 * n, False)
+            assert isinstance(wa, taskring.ChildBuffer) and repr(wa) == "ChildBuffer(chip 1, FP32[256], 1024 B)"
+            for i in range(3):                           # used by several runs
+                b[:] = i
+                f[:] = 0
+                def orch(o):
+                    out = o.alloc_child_tensor(1, [n], np.float32)
+                    o.submit_next_level(vec, [(wa, taskring.INPUT), (b, taskring.INPUT), (out, taskring.OUTPUT)],
+                                        worker=1)
+                    o.copy_from(f, out)                  # waits for the task that writes `out`
+                    o.free(out)
+                    assert out.freed
+                node.run(orch)
+                s = 2 + i
+                assert (f == (s + 1) * (s + 2) + s).all(), (i, f[:4])
+            half = node.shared_array(n // 2)
+            def views(o):                                # a view of the second half, and partial copies
+                part = o.alloc_child_tensor(1, [n], np.float32)
+                o.copy_to(part, a, dst_offset=2 * n, src_offset=0, nbytes=2 * n)    # a[:128] -> part[128:]
+                o.copy_to(part, b, nbytes=2 * n)                                   # b[:128] -> part[:128]
+                o.submit_next_level(vec, [taskring.Tensor(part, taskring.INPUT, shape=[n // 2], offset=n // 2),
+                                          taskring.Tensor(part, taskring.INPUT, shape=[n // 2]),
+                                          taskring.Tensor(part, taskring.OUTPUT, shape=[n // 2], offset=n // 2)],
+                                    worker=1)
+                o.copy_from(half, part, src_offset=2 * n)
+                o.free(part)
+            node.run(views)
+            s = 2 + 2
+            assert (half == (s + 1) * (s + 2) + s).all(), half[:4]
+
+            def refused(o):
+                E = taskring
+                with pytest.raises(E.InvalidArgumentError, match="argument 0: a buffer of chip 1, but the task runs on chip 0"):
+                    o.submit_next_level(vec, [(wa, E.INPUT), (b, E.INPUT), (f, E.OUTPUT)], worker=0)
+                with pytest.raises(E.InvalidArgumentError, match="argument 0: .*SUB workers take host tensors only"):
+                    o.submit_sub(sub, [(wa, E.INPUT)])
+                with pytest.raises(E.OutOfRangeError, match="chip 5"):
+                    o.alloc_child_tensor(5, [4], np.float32)
+                with pytest.raises(E.InvalidArgumentError, match="shape must be ints"):
+                    o.alloc_child_tensor(0, [4, 0], np.float32)
+                with pytest.raises(E.OutOfRangeError, match="leave the chip buffer's 1024 B"):
+                    o.copy_to(wa, node.shared_array(2 * n))
+                with pytest.raises(E.OutOfRangeError, match="src_offset 2048 is past"):
+                    o.copy_from(f, wa, src_offset=2048)
+                with pytest.raises(E.OutOfRangeError, match="leave the host array's 512 B"):
+                    o.copy_from(node.shared_array(n // 2), wa)
+                with pytest.raises(E.InvalidArgumentError, match="not in the node's shared heap"):
+                    o.copy_from(np.zeros(n, np.float32), wa)
+                with pytest.raises(E.InvalidArgumentError, match="expected \\(dst: ChildBuffer"):
+                    o.copy_to(a, wa)
+                with pytest.raises(E.InvalidArgumentError, match="nbytes must be an integer"):
+                    o.copy_to(wa, a, nbytes=-1)
+                gone = o.alloc_child_tensor(0, [4], np.float32)
+                o.free(gone)
+                with pytest.raises(E.FailedPreconditionError, match="free: this chip buffer was freed"):
+                    o.free(gone)
+                with pytest.raises(E.FailedPreconditionError, match="argument 0: this chip buffer was freed"):
+                    o.submit_next_level(vec, [(gone, E.INPUT)], worker=0)
+                with pytest.raises(E.FailedPreconditionError, match="copy_to: this chip buffer was freed"):
+                    o.copy_to(gone, a)
+            node.run(refused)
+            with taskring.ChipWorker() as cw:            # an L2 run takes no chip buffer of a node
+                with pytest.raises(taskring.InvalidArgumentError, match="argument 0: .*node tasks only"):
+                    cw.run(VEC, [(wa, taskring.INPUT)])
+            b[:] = 0
+            node.run(orch)                               # the node goes on, and the weights are still there
+            assert (f == 3 * 4 + 2).all()
+    """)
+
+
 def test_init_refuses_a_process_that_runs_another_thread():
     run_case("""
         stop = threading.Event()
