@@ -88,7 +88,7 @@ def test_tensor_constructor_checks(kwargs, msg):
 
 
 def test_tensor_of_something_else():
-    with pytest.raises(taskring.InvalidArgumentError, match="numpy array or a DeviceBuffer, got list"):
+    with pytest.raises(taskring.InvalidArgumentError, match="numpy array, a DeviceBuffer or a ChildBuffer, got list"):
         taskring.Tensor([1, 2], taskring.INPUT)
     with pytest.raises(ValueError):
         taskring.Tensor(f32(4), 9)  # not a tag
