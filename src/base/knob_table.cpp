@@ -60,7 +60,7 @@ const KnobSpec kKnobs[] = {
      "`get_tensor_data` / `set_tensor_data` runs ready tasks itself, and one that can make no progress that way "
      "fails at once with the error the threaded run would reach at its deadline. A kernel that waits for another "
      "task of the same chip (other than its co-resident MIX siblings) cannot finish. `launch` returns when the run "
-     "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes that outnumber the CPUs (node chip "
+     "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes at least as many as the CPUs (node chip "
      "children)"},
     {"TASKRING_CHIP_PIN", "", kRuntime, KnobKind::kBool, 0, 1, "auto (see text)",
      "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",

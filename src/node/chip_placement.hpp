@@ -3,6 +3,15 @@
 
 namespace taskring::node {
 
+// Whether kAuto runs every chip inline (NodeConfig::chip_inline): when the
+// chips are at least as many as the usable CPUs. Each chip would then get one
+// executor thread, next to its orchestration thread and the parent's: one
+// thread per chip does the same work without the wakes between them.
+// Measured on 2 CPUs with 2 chips (docs/benchmarks.md#stop-19): the DSV4
+// decode step 0.84x, the 2-rank MoE step 0.81x, a 4 KiB allreduce from
+// Python 0.45x the threaded time.
+bool run_chips_inline_by_default(int chips, int cpus);
+
 // Whether kAuto pins chip child i to CPU (i mod cpus) of the node's
 // affinity mask, for `chips` chip children on `cpus` usable CPUs, each
 // running its kernels inline or on `sim_threads` executor threads:

@@ -170,7 +170,7 @@ Expected<bool> switch_or_knob(Switch value, const EnvLookup& env, const char* kn
 }  // namespace
 
 Expected<bool> NodeWorker::Impl::run_inline() const {
-  return switch_or_knob(cfg.chip_inline, cfg.env, "TASKRING_RUN_INLINE", [&] { return cfg.chips > usable_cpus(); });
+  return switch_or_knob(cfg.chip_inline, cfg.env, "TASKRING_RUN_INLINE", [&] { return run_chips_inline_by_default(cfg.chips, usable_cpus()); });
 }
 
 Expected<bool> NodeWorker::Impl::pin_chips_here(bool inline_chips, int threads) const {

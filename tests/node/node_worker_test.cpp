@@ -614,6 +614,11 @@ TEST(NodeWorker, PinnedChipsGetOneCpuEachInTurnAndStillCountTheNodes) {
 
 TEST(NodeWorker, AutoPinningPolicy) {
   // Inline chips that outnumber the CPUs.
+  EXPECT_TRUE(run_chips_inline_by_default(8, 2));
+  EXPECT_TRUE(run_chips_inline_by_default(2, 2)) << "one executor each anyway: one thread per chip";
+  EXPECT_TRUE(run_chips_inline_by_default(1, 1));
+  EXPECT_FALSE(run_chips_inline_by_default(1, 2));
+  EXPECT_FALSE(run_chips_inline_by_default(3, 4));
   EXPECT_TRUE(pin_chips_by_default(8, 2, true, 1));
   EXPECT_FALSE(pin_chips_by_default(8, 2, false, 1)) << "threaded chips that outnumber the CPUs float";
   // Chips that fit the CPUs one each, on one executor thread: bind to core.

@@ -42,10 +42,10 @@ struct NodeConfig {
   // Whether a chip child runs each chip run on its one serving thread
   // (TASKRING_RUN_INLINE in the child: no orchestrator or executor threads,
   // so no wakes between them; docs/knobs.md says what an inline run cannot
-  // do). kAuto: inline when the chips outnumber the hardware threads (each
-  // chip would get one executor anyway, and every extra runnable thread
-  // costs the others a wake on a shared core). A TASKRING_RUN_INLINE in
-  // `env` wins over kAuto.
+  // do). kAuto: inline when the chips are at least as many as the hardware
+  // threads (each chip would get one executor anyway, and every extra
+  // runnable thread costs the others a wake on a shared core). A
+  // TASKRING_RUN_INLINE in `env` wins over kAuto.
   enum class ChipInline { kAuto, kOn, kOff };
   ChipInline chip_inline = ChipInline::kAuto;
   // Whether chip child i is pinned to CPU (i mod N) of the N in the node's
