@@ -8,7 +8,10 @@ and 8 ranks; a run that fails is kept in full (stdout and stderr) under
 times a fixed compute chunk in lockstep on both CPUs (no process switch, no
 taskring code): the host-speed control. Reported, as a table and as JSON:
 
-  * the MoE medians (`stats.effective_us.median`) and the probe's;
+  * the MoE medians (`stats.effective_us.median`, the Done-when's statistic)
+    and the probe's, plus the bench's other summaries of the same run (the
+    cells' trimmed mean, the median of the per-round maxima, the median host
+    union), to see whether any of them is steadier;
   * the Done-when statistic for both: of the disjoint triples of consecutive
     runs, how many have (max - min) / min <= 5 % (and of the sliding ones);
   * the correlation of the MoE median with the probe, and of the sliding
@@ -81,12 +84,18 @@ def one_run(taskring, keep_dir, index):
     except (ValueError, KeyError) as e:
         why = f"exit {p.returncode}, no report ({e})"
     if why is None:
-        return j["stats"]["effective_us"]["median"], j.get("host_speed"), None
+        st = j["stats"]
+        # The Done-when's statistic, and the others the bench reports, to see
+        # whether any of them is steadier run to run.
+        other = {"cell_trimmed_mean_us": st["effective_us"]["trimmed_mean"],
+                 "round_max_median_us": st["per_round"]["effective_us"]["median"],
+                 "host_union_median_us": st["host_union_us"]["summary"]["median"]}
+        return st["effective_us"]["median"], j.get("host_speed"), other, None
     os.makedirs(keep_dir, exist_ok=True)
     path = os.path.join(keep_dir, f"moe_series_failed_{int(time.time())}_{index}.txt")
     with open(path, "w") as f:
         f.write(f"$ {' '.join(cmd)}\n{why}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}")
-    return None, None, f"run {index + 1}: {why}; kept in {path}"
+    return None, None, None, f"run {index + 1}: {why}; kept in {path}"
 
 
 def main():
@@ -107,12 +116,12 @@ def main():
     runs, failures = [], []
     for i in range(a.runs):
         before = probe(a.bench_host)
-        median, host_speed, failure = one_run(a.taskring, a.keep_dir, i)
+        median, host_speed, other, failure = one_run(a.taskring, a.keep_dir, i)
         after = probe(a.bench_host)
         if failure:
             failures.append(failure)
         else:
-            run = {"moe_median_us": median, "probe_us": (before + after) / 2}
+            run = {"moe_median_us": median, "probe_us": (before + after) / 2, **other}
             if host_speed:
                 run["host_speed"] = host_speed
             runs.append(run)
@@ -131,10 +140,15 @@ def main():
     }
     if len(runs) >= 3:
         rows = []
-        for name, v in (("MoE step median", moe), ("host probe", host)):
+        series = [("MoE step median", moe), ("host probe", host)]
+        series += [(label, [r[key] for r in runs]) for label, key in (
+            ("MoE cell trimmed mean", "cell_trimmed_mean_us"), ("MoE round-max median", "round_max_median_us"),
+            ("MoE host-union median", "host_union_median_us"))]
+        for name, v in series:
             d, dn, s, sn = triples(v)
             rows.append({"series": name, "min_us": min(v), "max_us": max(v), "disjoint_triples_within_5pct": [d, dn],
                          "sliding_triples_within_5pct": [s, sn]})
+        n_series = len(rows)
         steady = [bool(r.get("host_speed", {}).get("steady")) for r in runs]
         kept = [moe[i:i + 3] for i in range(0, len(moe) - 2, 3) if all(steady[i:i + 3])]
         rows.append({"series": "MoE, steady host", "runs_with_steady_host": [sum(steady), len(runs)],
@@ -147,16 +161,16 @@ def main():
         result["summary"] = rows
         result["correlation_moe_probe"] = correlation(moe, host)
         print(f"{len(runs)} of {a.runs} runs valid; load {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
-        print(f"{'series':<18} {'min us':>9} {'max us':>9} {'triples <= 5 %':>15} {'sliding':>9}")
-        for r in rows[:2]:
+        print(f"{'series':<22} {'min us':>9} {'max us':>9} {'triples <= 5 %':>15} {'sliding':>9}")
+        for r in rows[:n_series]:
             d, dn = r["disjoint_triples_within_5pct"]
             s, sn = r["sliding_triples_within_5pct"]
-            print(f"{r['series']:<18} {r['min_us']:>9.1f} {r['max_us']:>9.1f} {f'{d} of {dn}':>15} {f'{s}/{sn}':>9}")
-        st = rows[2]
+            print(f"{r['series']:<22} {r['min_us']:>9.1f} {r['max_us']:>9.1f} {f'{d} of {dn}':>15} {f'{s}/{sn}':>9}")
+        st = rows[n_series]
         print(f"runs whose host held still at both edges (bench host_speed): {st['runs_with_steady_host'][0]} of "
               f"{st['runs_with_steady_host'][1]}; of the disjoint triples of such runs, "
               f"{st['disjoint_triples_within_5pct'][0]} of {st['disjoint_triples_within_5pct'][1]} within 5 %")
-        h = rows[3]
+        h = rows[n_series + 1]
         print(f"sliding triples whose host probe held within 5 %: {h['sliding_triples_probe_within_5pct']}; "
               f"of them, MoE triples within 5 %: {h['of_them_moe_within_5pct']}")
         c = result["correlation_moe_probe"]
