@@ -3,7 +3,8 @@
 
 For each (ranks, bytes per rank): the median wall time of `node.run(orch)` where orch allocates a
 domain (the node's domain cache makes every allocation after the first a reuse) and submits
-`--per-run` allreduces (algo "auto") over shared arrays; reported per run and per allreduce, with
+`--per-run` allreduces (algo "auto"), once over shared arrays (each task stages them into its chip and
+back) and once over chip buffers (alloc_child_tensor, uploaded once); reported per run and per allreduce, with
 the bus bandwidth 2(n-1)/n * bytes / (time per allreduce). The first runs (--warmup) are not timed.
 An empty run (`node.run(lambda o: None)`) is timed the same way, as the floor.
 
@@ -42,15 +43,24 @@ def timed(node, orch, runs: int, warmup: int) -> list:
     return out
 
 
-def case(ranks: int, nbytes: int, per_run: int, runs: int, warmup: int) -> dict:
+def case(ranks: int, nbytes: int, per_run: int, runs: int, warmup: int, where: str) -> dict:
     n = nbytes // 4
     with taskring.NodeWorker(chips=ranks) as node:
         comm = node.register(taskring.Callable.comm())
         node.init()
-        ins = [node.shared_array(n) for _ in range(ranks)]
-        outs = [node.shared_array(n) for _ in range(ranks)]
-        for r, a in enumerate(ins):
+        host_in = [node.shared_array(n) for _ in range(ranks)]
+        host_out = [node.shared_array(n) for _ in range(ranks)]
+        for r, a in enumerate(host_in):
             a[:] = r
+        ins, outs = host_in, host_out
+        if where == "chip":                            # uploaded once; the allreduces never leave the chips
+            bufs = []
+            def upload(o):
+                for r in range(ranks):
+                    bufs.append((o.alloc_child_tensor(r, [n], np.float32), o.alloc_child_tensor(r, [n], np.float32)))
+                    o.copy_to(bufs[r][0], host_in[r])
+            node.run(upload)
+            ins, outs = [b[0] for b in bufs], [b[1] for b in bufs]
         size = taskring.collective_scratch_bytes("allreduce", n, np.float32, ranks)
         spec = [CommBufferSpec("scratch", "float32", n, size)]
 
@@ -61,12 +71,14 @@ def case(ranks: int, nbytes: int, per_run: int, runs: int, warmup: int) -> dict:
 
         empty = timed(node, lambda o: None, runs, warmup)
         full = timed(node, orch, runs, warmup)
+        if where == "chip":
+            node.run(lambda o: [o.copy_from(host_out[r], outs[r]) for r in range(ranks)])
         want = ranks * (ranks - 1) / 2
-        if not all((out == want).all() for out in outs):
+        if not all((out == want).all() for out in host_out):
             sys.exit(f"comm_overhead: wrong allreduce result at {ranks} ranks, {nbytes} B")
     run_us = statistics.median(full)
     per_op = run_us / per_run
-    return {"ranks": ranks, "bytes": nbytes, "allreduces_per_run": per_run, "runs": runs,
+    return {"ranks": ranks, "bytes": nbytes, "tensors": where, "allreduces_per_run": per_run, "runs": runs,
             "empty_run_us": statistics.median(empty), "run_us": run_us, "per_allreduce_us": per_op,
             "bus_gbps": 2 * (ranks - 1) / ranks * nbytes / (per_op * 1e3)}
 
@@ -82,14 +94,15 @@ def main() -> None:
     a = ap.parse_args()
     warnings.simplefilter("ignore", RuntimeWarning)  # the generic-BLAS advice; no matmul here
     load = os.getloadavg()
-    rows = [case(r, b, a.per_run, a.runs, a.warmup) for r in map(int, a.ranks.split(","))
-            for b in map(int, a.bytes.split(","))]
+    rows = [case(r, b, a.per_run, a.runs, a.warmup, w) for r in map(int, a.ranks.split(","))
+            for b in map(int, a.bytes.split(",")) for w in ("shared", "chip")]
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} -> {os.getloadavg()[0]:.2f}; "
           f"{a.runs} timed runs each, median")
-    print("| ranks | bytes/rank | empty run µs | run of %d allreduces µs | per allreduce µs | bus GB/s |" % a.per_run)
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| ranks | bytes/rank | tensors | empty run µs | run of %d allreduces µs | per allreduce µs | bus GB/s |"
+          % a.per_run)
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        print(f"| {r['ranks']} | {r['bytes']} | {r['empty_run_us']:.1f} | {r['run_us']:.1f} | "
+        print(f"| {r['ranks']} | {r['bytes']} | {r['tensors']} | {r['empty_run_us']:.1f} | {r['run_us']:.1f} | "
               f"{r['per_allreduce_us']:.1f} | {r['bus_gbps']:.2f} |")
     if a.json:
         with open(a.json, "w") as f:

@@ -450,10 +450,11 @@ void bind_node(pyb::module_& m) {
            pyb::arg("name"), pyb::arg("workers"), pyb::arg("window_size"), pyb::arg("buffers"))
       .def("_collective",
            [](PyNodeOrchestrator& o, const std::string& op, int comm, const PyCommDomain& d,
-              const std::vector<pyb::array>& ins, const std::vector<pyb::array>& outs, int dtype,
+              const std::vector<pyb::object>& ins, const std::vector<pyb::object>& outs, int dtype,
               const std::string& algo, int root, const std::string& scratch) {
              node::Orchestrator& live = o.live(op.c_str());
-             submit_collective(live, o.id_of(comm, false, op.c_str()), d, op, ins, outs, dtype, algo, root, scratch);
+             submit_collective(live, o.id_of(comm, false, op.c_str()), d, op, ins, outs, dtype, algo, root, scratch,
+                               o.st);
            },
            pyb::arg("op"), pyb::arg("comm"), pyb::arg("domain"), pyb::arg("ins"), pyb::arg("outs"), pyb::arg("dtype"),
            pyb::arg("algo"), pyb::arg("root"), pyb::arg("scratch"))

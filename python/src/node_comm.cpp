@@ -5,6 +5,7 @@
 
 #include "arrays.hpp"
 #include "errors.hpp"
+#include "run_args.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 #include "taskring/node/collectives.hpp"
 
@@ -49,14 +50,29 @@ CollectiveOp collective_op(const std::string& op, const std::string& algo) {
                                                 "all_to_all");
 }
 
-std::vector<ChipTensor> tensors_of(const std::vector<pyb::array>& arrays, int dtype, bool writable,
-                                   const std::string& op, const char* which) {
-  ViewSpec view;
-  if (dtype >= 0) view.dtype = static_cast<DataType>(dtype);
+// Rank i's tensor: a shared array, or a chip buffer on chips[i].
+std::vector<ChipTensor> tensors_of(const std::vector<pyb::object>& items, int dtype, bool writable,
+                                   const std::string& op, const char* which, const std::vector<int>& chips,
+                                   const std::shared_ptr<void>& node) {
   std::vector<ChipTensor> out;
-  out.reserve(arrays.size());
-  for (size_t i = 0; i < arrays.size(); ++i)
-    out.push_back(host_tensor(arrays[i], view, writable, op + ": " + which + "[" + std::to_string(i) + "]"));
+  out.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string what = op + ": " + which + "[" + std::to_string(i) + "]";
+    ViewSpec view;
+    if (dtype >= 0) view.dtype = static_cast<DataType>(dtype);
+    if (pyb::isinstance<PyChildBuffer>(items[i])) {
+      const auto& b = items[i].cast<const PyChildBuffer&>();
+      if (!view.dtype) view.dtype = static_cast<DataType>(b.dtype);
+      view.shape = b.shape;
+      const NodeArgContext ctx{nullptr, node, i < chips.size() ? chips[i] : -1};
+      out.push_back(child_tensor(b, view, &ctx, what));
+    } else if (pyb::isinstance<pyb::array>(items[i])) {
+      out.push_back(host_tensor(items[i].cast<pyb::array>(), view, writable, what));
+    } else {
+      throw_error(StatusCode::kInvalidArgument, what + ": expected a shared array or a ChildBuffer, got " +
+                                                    std::string(Py_TYPE(items[i].ptr())->tp_name));
+    }
+  }
   return out;
 }
 
@@ -89,19 +105,21 @@ PyCommDomain allocate_domain(node::Orchestrator& o, const std::string& name, con
 }
 
 void submit_collective(node::Orchestrator& o, int comm_call, const PyCommDomain& d, const std::string& op,
-                       const std::vector<pyb::array>& ins, const std::vector<pyb::array>& outs, int dtype,
-                       const std::string& algo, int root, const std::string& scratch) {
+                       const std::vector<pyb::object>& ins, const std::vector<pyb::object>& outs, int dtype,
+                       const std::string& algo, int root, const std::string& scratch,
+                       const std::shared_ptr<void>& node) {
   const node::CommDomain& dom = *d.d;
   if (dom.released())
     throw_error(StatusCode::kFailedPrecondition,
                 op + ": domain '" + dom.name() + "' was released; allocate a new one to submit more collectives");
   if (op == "broadcast") {
-    const std::vector<ChipTensor> buf = tensors_of(ins, dtype, true, op, "buffers");
+    const std::vector<ChipTensor> buf = tensors_of(ins, dtype, true, op, "buffers", dom.chips(), node);
     check(node::submit_broadcast(o, comm_call, dom, buf, root, scratch));
     return;
   }
-  const std::vector<ChipTensor> in = tensors_of(ins, dtype, false, op, "inputs");
-  const std::vector<ChipTensor> out = tensors_of(outs, dtype, true, op, "outputs");
+  const std::vector<int> chips = dom.chips();
+  const std::vector<ChipTensor> in = tensors_of(ins, dtype, false, op, "inputs", chips, node);
+  const std::vector<ChipTensor> out = tensors_of(outs, dtype, true, op, "outputs", chips, node);
   if (op == "allreduce") {
     check(node::submit_allreduce(o, comm_call, dom, in, out, algo_of(algo, "allreduce"), scratch));
   } else if (op == "allgather") {

@@ -33,9 +33,13 @@ PyCommDomain allocate_domain(node::Orchestrator& o, const std::string& name, con
 // `dtype` (a taskring DataType value, or -1 for the arrays' own) lets a
 // uint16 array be BFLOAT16. `algo`: "one_phase", "ring", "direct", "auto"
 // (allreduce only). Raises naming the argument or the C++ call's rule.
+// Each entry of `ins` / `outs` is a shared array or, for a chip that keeps
+// its data, a chip buffer (PyChildBuffer) of that rank's chip and of the
+// node whose state is `node`.
 void submit_collective(node::Orchestrator& o, int comm_call, const PyCommDomain& d, const std::string& op,
-                       const std::vector<pybind11::array>& ins, const std::vector<pybind11::array>& outs, int dtype,
-                       const std::string& algo, int root, const std::string& scratch);
+                       const std::vector<pybind11::object>& ins, const std::vector<pybind11::object>& outs,
+                       int dtype, const std::string& algo, int root, const std::string& scratch,
+                       const std::shared_ptr<void>& node);
 
 // _CommDomain and _collective_scratch_bytes.
 void bind_comm(pybind11::module_& m);

@@ -81,9 +81,7 @@ void add_numpy_scalar(ChipTaskArgs& cargs, const pyb::object& a, size_t i) {
 
 }  // namespace
 
-// The DEVICE tensor over chip buffer `b` that a node task names, checked to
-// belong to this node, to be live and to be on the task's chip.
-static ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
+ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
                         const std::string& what) {
   if (node == nullptr)
     throw_error(StatusCode::kInvalidArgument, what + ": a chip buffer (alloc_child_tensor) is an argument of node "

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "arrays.hpp"
 #include "worker_state.hpp"
 
 namespace taskring::py {
@@ -18,6 +19,12 @@ namespace taskring::py {
 // naming its index. `node`: for a node task, what else it may name
 // (NodeArgContext); nullptr (L2) refuses Orchestrator.alloc tensors and chip
 // buffers.
+// The DEVICE tensor over chip buffer `b` that a node task on node->chip
+// names: raises (naming `what`) unless `node` is set, `b` belongs to that
+// node, is not freed, and is on that chip.
+ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
+                        const std::string& what);
+
 void bind_run_args(WorkerState& st, const pybind11::sequence& args, ChipTaskArgs& cargs,
                    std::vector<pybind11::object>& keep, const NodeArgContext* node = nullptr);
 

@@ -199,7 +199,7 @@ def _domain(op: str, domain) -> object:
 
 def _arrays(op: str, which: str, arrays) -> list:
     if isinstance(arrays, np.ndarray) or not isinstance(arrays, (list, tuple)):
-        raise InvalidArgumentError(f"{op}: {which} must be a list with one array per rank")
+        raise InvalidArgumentError(f"{op}: {which} must be a list with one array or ChildBuffer per rank")
     return list(arrays)
 
 
@@ -213,8 +213,10 @@ def allreduce(self, comm: int, domain: CommDomainHandle, inputs, outputs, *, alg
               scratch: str = "scratch", dtype=None) -> None:
     """``outputs[i] = sum over ranks of inputs[q]``, element-wise; FP32 or BFLOAT16 (summed in FP32).
 
-    ``comm``: the handle of :meth:`taskring.Callable.comm`. ``inputs`` / ``outputs``: one shared
-    array per rank, rank i's on ``domain.workers[i]``. ``algo``: ``"one_phase"``, ``"ring"``,
+    ``comm``: the handle of :meth:`taskring.Callable.comm`. ``inputs`` / ``outputs``: one per rank,
+    rank i's on ``domain.workers[i]``: a ``shared_array`` (staged into the chip and back for the
+    task) or a :class:`~taskring.ChildBuffer` of that chip (``alloc_child_tensor``: the data stays
+    on the chip). ``algo``: ``"one_phase"``, ``"ring"``,
     ``"direct"`` or ``"auto"``. ``scratch`` names a window buffer of at least
     :func:`collective_scratch_bytes`. ``dtype``: the arrays' element type when it is not their own
     (``taskring.BFLOAT16`` for the uint16 arrays of ``shared_array(..., taskring.BFLOAT16)``).

@@ -220,7 +220,7 @@ def test_bad_requests_are_refused_by_name_and_lose_nothing():
                     (E.NotFoundError, "nope", lambda: o.allreduce(comm, d, ins, outs, scratch="nope")),
                     (E.InvalidArgumentError, "algo 'tree'", lambda: o.allreduce(comm, d, ins, outs, algo="tree")),
                     (E.InvalidArgumentError, "1 per-rank entries", lambda: o.allreduce(comm, d, ins[:1], outs)),
-                    (E.InvalidArgumentError, "one array per rank", lambda: o.allreduce(comm, d, ins[0], outs)),
+                    (E.InvalidArgumentError, "one array or ChildBuffer per rank", lambda: o.allreduce(comm, d, ins[0], outs)),
                     (E.InvalidArgumentError, "SUB function", lambda: o.allreduce(sub, d, ins, outs)),
                     (E.NotFoundError, "handle 99", lambda: o.allreduce(99, d, ins, outs)),
                     (E.InvalidArgumentError, "CommDomainHandle", lambda: o.allreduce(comm, "x", ins, outs)),
@@ -295,4 +295,44 @@ def test_a_stalled_member_fails_the_allocation_at_comm_timeout_ms_naming_it():
                 a[:] = 1
             one_collective(node, [0, 1, 2], 4096, lambda o, d: o.allreduce(comm, d, ins, outs))
             assert all((out == 3).all() for out in outs)   # the node goes on
+    """)
+
+
+def test_collectives_over_chip_buffers_keep_the_data_on_the_chips():
+    run_case("""
+        R, n = 3, 1001
+        with taskring.NodeWorker(chips=R) as node:
+            comm = node.register(taskring.Callable.comm())
+            node.init()
+            host = [node.shared_array(n) for _ in range(R)]
+            back = [node.shared_array(n) for _ in range(R)]
+            for a in host:
+                a[:] = RNG.standard_normal(n, dtype=np.float32)
+            bufs = {}
+            def upload(o):
+                for c in range(R):
+                    bufs[c] = (o.alloc_child_tensor(c, [n], np.float32), o.alloc_child_tensor(c, [n], np.float32))
+                    o.copy_to(bufs[c][0], host[c])
+            node.run(upload)
+            window = taskring.collective_scratch_bytes("allreduce", n, np.float32, R)
+            workers = [2, 0, 1]                               # rank i on chip workers[i]
+            def orch(o):
+                with o.allocate_domain(name="dev", workers=workers, window_size=window,
+                                       buffers=[spec(window)]) as d:
+                    ins = [bufs[c][0] for c in workers]
+                    outs = [bufs[c][1] for c in workers]
+                    with pytest.raises(taskring.InvalidArgumentError,
+                                       match="inputs\\[1\\]: a buffer of chip 2, but the task runs on chip 0"):
+                        o.allreduce(comm, d, [ins[0], ins[0], ins[2]], outs)
+                    with pytest.raises(taskring.InvalidArgumentError, match="outputs\\[0\\]: expected a shared array"):
+                        o.allreduce(comm, d, ins, ["x", outs[1], outs[2]])
+                    o.allreduce(comm, d, ins, outs, algo="one_phase")
+                for c in range(R):
+                    o.copy_from(back[c], bufs[c][1])           # waits for the allreduce
+            node.run(orch)
+            exact = host[workers[0]].copy()
+            for c in workers[1:]:
+                exact += host[c]                              # FP32 in rank order
+            for c in range(R):
+                assert (back[c] == exact).all(), c
     """)
