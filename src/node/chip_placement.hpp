@@ -7,9 +7,9 @@ namespace taskring::node {
 // chips are at least as many as the usable CPUs. Each chip would then get one
 // executor thread, next to its orchestration thread and the parent's: one
 // thread per chip does the same work without the wakes between them.
-// Measured on 2 CPUs with 2 chips (docs/benchmarks.md#stop-19): the DSV4
-// decode step 0.84x, the 2-rank MoE step 0.81x, a 4 KiB allreduce from
-// Python 0.45x the threaded time.
+// Measured on 2 CPUs with 2 chips (docs/benchmarks.md#stop-19), inline
+// over threaded: the DSV4 decode step 0.80-0.90x, the 2-rank MoE step
+// 0.76-0.81x, multi_chip 0.95-1.01x, a 4 KiB allreduce from Python 0.45x.
 bool run_chips_inline_by_default(int chips, int cpus);
 
 // Whether kAuto pins chip child i to CPU (i mod cpus) of the node's
