@@ -164,3 +164,29 @@ def test_the_overhead_bench_runs(tmp_path):
     assert r.returncode == 0, r.stderr
     res = json.loads(out.read_text())
     assert res["runs"] == 10 and res["python_run_us"]["median"] > 0 and res["cpp_run_us"]["median"] > 0
+
+
+def test_the_orchestrators_comm_and_memory_calls_have_upstreams_signatures():
+    # python/simpler/orchestrator.py and task_interface.py of hw-native-sys/simpler, as read for stop 19.
+    import dataclasses
+    import inspect
+
+    O = taskring.NodeOrchestrator
+
+    def params(f):
+        return [(p.name, p.kind.name) for p in list(inspect.signature(f).parameters.values())[1:]]
+
+    kw, pos = "KEYWORD_ONLY", "POSITIONAL_OR_KEYWORD"
+    assert params(O.allocate_domain) == [("name", kw), ("workers", kw), ("window_size", kw), ("buffers", kw)]
+    assert params(O.release_domain) == [("handle", pos)]
+    assert params(O.alloc) == [("shape", pos), ("dtype", pos)]
+    assert params(O.alloc_child_tensor) == [("worker_id", pos), ("shapes", pos), ("dtype", pos)]
+    assert params(O.free) == [("handle", pos)]
+    for f in (O.copy_to, O.copy_from):
+        assert params(f) == [("dst", pos), ("src", pos), ("dst_offset", kw), ("src_offset", kw), ("nbytes", kw)]
+    assert [f.name for f in dataclasses.fields(taskring.CommBufferSpec)] == [
+        "name", "dtype", "count", "nbytes", "load_from_host", "store_to_host"]
+    assert [f.name for f in dataclasses.fields(taskring.ChipDomainContext)] == [
+        "name", "domain_rank", "domain_size", "device_ctx", "local_window_base", "actual_window_size", "buffer_ptrs"]
+    for attr in ("name", "workers", "contexts", "released", "release", "__getitem__", "__enter__", "__exit__"):
+        assert hasattr(taskring.CommDomainHandle, attr), attr
