@@ -140,6 +140,7 @@ void bind_comm(pyb::module_& m) {
       .def_property_readonly("window_size", [](const PyCommDomain& d) { return d.d->window_size(); })
       .def_property_readonly("chips", [](const PyCommDomain& d) { return d.d->chips(); })
       .def_property_readonly("released", [](const PyCommDomain& d) { return d.d->released(); })
+      .def_property_readonly("swept", [](const PyCommDomain& d) { return d.d->swept(); })
       .def("member",
            [](const PyCommDomain& d, int chip) {
              auto m = d.d->member(chip);

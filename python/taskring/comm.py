@@ -126,6 +126,12 @@ class CommDomainHandle:
         """True once ``release()`` (or the ``with`` exit) ran; the memory goes at the run's fence."""
         return self._d.released
 
+    @property
+    def freed(self) -> bool:
+        """True once the run's completion fence swept the domain (unmapped, or cached for reuse by a later
+        allocation): an orch function never sees it True for a domain of its own run, as upstream's."""
+        return self._d.swept
+
     def release(self) -> None:
         """Marks the handle released. Idempotent; non-blocking."""
         self._d.release()
@@ -137,7 +143,7 @@ class CommDomainHandle:
         self.release()
 
     def __repr__(self) -> str:
-        state = "released" if self.released else "live"
+        state = "freed" if self.freed else "released" if self.released else "live"
         return f"CommDomainHandle(name={self.name!r}, workers={self.workers}, {state})"
 
 

@@ -162,11 +162,14 @@ def test_the_domain_handle_has_upstreams_shape_and_release_semantics():
                     assert [ep[c].domain_rank for c in (0, 1, 2)] == [0, 1, 2] and ep[1].buffer_ptrs == {}
                 assert ep.released
                 seen["o"] = o
+                assert not tp.freed and not ep.freed          # upstream: never True inside the run
+                seen["handles"] = (tp, ep)
             for a in ins:
                 a[:] = 1.5
             counts = node.run(orch)
             assert counts == {"submitted": 1, "completed": 1, "failed": 0, "skipped": 0}, counts
             assert all((out == 3.0).all() for out in outs)
+            assert all(h.freed for h in seen["handles"]) and "freed" in repr(seen["handles"][0])
             with pytest.raises(taskring.FailedPreconditionError, match="has returned"):
                 seen["o"].allocate_domain(name="late", workers=[0], window_size=4096)
     """)

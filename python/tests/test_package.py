@@ -188,5 +188,6 @@ def test_the_orchestrators_comm_and_memory_calls_have_upstreams_signatures():
         "name", "dtype", "count", "nbytes", "load_from_host", "store_to_host"]
     assert [f.name for f in dataclasses.fields(taskring.ChipDomainContext)] == [
         "name", "domain_rank", "domain_size", "device_ctx", "local_window_base", "actual_window_size", "buffer_ptrs"]
-    for attr in ("name", "workers", "contexts", "released", "release", "__getitem__", "__enter__", "__exit__"):
+    for attr in ("name", "workers", "contexts", "released", "freed", "release", "__getitem__", "__enter__",
+                 "__exit__"):
         assert hasattr(taskring.CommDomainHandle, attr), attr

@@ -293,8 +293,11 @@ class DomainRegistry {
     Engine* eng = &e;
     std::lock_guard<std::mutex> lk(e.mu_);
     run->on_abort.push_back(abort_domain);
-    run->at_fence.push_back([eng, run, obj, layout, members, member_bases, id, name, cacheable]() -> Status {
+    std::weak_ptr<CommDomain> handle = d;
+    run->at_fence.push_back([eng, run, obj, layout, members, member_bases, id, name, cacheable,
+                             handle]() -> Status {
       eng->live_domains_.fetch_sub(1, std::memory_order_acq_rel);
+      if (auto h = handle.lock()) h->swept_.store(true, std::memory_order_release);
       // A closing worker stops its children next; a member may still be
       // inside a kernel and could not serve the request before its
       // deadline. Their mappings end with them; the parent's goes here.

@@ -221,15 +221,20 @@ TEST(CommDomain, RankFailingMidCollectiveFailsTheRunNamingItAndPeersDoNotHang) {
 TEST(CommDomain, NeverReleasedDomainIsSweptAfterTheFence) {
   auto w = make_comm_worker(2, 20000, /*domain_cache=*/0);
   ASSERT_TRUE(w->init().ok());
+  std::shared_ptr<CommDomain> handles[2];
   Status s = w->run([&](Orchestrator& o) -> Status {
     TASKRING_ASSIGN_OR_RETURN(auto kept, o.allocate_domain("kept", iota(2), 4096));
     TASKRING_ASSIGN_OR_RETURN(auto gone, o.allocate_domain("released", iota(2), 4096));
     gone->release();
+    handles[0] = kept;
+    handles[1] = gone;
+    EXPECT_FALSE(kept->swept() || gone->swept());
     EXPECT_EQ(w->live_domains(), 2);
     for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 2);
     return probe(o, *kept, ProbeOp::kBarrier, 1);
   });
   ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(handles[0]->swept() && handles[1]->swept());
   EXPECT_EQ(w->live_domains(), 0);
   for (int c = 0; c < 2; ++c) EXPECT_EQ(domain_mappings(w->chip_pid(c)), 0) << "chip " << c;
 }

@@ -31,6 +31,7 @@
 // orchestration is done with it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -86,6 +87,10 @@ class CommDomain {
   // Marks the domain done; its memory goes at the run's fence regardless.
   void release() { released_ = true; }
   bool released() const { return released_; }
+  // True once the run's completion fence has swept the domain (unmapped, or
+  // kept in the node's cache, where only a later allocation reaches it):
+  // no kernel reaches it through this handle any more. Upstream's "freed".
+  bool swept() const { return swept_.load(std::memory_order_acquire); }
 
  private:
   friend class DomainRegistry;
@@ -95,6 +100,7 @@ class CommDomain {
   std::vector<DomainMember> members_;  // rank order
   std::vector<std::pair<std::string, uint64_t>> buffers_;  // name, offset
   bool released_ = false;
+  std::atomic<bool> swept_{false};  // set by the node's scheduler thread at the fence
 };
 
 }  // namespace taskring::node
