@@ -43,6 +43,18 @@ struct NodeState {
   bool closed = false;
 };
 
+// Bytes of a `shape` x `t` tensor; raises naming `op` for a 0 dimension or
+// a size past 64 bits.
+uint64_t byte_size(const std::vector<uint32_t>& shape, DataType t, const char* op) {
+  uint64_t bytes = element_size(t);
+  for (uint32_t d : shape) {
+    if (d == 0) throw_error(StatusCode::kInvalidArgument, std::string(op) + ": a dimension is 0");
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      throw_error(StatusCode::kInvalidArgument, std::string(op) + ": the shape's byte size overflows 64 bits");
+  }
+  return bytes;
+}
+
 // A numpy view of a host tensor the SUB child was given (no copy: the base
 // is a capsule that owns nothing, and the memory is the shared heap).
 pyb::array host_view(const ChipTensor& t) {
@@ -185,12 +197,7 @@ struct PyNodeOrchestrator {
   // ---- chip memory (upstream: alloc_child_tensor, free, copy_to, copy_from) ----
   PyChildBuffer alloc_child_tensor(int worker, const std::vector<uint32_t>& shape, int dtype) {
     node::Orchestrator& o = live("alloc_child_tensor");
-    uint64_t bytes = element_size(static_cast<DataType>(dtype));
-    for (uint32_t d : shape) {
-      if (d == 0) throw_error(StatusCode::kInvalidArgument, "alloc_child_tensor: a dimension is 0");
-      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
-        throw_error(StatusCode::kInvalidArgument, "alloc_child_tensor: the shape's byte size overflows 64 bits");
-    }
+    const uint64_t bytes = byte_size(shape, static_cast<DataType>(dtype), "alloc_child_tensor");
     auto addr = [&] {
       pyb::gil_scoped_release nogil;
       return o.malloc(worker, bytes);
@@ -340,15 +347,7 @@ class PyNodeWorker {
   pyb::array shared_array(const std::vector<uint32_t>& shape, int dtype) {
     running("shared_array");
     const auto t = static_cast<DataType>(dtype);
-    uint64_t elems = 1;
-    for (uint32_t d : shape) {
-      if (d == 0) throw_error(StatusCode::kInvalidArgument, "shared_array: a dimension is 0");
-      if (__builtin_mul_overflow(elems, static_cast<uint64_t>(d), &elems))
-        throw_error(StatusCode::kInvalidArgument, "shared_array: the shape's element count overflows 64 bits");
-    }
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(elems, static_cast<uint64_t>(element_size(t)), &bytes))
-      throw_error(StatusCode::kInvalidArgument, "shared_array: the shape's byte size overflows 64 bits");
+    const uint64_t bytes = byte_size(shape, t, "shared_array");
     auto p = st_->worker->alloc_shared(bytes);
     if (!p.ok()) throw_status(p.status());
     std::memset(*p, 0, bytes);
