@@ -12,6 +12,10 @@
 // threads) and "taskring-inline" (TASKRING_RUN_INLINE: the calling thread
 // orchestrates and executes, one thread in all).
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "common/counter.hpp"
@@ -28,7 +32,6 @@ constexpr size_t kBatch = 1024;
 
 extern "C" void empty_kernel(int64_t*) { peers::task_body(); }
 
-#include <map>
 struct Program {
   peers::Pattern pattern;
   size_t tasks;
@@ -75,11 +78,19 @@ int main(int argc, char** argv) {
   taskring::ChipWorkerConfig wc;
   std::map<std::string, std::string> knobs;
   knobs["TASKRING_SIM_THREADS"] = std::to_string(opts.threads);
+  // Ring sizes from the environment reach the worker (experiments on the
+  // working set: PTO2_RING_TASK_WINDOW=1024 ...); the config records them.
+  for (const char* name : {"PTO2_RING_TASK_WINDOW", "PTO2_RING_HEAP", "PTO2_RING_DEP_POOL"}) {
+    if (const char* v = std::getenv(name)) knobs[name] = v;
+  }
   wc.env = taskring::map_env(knobs);
   peers::RuntimeInfo info;
   info.runtime = "taskring";
   info.version = "taskring " TASKRING_BENCH_VERSION " tmr sim";
   info.config = {{"executor_threads", opts.threads}, {"scope_batch", kBatch}, {"slot_bytes", kSlotBytes}};
+  for (const auto& [k, v] : knobs) {
+    if (k.rfind("PTO2_RING_", 0) == 0) info.config[k] = v;
+  }
 
   auto prepare = [&](peers::Pattern pattern, size_t n) -> peers::Rep {
     auto worker = taskring::ChipWorker::create(wc);
@@ -120,6 +131,7 @@ int main(int argc, char** argv) {
   knobs["TASKRING_RUN_INLINE"] = "1";
   wc.env = taskring::map_env(knobs);
   info.runtime = "taskring-inline";
-  info.config = {{"executor_threads", 0}, {"run_inline", true}, {"scope_batch", kBatch}, {"slot_bytes", kSlotBytes}};
+  info.config["executor_threads"] = 0;
+  info.config["run_inline"] = true;
   return failed + peers::run_patterns(opts, info, prepare);
 }

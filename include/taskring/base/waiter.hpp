@@ -60,6 +60,17 @@ class Waiter {
     wake_all();
   }
 
+  // notify_all() without its fence, for hot paths whose state change is
+  // already ordered before this call in the seq_cst total order: it was a
+  // seq_cst read-modify-write, or a seq_cst fence separates it from this
+  // call. The waiter's predicate must read that state with seq_cst loads.
+  // (The fence was one of the two full barriers an L2 task paid per hand-off.)
+  void notify_all_ordered() {
+    if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    wake_all();
+  }
+
   // Parks at most `timeout_ns` unless notified; for loops that poll several
   // conditions themselves. Returns at once if a notify happened since
   // `begin_park()`.

@@ -13,7 +13,8 @@
 //   Item* pop_ready(LocalReady<Item>&);   // own queue, shared queues, steal
 //   void execute(Item*, int executor, LocalReady<Item>*);
 //   bool has_ready() const;   // any queue non-empty (a hint)
-//   void on_idle();           // called when a poll found nothing
+//   void on_idle(LocalReady<Item>&);  // a poll found nothing: publish the
+//                                     // executor's completions, check the end
 #pragma once
 
 #include <sched.h>
@@ -56,7 +57,7 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
         sched.execute(item, index, &local);
         continue;
       }
-      sched.on_idle();
+      sched.on_idle(local);
       if (++idle < kIdleSpins) {
         if ((idle & 31) == 0) sched_yield();
         else Waiter::cpu_relax();
@@ -69,6 +70,7 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
       }
       gate.work().finish_park(epoch, 2'000'000);
     }
+    sched.on_idle(local);  // a run closed early (fatal) still counts what this executor completed
     gate.leave();
   }
 }

@@ -14,6 +14,13 @@
 // bypass is refused (the successor is queued on the own queue) and the next
 // pop looks at the shared queues first, so orchestrator submissions and
 // requeued SPMD blocks wait at most kSharedEvery tasks behind a local chain.
+//
+// Completions: an executor counts them in `unpublished` and adds them to the
+// run's shared counter every kPublishEvery tasks and whenever it finds no
+// work (RuntimeBase::count_completion / publish_completions). The shared
+// counter decides the end of a run, and the end can only come when no task
+// is left to run, which is exactly when every executor is idle and has
+// published; meanwhile no cache line is written by every completion.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +28,14 @@
 namespace taskring::engine {
 
 inline constexpr uint32_t kSharedEvery = 64;
+inline constexpr uint32_t kPublishEvery = 64;
 
 template <typename Item>
 struct LocalReady {
   Item* next = nullptr;    // the immediate successor, run next
   int executor = -1;       // owner index; -1: not an executor (its extras go to the shared queues)
   uint32_t since_shared = 0;
+  uint32_t unpublished = 0;  // completions not yet in RunCounters::completed
 };
 
 }  // namespace taskring::engine

@@ -50,7 +50,10 @@ class ReadyQueue {
       const uint64_t seq = load_seq(c, pos);
       const int64_t diff = static_cast<int64_t>(seq) - static_cast<int64_t>(pos);
       if (diff == 0) {
-        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
+        // seq_cst: a pusher wakes parked executors without a fence of its
+        // own (RunGate::notify_work_after_push), which needs the tail's move
+        // in the seq_cst order before its look at the parked count.
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
           c.item = item;
           store_seq(c, pos, pos + 1);
           return true;
@@ -85,7 +88,8 @@ class ReadyQueue {
 
   // Approximate: exact only when no push/pop is in flight.
   bool empty_hint() const {
-    return head_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire);
+    // seq_cst: the parking side of notify_work_after_push (a plain load on x86).
+    return head_.load(std::memory_order_seq_cst) >= tail_.load(std::memory_order_seq_cst);
   }
 
  private:

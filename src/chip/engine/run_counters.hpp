@@ -49,10 +49,13 @@ struct RunCounters {
     uint64_t zero = 0;
     first_ns.compare_exchange_strong(zero, mono_ns(), std::memory_order_relaxed);
   }
-  // Counts one completed task; returns the count including it.
-  uint64_t mark_completed() {
+  // Counts `n` completed tasks; returns the count including them. Executors
+  // call it once per batch (engine/local_ready.hpp), so the clock read that
+  // stamps `last_ns` is paid per batch too: the last batch of a run is
+  // published as soon as its executor finds nothing left to run.
+  uint64_t add_completed(uint64_t n) {
     last_ns.store(mono_ns(), std::memory_order_relaxed);
-    return completed.fetch_add(1, std::memory_order_acq_rel) + 1;
+    return completed.fetch_add(n, std::memory_order_acq_rel) + n;
   }
   // `base` with the executor-side fields filled in.
   RunStats fill(RunStats base) const {

@@ -49,6 +49,10 @@ class RunGate {
   }
   // Wakes executors parked waiting for work.
   void notify_work() { work_.notify_all(); }
+  // The same right after a ReadyQueue::push, whose seq_cst tail update
+  // orders it before the look at the parked count (Waiter::notify_all_ordered);
+  // a parking executor re-checks the queues (has_ready) after announcing itself.
+  void notify_work_after_push() { work_.notify_all_ordered(); }
 
   // Executor side.
   bool active() const { return active_.load(std::memory_order_acquire); }

@@ -117,7 +117,14 @@ class RuntimeBase : public L2Runtime {
     }
     return false;
   }
-  void on_idle() {}
+  // Publishes the completions `local` counted (engine/local_ready.hpp);
+  // returns the run's total after them, or 0 when there was nothing to add.
+  uint64_t publish_completions(LocalReady<Item>& local) {
+    if (local.unpublished == 0) return 0;
+    const uint64_t n = local.unpublished;
+    local.unpublished = 0;
+    return counters_.add_completed(n);
+  }
 
  protected:
   explicit RuntimeBase(const L2RuntimeConfig& config) : config_(config) {}
@@ -181,7 +188,7 @@ class RuntimeBase : public L2Runtime {
   }
   void push_ready(Item* it) {
     queues_[static_cast<int>(it->shape) & (kNumShapes - 1)].push(it);
-    gate_.notify_work();
+    gate_.notify_work_after_push();
   }
   // `c` was made ready by a completion on `local`'s thread: it becomes the
   // immediate successor when there is none yet and the fairness bound allows
@@ -198,7 +205,7 @@ class RuntimeBase : public L2Runtime {
       push_ready(c);
       return;
     }
-    gate_.notify_work();
+    gate_.notify_work_after_push();
   }
 
   // Inline runs (config_.run_inline): the calling thread is executor 0.
@@ -217,7 +224,7 @@ class RuntimeBase : public L2Runtime {
   void run_inline_until_finished() {
     while (!run_finished()) {
       if (run_one_inline()) continue;
-      static_cast<Derived*>(this)->on_idle();
+      static_cast<Derived*>(this)->on_idle(inline_local_);
       if (run_finished()) return;
       const uint64_t done = counters_.completed.load(std::memory_order_acquire);
       report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT,
@@ -226,6 +233,16 @@ class RuntimeBase : public L2Runtime {
       if (close_run()) publish_finished();
       return;
     }
+  }
+
+  // Counts one completion made on `local`'s thread. Returns the run's total
+  // when this call published it (off an executor: always; on one: every
+  // kPublishEvery), else 0: the executor publishes the rest when it next
+  // finds no work (Derived::on_idle).
+  uint64_t count_completion(LocalReady<Item>* local) {
+    ++local->unpublished;
+    if (local->executor >= 0 && local->unpublished < kPublishEvery) return 0;
+    return publish_completions(*local);
   }
 
   // End of a run: the one caller for which close_run() is true publishes.

@@ -40,6 +40,7 @@ void prepare_call(LaunchScratch& s, const LaunchTask& t, int block, int slot, in
 }
 
 int home_cluster(const LaunchPlace& place, int block) {
+  if (block == 0) return place.executor;  // one-block tasks: no divisions on the hot path
   const Topology& topo = place.topology;
   int owned = (topo.clusters - place.executor + place.executors - 1) / place.executors;
   return place.executor + place.executors * (block % std::max(owned, 1));

@@ -33,8 +33,7 @@ Status resolve_predicate(const CoreTaskPredicate& pred, const Device& device, Re
   return Status::Ok();
 }
 
-bool predicate_allows_run(const ResolvedPredicate& pred, const Device& device) {
-  if (!pred.active()) return true;
+bool predicate_holds(const ResolvedPredicate& pred, const Device& device) {
   return predicate_passes(pred.op, device.device_view_unchecked(pred.addr), pred.elem_size, pred.target);
 }
 

@@ -29,6 +29,10 @@ Status resolve_predicate(const CoreTaskPredicate& pred, const Device& device, Re
 
 // True when the task should run: an inactive predicate, or one whose
 // element (read now) satisfies it.
-bool predicate_allows_run(const ResolvedPredicate& pred, const Device& device);
+bool predicate_holds(const ResolvedPredicate& pred, const Device& device);
+// Inline so that a task without a predicate (nearly all) pays one compare.
+inline bool predicate_allows_run(const ResolvedPredicate& pred, const Device& device) {
+  return !pred.active() || predicate_holds(pred, device);
+}
 
 }  // namespace taskring::exec

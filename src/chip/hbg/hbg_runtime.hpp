@@ -58,6 +58,9 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // ---- executor side (engine/executor_loop.hpp) ----
   void execute(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local);
+  void on_idle(engine::LocalReady<Runnable>& local) {
+    if (const uint64_t done = publish_completions(local); done != 0 && done == total_tasks_) finish_run();
+  }
 
  private:
   friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create(), execute_task() -> complete()

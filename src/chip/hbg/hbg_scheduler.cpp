@@ -258,7 +258,7 @@ void HbgRuntime::complete(Runnable* r, engine::LocalReady<Runnable>* next_local)
       hand_off(c, next_local);
     }
   }
-  if (counters_.mark_completed() == total_tasks_) finish_run();
+  if (const uint64_t done = count_completion(next_local); done != 0 && done == total_tasks_) finish_run();
 }
 
 void HbgRuntime::finish_run() {

@@ -45,7 +45,8 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
       return false;
     }
     uint32_t epoch = ring_progress_.begin_park();
-    uint64_t now_alive = ring.last_alive.load(std::memory_order_acquire);
+    // seq_cst: the other side of release()'s notify_all_ordered.
+    uint64_t now_alive = ring.last_alive.load(std::memory_order_seq_cst);
     if (now_alive != last_alive) {
       ring_progress_.cancel_park();
       return true;

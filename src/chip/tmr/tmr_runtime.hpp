@@ -45,7 +45,10 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
 
   // ---- executor side (engine/executor_loop.hpp) ----
   void execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>* next_local);
-  void on_idle() { maybe_finish_run(); }
+  void on_idle(engine::LocalReady<TaskSlot>& local) {
+    publish_completions(local);
+    maybe_finish_run();
+  }
 
  private:
   friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;  // create(), execute_task() -> complete()

@@ -28,7 +28,7 @@ void TmrRuntime::complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local)
   }
   for (int i = 0; i < t->retained_count; ++i) release(t->retained[i]);
   release(t);
-  if (counters_.mark_completed() == submitted_pub_.load(std::memory_order_acquire)) maybe_finish_run();
+  if (count_completion(next_local) == submitted_pub_.load(std::memory_order_acquire)) maybe_finish_run();
 }
 
 void TmrRuntime::release(TaskSlot* t) {
@@ -37,7 +37,8 @@ void TmrRuntime::release(TaskSlot* t) {
   // reuse it: read the ring before (TSan found the read after).
   TaskRing& ring = rings_[t->ring];
   t->consumed.store(true, std::memory_order_seq_cst);
-  if (ring.advance()) ring_progress_.notify_all();
+  // advance() ends with a seq_cst fence after moving last_alive.
+  if (ring.advance()) ring_progress_.notify_all_ordered();
 }
 
 }  // namespace taskring::tmr

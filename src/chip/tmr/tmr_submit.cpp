@@ -94,9 +94,11 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     return result;
   }
   exec::ResolvedPredicate predicate;
-  if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
-    fail_args(op, ps.message());
-    return result;
+  if (args.predicate().op != PredicateOp::NONE) {
+    if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
+      fail_args(op, ps.message());
+      return result;
+    }
   }
   const int nt = args.tensor_count();
   uint64_t heap_bytes = 0;
