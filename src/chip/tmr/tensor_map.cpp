@@ -37,6 +37,7 @@ void TensorMap::free_entry(uint32_t i) {
 void TensorMap::reset() {
   for (uint32_t i : touched_) buckets_[i] = Bucket();
   touched_.clear();
+  last_ = nullptr;
   pool_.clear();
   free_head_ = kNil;
   used_ = 0;
@@ -44,11 +45,12 @@ void TensorMap::reset() {
 }
 
 TensorMap::Bucket* TensorMap::find(uint64_t base) {
+  if (last_ != nullptr && last_->base == base && last_->used) return last_;
   uint64_t mask = buckets_.size() - 1;
   for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
     Bucket& b = buckets_[i];
     if (!b.used) return nullptr;
-    if (b.base == base) return &b;
+    if (b.base == base) return last_ = &b;
   }
 }
 
@@ -63,6 +65,7 @@ TensorMap::Bucket& TensorMap::find_or_add(uint64_t base) {
       b.base = base;
       ++used_;
       touched_.push_back(static_cast<uint32_t>(i));
+      last_ = &b;
       return b;
     }
   }
@@ -119,6 +122,7 @@ void TensorMap::build_index(Bucket& b) {
 void TensorMap::grow() {
   // Drop buckets with no live entries, then rehash into a table at least
   // four times the surviving count.
+  last_ = nullptr;
   std::vector<Bucket> old;
   old.swap(buckets_);
   uint64_t survivors = 0;

@@ -99,6 +99,9 @@ class TensorMap {
   uint64_t used_ = 0;
   uint64_t entries_ = 0;
   std::vector<uint32_t> touched_;  // bucket indices used this run, for O(used) reset
+  // The bucket of the last lookup: a submit probes a tensor's bucket, then
+  // inserts into it (two hash lookups became one). Null after grow()/reset().
+  Bucket* last_ = nullptr;
 };
 
 }  // namespace taskring::tmr
