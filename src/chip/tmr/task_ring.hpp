@@ -27,7 +27,7 @@ struct BumpRing {
   // On success `top` moves past the allocation (and any skipped end gap).
   bool try_alloc(uint64_t need, uint64_t* offset) {
     uint64_t t = tail.load(std::memory_order_acquire);
-    if (t == top && top % size != 0 && top % size + need > size) {
+    if (t == top && pos_of(top) != 0 && pos_of(top) + need > size) {
       // Empty ring parked mid-buffer: restart at the next lap so a request
       // up to the full size fits. Tasks still live here allocated nothing
       // (top == tail), so their retirement carries the old, smaller tail,
@@ -35,11 +35,11 @@ struct BumpRing {
       uint64_t lap = (top / size + 1) * size;
       if (tail.compare_exchange_strong(t, lap, std::memory_order_acq_rel)) top = lap;
     }
-    uint64_t pos = top % size;
+    uint64_t pos = pos_of(top);
     uint64_t skip = pos + need > size ? size - pos : 0;
     if (top + skip + need - tail.load(std::memory_order_acquire) > size) return false;
     top += skip;
-    *offset = top % size;
+    *offset = pos_of(top);
     top += need;
     return true;
   }
@@ -50,6 +50,9 @@ struct BumpRing {
     while (cur < t && !tail.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
     }
   }
+  // `x % size` without a division when size is a power of two (the
+  // default rings): try_alloc runs on every submit.
+  uint64_t pos_of(uint64_t x) const { return (size & (size - 1)) == 0 ? x & (size - 1) : x % size; }
   void reset() {
     top = 0;
     tail.store(0, std::memory_order_relaxed);

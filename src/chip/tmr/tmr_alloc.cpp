@@ -110,7 +110,10 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
     if (!wait_for_ring(ring, alive, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
   }
   uint64_t saved_heap_top = ring.heap.top;
-  while (true) {
+  // A task without OUTPUTs takes no heap: try_alloc(0) always succeeds and
+  // moves nothing, so skip it (most submits).
+  *heap_off = 0;
+  while (heap_bytes != 0) {
     uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
     if (ring.heap.try_alloc(heap_bytes, heap_off)) break;
     // Structural: every live task is pinned by an open scope, so the heap can
@@ -126,7 +129,8 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
     }
     if (!wait_for_ring(ring, alive, "heap full", "PTO2_RING_HEAP")) return false;
   }
-  while (true) {
+  *pool_off = 0;
+  while (dep_nodes != 0) {  // likewise for a task with no producer
     uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
     if (ring.dep_pool.try_alloc(dep_nodes, pool_off)) break;
     uint64_t live = ring.next_seq - alive;
