@@ -66,7 +66,16 @@ class Waiter {
   // call. The waiter's predicate must read that state with seq_cst loads.
   // (The fence was one of the two full barriers an L2 task paid per hand-off.)
   void notify_all_ordered() {
+    notify_all_ordered_unless([] { return false; });
+  }
+  // notify_all_ordered(), skipped when `covered()` (called only if somebody
+  // is parked) says that a thread still polling will see the state change:
+  // a futex wake is a system call, and a woken thread that finds its work
+  // already taken parks again (the wake cost more than the task).
+  template <typename Covered>
+  void notify_all_ordered_unless(Covered&& covered) {
     if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    if (covered()) return;
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     wake_all();
   }

@@ -49,20 +49,24 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
     LocalReady<typename Sched::Item> local;
     local.executor = index;
     uint32_t idle = 0;
+    bool searching = false;  // RunGate::set_searching: pushers skip the wake
     while (gate.active()) {
       auto* item = local.next != nullptr ? local.next : sched.pop_ready(local);
       local.next = nullptr;
       if (item != nullptr) {
+        if (searching) gate.set_searching(index, searching = false);
         idle = 0;
         sched.execute(item, index, &local);
         continue;
       }
+      if (!searching) gate.set_searching(index, searching = true);
       sched.on_idle(local);
       if (++idle < kIdleSpins) {
         if ((idle & 31) == 0) sched_yield();
         else Waiter::cpu_relax();
         continue;
       }
+      gate.set_searching(index, searching = false);  // before the park is announced
       uint32_t epoch = gate.work().begin_park();
       if (!gate.active() || sched.has_ready()) {
         gate.work().cancel_park();
@@ -70,6 +74,7 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
       }
       gate.work().finish_park(epoch, 2'000'000);
     }
+    if (searching) gate.set_searching(index, false);
     sched.on_idle(local);  // a run closed early (fatal) still counts what this executor completed
     gate.leave();
   }

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "taskring/base/clock.hpp"
 #include "taskring/base/status.hpp"
@@ -52,7 +53,18 @@ class RunGate {
   // The same right after a ReadyQueue::push, whose seq_cst tail update
   // orders it before the look at the parked count (Waiter::notify_all_ordered);
   // a parking executor re-checks the queues (has_ready) after announcing itself.
-  void notify_work_after_push() { work_.notify_all_ordered(); }
+  // No wake while an executor is searching (polling the queues): it will
+  // find the item, because it clears its flag (seq_cst) before it announces
+  // a park and re-checks the queues after that. Waking a parked executor
+  // for a task a searching one then took was a futex wake per chained task.
+  void notify_work_after_push() {
+    work_.notify_all_ordered_unless([this] { return anyone_searching(); });
+  }
+  // Sizes the per-executor search flags; before the executors start.
+  void set_executors(int n) {
+    search_ = std::make_unique<SearchFlag[]>(static_cast<size_t>(n));
+    search_count_ = n;
+  }
 
   // Executor side.
   bool active() const { return active_.load(std::memory_order_acquire); }
@@ -69,8 +81,23 @@ class RunGate {
     if (inside_.fetch_sub(1, std::memory_order_seq_cst) == 1) idle_.notify_all();
   }
   Waiter& work() { return work_; }
+  // Executor `e` starts or stops polling the queues for work (its own cache
+  // line; written twice per idle spell, read only by pushers that found a
+  // parked executor).
+  void set_searching(int e, bool on) { search_[e].on.store(on ? 1 : 0, std::memory_order_seq_cst); }
 
  private:
+  struct alignas(64) SearchFlag {
+    std::atomic<uint32_t> on{0};
+  };
+  bool anyone_searching() const {
+    for (int e = 0; e < search_count_; ++e) {
+      if (search_[e].on.load(std::memory_order_seq_cst) != 0) return true;
+    }
+    return false;
+  }
+  std::unique_ptr<SearchFlag[]> search_;
+  int search_count_ = 0;
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> active_{false};

@@ -141,6 +141,7 @@ class RuntimeBase : public L2Runtime {
     topo_ = config_.device->topology();
     executors_ = config_.run_inline ? 1 : std::max(1, std::min(config_.executors, topo_.clusters));
     counters_.set_executors(executors_);
+    gate_.set_executors(executors_);
     inline_local_.executor = 0;
     own_ = std::make_unique<ReadyQueue<Item>[]>(static_cast<size_t>(executors_));
     for (int e = 0; e < executors_; ++e) own_[e].init(std::max<uint64_t>(own_capacity_, 2));

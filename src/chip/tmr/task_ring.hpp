@@ -59,6 +59,13 @@ struct BumpRing {
   }
 };
 
+// TaskRing::wake_at when the orchestrator is not waiting for the ring.
+inline constexpr uint64_t kNoWaiter = UINT64_MAX;
+// Retirements that wake an orchestrator waiting for room (at most a quarter
+// of the window), and polls it spends before it parks.
+inline constexpr uint64_t kWakeBatch = 64;
+inline constexpr uint32_t kRingSpins = 256;
+
 struct TaskRing {
   int index = 0;
   uint64_t window = 0;  // power of two
@@ -72,6 +79,9 @@ struct TaskRing {
   alignas(64) std::atomic<uint64_t> last_alive{0};
   std::atomic<bool> advance_lock{false};
   uint64_t pinned_by_open_scopes = 0;           // orchestrator only
+  // The orchestrator, parked for room, asks to be woken once last_alive
+  // reaches this (kNoWaiter: nobody waits, retirements notify nobody).
+  alignas(64) std::atomic<uint64_t> wake_at{kNoWaiter};
 
   TaskSlot& slot(uint64_t seq) { return slots[seq & (window - 1)]; }
 
@@ -83,6 +93,7 @@ struct TaskRing {
     next_seq = 0;
     published_seq.store(0, std::memory_order_relaxed);
     last_alive.store(0, std::memory_order_relaxed);
+    wake_at.store(kNoWaiter, std::memory_order_relaxed);
     heap.reset();
     dep_pool.reset();
     pinned_by_open_scopes = 0;

@@ -44,16 +44,28 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
                        "); raise " + knob + stall_diagnostics(ring));
       return false;
     }
+    // A short spin: room often comes within a few task retirements.
+    for (uint32_t i = 0; i < kRingSpins; ++i) {
+      if (ring.last_alive.load(std::memory_order_acquire) != last_alive) return true;
+      Waiter::cpu_relax();
+    }
+    // Then park until `wake_at` tasks have retired (TaskRing::wake_at): one
+    // wake per batch of retirements, not one futex round trip per task.
+    ring.wake_at.store(std::min(last_alive + std::max<uint64_t>(1, std::min(kWakeBatch, ring.window / 4)),
+                                ring.next_seq),
+                       std::memory_order_seq_cst);
     uint32_t epoch = ring_progress_.begin_park();
-    // seq_cst: the other side of release()'s notify_all_ordered.
+    // seq_cst: the other side of release()'s wake_at check.
     uint64_t now_alive = ring.last_alive.load(std::memory_order_seq_cst);
     if (now_alive != last_alive) {
       ring_progress_.cancel_park();
+      ring.wake_at.store(kNoWaiter, std::memory_order_relaxed);
       return true;
     }
     uint64_t now = mono_ns();
     if (now - last_move > config_.stall_timeout_ms * 1000000ull) {
       ring_progress_.cancel_park();
+      ring.wake_at.store(kNoWaiter, std::memory_order_relaxed);
       report_fatal(PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
                    std::string("ring ") + std::to_string(ring.index) + " " + what + ": no task retired for " +
                        std::to_string(config_.stall_timeout_ms) + " ms (window=" + std::to_string(ring.window) +
@@ -62,6 +74,7 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
       return false;
     }
     ring_progress_.finish_park(epoch, 1'000'000);
+    ring.wake_at.store(kNoWaiter, std::memory_order_relaxed);
   }
 }
 

@@ -101,7 +101,10 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   std::atomic<bool> orch_done_{false};
   std::atomic<uint64_t> submitted_pub_{0};
   Waiter orch_start_;
+  // The orchestrator parks here for room in a ring (TaskRing::wake_at) or
+  // for a task's completion (get/set_tensor_data: wake_on_completion_).
   Waiter ring_progress_;
+  std::atomic<bool> wake_on_completion_{false};
   std::thread orchestrator_;
 };
 

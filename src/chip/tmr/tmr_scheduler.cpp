@@ -17,7 +17,9 @@ void TmrRuntime::complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local)
   DepNode* n = t->fanout_head;
   t->fanout_head = nullptr;
   t->fanout_lock.unlock();
-  t->completed_flag.store(true, std::memory_order_release);
+  // seq_cst: get/set_tensor_data waits for this flag (wake_on_completion_).
+  t->completed_flag.store(true, std::memory_order_seq_cst);
+  if (wake_on_completion_.load(std::memory_order_seq_cst)) ring_progress_.notify_all_ordered();
   while (n != nullptr) {
     DepNode* next = n->next;  // read before the consumer may run and retire
     TaskSlot* c = n->consumer;
@@ -37,8 +39,17 @@ void TmrRuntime::release(TaskSlot* t) {
   // reuse it: read the ring before (TSan found the read after).
   TaskRing& ring = rings_[t->ring];
   t->consumed.store(true, std::memory_order_seq_cst);
-  // advance() ends with a seq_cst fence after moving last_alive.
-  if (ring.advance()) ring_progress_.notify_all_ordered();
+  // advance() ends with a seq_cst fence after moving last_alive, so a waiter
+  // that set wake_at after this load reads the new last_alive itself. One
+  // retirement claims the wake (the exchange): until the woken orchestrator
+  // runs, later retirements would each pay a futex call for nobody.
+  if (ring.advance()) {
+    uint64_t want = ring.wake_at.load(std::memory_order_seq_cst);
+    if (ring.last_alive.load(std::memory_order_relaxed) >= want &&
+        ring.wake_at.compare_exchange_strong(want, kNoWaiter, std::memory_order_seq_cst)) {
+      ring_progress_.notify_all_ordered();
+    }
+  }
 }
 
 }  // namespace taskring::tmr

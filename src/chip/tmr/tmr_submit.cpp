@@ -265,7 +265,7 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
   Deadline deadline = Deadline::after_ms(config_.tensor_wait_timeout_ms);
   for (TaskSlot* p : waits) {
     PTO2TaskId id = p->id;
-    auto done = [&] { return is_fatal() || p->id != id || p->completed_flag.load(std::memory_order_acquire); };
+    auto done = [&] { return is_fatal() || p->id != id || p->completed_flag.load(std::memory_order_seq_cst); };
     if (config_.run_inline) {
       // Nobody else runs tasks: run them here until the producer is done.
       while (!done() && run_one_inline()) {
@@ -278,7 +278,9 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
       }
       continue;
     }
+    wake_on_completion_.store(true, std::memory_order_seq_cst);
     Status w = ring_progress_.wait(done, deadline, op);
+    wake_on_completion_.store(false, std::memory_order_relaxed);
     if (is_fatal()) return false;
     if (!w.ok()) {
       report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT, std::string(op) + ": " + task_name(id) +
