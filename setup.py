@@ -7,7 +7,7 @@ extension and the copies of the pure-Python files) instead of compiling
 sources itself. Where:
   TASKRING_CMAKE_BUILD_DIR=<dir>  an existing configured build tree (for
                                   example build/release) is built and used;
-  otherwise                       build/pip/<python tag> is configured
+  otherwise                       build/pip-<python tag> is configured
                                   (Release, no benchmarks) for the running
                                   interpreter and built; it is kept, so a
                                   second `pip install .` is incremental.
@@ -39,6 +39,12 @@ def project_version() -> str:
     return m.group(1)
 
 
+def base_python() -> str:
+    """The interpreter behind a venv: same ABI, and it outlives the venv that
+    the build tree was first configured from."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
 def run(cmd, **kw):
     print("setup.py:", " ".join(shlex.quote(str(c)) for c in cmd), flush=True)
     subprocess.run([str(c) for c in cmd], check=True, **kw)
@@ -52,10 +58,12 @@ class CMakeBuildExt(build_ext):
             if not (build_dir / "CMakeCache.txt").exists():
                 raise RuntimeError(f"TASKRING_CMAKE_BUILD_DIR={build_dir}: not a configured CMake build tree")
         else:
+            # Two levels below the root, like build/release: ccache (base_dir)
+            # then sees the same relative paths and reuses its objects.
             tag = sysconfig.get_config_var("SOABI") or "py"
-            build_dir = ROOT / "build" / "pip" / tag
+            build_dir = ROOT / "build" / f"pip-{tag}"
             configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
-                         "-DTASKRING_BUILD_BENCH=OFF", f"-DTASKRING_PYTHON={sys.executable}"]
+                         "-DTASKRING_BUILD_BENCH=OFF", f"-DTASKRING_PYTHON={base_python()}"]
             if shutil.which("ninja"):
                 configure += ["-G", "Ninja"]
             configure += shlex.split(os.environ.get("TASKRING_CMAKE_ARGS", ""))

@@ -6,6 +6,10 @@
 #   pkgconfig  SRC PREFIX WORK      examples/consumer via taskring.pc (CMake and a plain g++ line), libtaskring.so
 #   readme     SRC PREFIX WORK      the README's C++ example, extracted and built against PREFIX, run
 #   python     PREFIX PYTHON        the installed Python package imports from PREFIX and runs a task
+#   wheel      SRC BUILD WORK PYTHON TESTS...
+#                                   pyproject.toml: `pip install .` and `python -m build --wheel` into a
+#                                   venv (--system-site-packages, no network), then the pytest files
+#                                   TESTS (under SRC/python/tests) against the installed package
 set -euo pipefail
 mode=$1
 shift
@@ -72,7 +76,7 @@ pkgconfig)
     -DCMAKE_BUILD_TYPE=Release -DCONSUMER_USE_PKGCONFIG=ON >/dev/null
   quiet cmake --build "$work/cmake"
   # Linked against the shared library, not the archives.
-  objdump -p "$work/cmake/consumer" | grep -q 'NEEDED.*libtaskring\.so' || fail "consumer does not need libtaskring.so"
+  objdump -p "$work/cmake/consumer" | grep 'NEEDED.*libtaskring\.so' >/dev/null || fail "consumer does not need libtaskring.so"
   run_consumer "$work/cmake/consumer"
   # shellcheck disable=SC2046  # pkg-config's flags are meant to split
   ${CXX:-c++} -std=c++20 -O1 "$src/examples/consumer/main.cpp" $(pkg-config --cflags --libs taskring) \
@@ -113,6 +117,34 @@ with taskring.ChipWorker() as w:
 assert (f == 47).all(), f"vector: f[0] = {f[0]}, want 47"
 print(f"python: taskring from {where}: vector ok")
 PY
+  ;;
+wheel)
+  src=$1 build=$2 work=$3 python=$4
+  shift 4
+  rm -rf "$work" && mkdir -p "$work"
+  "$python" -m venv --system-site-packages "$work/venv" || fail "python3 -m venv failed (scripts/bootstrap installs python3-venv)"
+  venv_py=$work/venv/bin/python
+  site=$("$venv_py" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+  # The extension comes from BUILD (already built by `make build`); setup.py
+  # otherwise configures and builds build/pip-<abi> itself.
+  export TASKRING_CMAKE_BUILD_DIR=$build PIP_NO_INDEX=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+  quiet "$venv_py" -m pip install --no-build-isolation --no-deps "$src"
+  where=$(cd "$work" && "$venv_py" -c 'import taskring, os; print(os.path.realpath(taskring.__file__))')
+  [[ $where == "$(realpath "$site")"/* ]] || fail "pip install .: taskring imports from $where, not from $site"
+  quiet "$venv_py" -m pip uninstall -y taskring
+  quiet "$venv_py" -m build --wheel --no-isolation --outdir "$work/dist" "$src"
+  wheels=("$work"/dist/taskring-*.whl)
+  [ -e "${wheels[0]}" ] || fail "python -m build made no taskring wheel in $work/dist"
+  "$venv_py" -m zipfile -l "${wheels[0]}" | grep 'taskring/_taskring.*\.so' >/dev/null || fail "${wheels[0]} lacks the _taskring extension"
+  quiet "$venv_py" -m pip install --no-deps "${wheels[0]}"
+  tests=()
+  for t in "$@"; do tests+=("$src/python/tests/$t"); done
+  # From a scratch directory with no PYTHONPATH: conftest.py refuses any
+  # taskring but the one under $site (TASKRING_PY_EXPECT_INSTALLED).
+  cd "$work"
+  env -u PYTHONPATH TASKRING_PY_EXPECT_INSTALLED="$site" PYTHONDONTWRITEBYTECODE=1 TASKRING_LOG_LEVEL=WARN \
+    timeout 500 "$venv_py" -m pytest -q -p no:cacheprovider "${tests[@]}"
+  echo "wheel: $(basename "${wheels[0]}") installed into $work/venv; ${#tests[@]} test files passed against it"
   ;;
 *)
   fail "unknown mode (prefix, cmake, pkgconfig, readme, python)"
