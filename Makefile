@@ -3,7 +3,7 @@
 JOBS ?= $(shell nproc)
 TASKRING = build/release/tools/taskring/taskring
 
-.PHONY: run test test-release bootstrap build test-asan test-tsan test-slow bench clean python-install
+.PHONY: run test test-release bootstrap build build-main test-asan test-tsan test-slow bench clean python-install install
 
 bootstrap:
 	@scripts/bootstrap
@@ -12,7 +12,16 @@ build: bootstrap
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
-run: build
+# `make run` builds only the `taskring` command (about half of the tree's
+# objects: no test suites, benchmarks or Python bindings), so a first run
+# starts sooner; `make build` / `make test` build everything.
+build-main: bootstrap
+	@start=$$(date +%s); \
+	cmake --preset release >/dev/null && \
+	cmake --build --preset release -j $(JOBS) --target taskring; rc=$$?; \
+	echo "[make run] build of the taskring command: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+run: build-main
 	scripts/run-main
 
 # What CI runs (.ci/run): the whole Release suite, then the ASan+UBSan and the
@@ -56,6 +65,12 @@ test-slow: build
 # /usr/bin/python3, into its platlib (/usr/local/lib/python3.X/dist-packages).
 python-install: build
 	cmake --install build/release --component python
+
+# Installs headers, libraries, the CLI, the Python package, the CMake package
+# and taskring.pc under PREFIX (docs/install.md).
+PREFIX ?= /usr/local
+install: build
+	cmake --install build/release --prefix $(PREFIX)
 
 bench: build
 	scripts/run-bench

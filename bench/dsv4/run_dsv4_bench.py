@@ -137,7 +137,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--layers", type=int, default=0, help="override the preset's 43 layers")
     ap.add_argument("--device-run", action="store_true", help="execute every round and check the golden")
-    ap.add_argument("--json", default="bench_dsv4.json")
+    # Under the build tree: result files never land in the source tree.
+    ap.add_argument("--json", default=os.path.join(here, "..", "..", "build", "bench", "dsv4.json"))
     args = ap.parse_args()
     args.extra = ["--layers", str(args.layers)] if args.layers else []
     results = []
@@ -152,6 +153,7 @@ def main():
     out = {"machine": {"node": platform.node(), "cpus": os.cpu_count(), "load": os.getloadavg()},
            "rounds": args.rounds, "trim": args.trim, "warmup": args.warmup, "device_run": args.device_run,
            "pull_request": PR, "results": results}
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(out, f, indent=2)
     print(table(results))

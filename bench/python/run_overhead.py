@@ -12,7 +12,7 @@ Same process, same ChipWorker, same arrays, same run, measured two ways:
   loop runs twice: back to back, and with a busy gap between runs equal to
   the direct overhead's median (the spacing a Python caller has), because the
   runtime's idle threads spin then park and so a run's cost depends on how
-  soon the next one comes (DESIGN.md §4, "few threads, no livelock").
+  soon the next one comes (docs/architecture.md, "few threads, no livelock").
 
 Spans are off (TASKRING_LOG_LEVEL=WARN unless set) so that neither side pays
 for logging. Prints a table and the load average; --json writes the numbers.

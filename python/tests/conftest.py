@@ -27,6 +27,20 @@ def orch_one_task() -> str:
     return _path("TASKRING_PY_ORCH_ONE_TASK", BUILD / "python/tests/libtaskring_py_orch_one_task.so")
 
 
+def pytest_sessionstart(session):
+    """TASKRING_PY_EXPECT_INSTALLED=<dir>: the suite must test the package
+    installed under <dir> (the wheel test, tests/install), never a build
+    tree's copy that a stray PYTHONPATH or the working directory put first."""
+    want = os.environ.get("TASKRING_PY_EXPECT_INSTALLED")
+    if not want:
+        return
+    import taskring
+
+    where = os.path.realpath(taskring.__file__)
+    if not where.startswith(os.path.realpath(want) + os.sep):
+        raise pytest.UsageError(f"taskring was imported from {where}, not from the installed package under {want}")
+
+
 @pytest.fixture(scope="session")
 def kernel_so() -> str:
     return _path("TASKRING_PY_KERNEL_SO", BUILD / "python/tests/libtaskring_py_kernel_so.so")

@@ -7,7 +7,7 @@ namespace taskring::node {
 // chips are at least as many as the usable CPUs. Each chip would then get one
 // executor thread, next to its orchestration thread and the parent's: one
 // thread per chip does the same work without the wakes between them.
-// Measured on 2 CPUs with 2 chips (docs/benchmarks.md#stop-19), inline
+// Measured on 2 CPUs with 2 chips (docs/bench-log/2026-12-02_to_2026-12-06.md#stop-19), inline
 // over threaded: the DSV4 decode step 0.80-0.90x, the 2-rank MoE step
 // 0.76-0.81x, multi_chip 0.95-1.01x, a 4 KiB allreduce from Python 0.45x.
 bool run_chips_inline_by_default(int chips, int cpus);

@@ -109,10 +109,12 @@ void do_not_optimize(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 
 int main(int argc, char** argv) {
   CLI::App app{"taskring kernel microbenchmarks"};
-  std::string json_path = "bench_kernels.json";
+  // No JSON unless asked for: a default file name landed result files in
+  // whatever directory the bench ran from (the source tree's root).
+  std::string json_path;
   int samples = 15;
   double target_ms = 20.0;
-  app.add_option("--json", json_path, "where to write the JSON results");
+  app.add_option("--json", json_path, "write the JSON results to this file");
   app.add_option("--samples", samples, "samples per case (median reported)");
   app.add_option("--sample-ms", target_ms, "duration of one sample in ms");
   app.add_flag("--wall", g_wall, "time with the wall clock instead of thread CPU time");
@@ -234,7 +236,13 @@ int main(int argc, char** argv) {
   out["loadavg_before"] = load_before;
   out["loadavg_after"] = loadavg();
   std::printf("\nloadavg before: %s, after: %s\n", load_before.c_str(), loadavg().c_str());
-  std::ofstream(json_path) << out.dump(2) << "\n";
+  if (json_path.empty()) return 0;
+  std::ofstream file(json_path);
+  file << out.dump(2) << "\n";
+  if (!file.flush()) {
+    std::fprintf(stderr, "bench_kernels: cannot write --json %s\n", json_path.c_str());
+    return 1;
+  }
   std::printf("\nJSON: %s\n", json_path.c_str());
   return 0;
 }

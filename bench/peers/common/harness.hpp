@@ -1,5 +1,5 @@
 // Runs every selected pattern through one runtime and prints one JSON line per
-// pattern on stdout (format: docs/benchmarks.md, "bench_overhead line format").
+// pattern on stdout (format: bench/peers/README.md, "The bench_overhead_* contract").
 //
 // A runtime provides `prepare(pattern, n)`, returning a Rep whose `run` executes
 // the n tasks once and returns the elapsed nanoseconds of the timed region.

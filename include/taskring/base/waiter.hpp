@@ -1,7 +1,7 @@
 // Waiter: spin briefly, then park on a futex, always with a deadline.
 //
 // The machines taskring runs on may have 2 hardware threads shared by many
-// virtual cores, so an idle thread must not keep spinning (DESIGN.md §4). A
+// virtual cores, so an idle thread must not keep spinning (docs/architecture.md, "Decisions"). A
 // waiter spins `spin_iterations` checks of the predicate, then parks until a
 // notify or the deadline. notify_all() is cheap when nobody is parked (one
 // relaxed load), so producers can call it on every state change.

@@ -1,6 +1,6 @@
 // Device: device memory, host<->device copies, pinned host buffers, counters.
 //
-// Device memory is not host memory (DESIGN.md §4). Host code reaches device
+// Device memory is not host memory (docs/architecture.md, "Decisions"). Host code reaches device
 // bytes only through copy_to_device / copy_from_device / memset; kernels and
 // the device-side runtime reach them through `device_view()`, which stands
 // for "code running on the device". Every copy is counted so that H2D/D2H can

@@ -6,7 +6,7 @@
 // for longer ones) before it is written with a single write(2), looping only
 // on EINTR and short writes. Records up to PIPE_BUF bytes are therefore
 // indivisible on a pipe or an O_APPEND file shared by forked processes, which
-// is what multi-rank timing capture relies on (seeds/000_11e8f888ada53163).
+// is what multi-rank timing capture relies on (docs/logging.md).
 // Longer records are serialised among the threads of one process only.
 //
 // Before the first TIMING record of each process (forked children included)

@@ -71,7 +71,7 @@ struct RankInfo {
 };
 
 // The largest change of a host-speed probe that still counts as steady. The
-// two-speed vCPUs of docs/benchmarks.md#stop-17 move by ~90 %; a probe's own
+// two-speed vCPUs of docs/bench-log/2026-12-02_to_2026-12-06.md#stop-17 move by ~90 %; a probe's own
 // noise on a quiet host is a few percent.
 inline constexpr double kSteadyHostChange = 0.10;
 
