@@ -72,6 +72,17 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   bool wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob);
   // The oldest live slot of `ring`, for stall messages.
   std::string stall_diagnostics(TaskRing& ring);
+  // The steps of submit(), in order (tmr_submit.cpp; allocate is step 3).
+  // Forced inline: they are submit()'s body in named pieces, and as calls
+  // they cost ~70 instructions per submit in argument passing and reloads.
+  [[gnu::always_inline]] inline bool check(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind, engine::TaskShape* shape,
+             exec::ResolvedPredicate* predicate);
+  [[gnu::always_inline]] inline int collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers);
+  [[gnu::always_inline]] inline void materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, const MixedKernels& kernels,
+                   const CoreTaskArgs& args, engine::SubmitKind kind, engine::TaskShape shape,
+                   const exec::ResolvedPredicate& predicate, const char* op, TaskOutputTensors* result);
+  [[gnu::always_inline]] inline void register_accesses(TaskSlot* t, const CoreTaskArgs& args);
+  [[gnu::always_inline]] inline void wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np);
   void add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId id, uint8_t flags);
   TaskSlot* slot_of(PTO2TaskId id);
   void fail_args(const char* what, const std::string& detail);

@@ -77,29 +77,16 @@ void TmrRuntime::add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId
   list[(*n)++] = Producer{slot, id, flags};
 }
 
+// Submit, in the order its steps run: check, collect producers, allocate,
+// materialise, register, wire. Each step after allocate() works on the slot
+// it returned; the first failure latches the run's fatal error.
 TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind) {
   TaskOutputTensors result;
   if (is_fatal()) return result;
-  const bool dummy = kind != engine::SubmitKind::kKernel;
-  const bool alloc_only = kind == engine::SubmitKind::kAllocOnly;
   const char* op = engine::submit_op_name(kind);
-  engine::SubmitPolicy policy;
-  policy.kernels = request_.kernels;
-  policy.device = config_.device;
-  policy.topology = topo_;
   engine::TaskShape shape = engine::TaskShape::kDummy;
-  engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &shape);
-  if (!bad.ok()) {
-    report_fatal(bad.code, bad.message);
-    return result;
-  }
   exec::ResolvedPredicate predicate;
-  if (args.predicate().op != PredicateOp::NONE) {
-    if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, &predicate); !ps.ok()) {
-      fail_args(op, ps.message());
-      return result;
-    }
-  }
+  if (!check(kernels, args, kind, &shape, &predicate)) return result;
   const int nt = args.tensor_count();
   uint64_t heap_bytes = 0;
   for (int i = 0; i < nt; ++i) {
@@ -107,8 +94,6 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   }
   const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
 
-  // Collect producers before allocating so the dependency-pool reservation
-  // is exact. Slot lookups only need the ids; nothing is pinned yet.
   // Left uninitialised: PTO2TaskId's default member initialiser would make a
   // plain array cost kMaxRetainedProducers stores on every submit (~200
   // instructions, a fifth of a chain submit); only [0, np) is ever read.
@@ -116,7 +101,65 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     ProducerBuffer() {}
     Producer at[kMaxRetainedProducers];
   } buffer;
-  Producer* producers = buffer.at;
+  const int np = collect_producers(args, manual_scope, buffer.at);
+  if (is_fatal()) return result;
+
+  uint32_t ring_index = static_cast<uint32_t>(std::min<size_t>(scopes_.size() - 1, kRingLevels - 1));
+  TaskRing& ring = rings_[ring_index];
+  uint64_t heap_off = 0, pool_off = 0;
+  TaskSlot* t = nullptr;
+  if (!allocate(ring, heap_bytes, static_cast<uint64_t>(np), &heap_off, &pool_off, &t)) return result;
+  ++submitted_;
+  if (kind == engine::SubmitKind::kAllocOnly) ++stats_.alloc_tasks;
+  else if (kind != engine::SubmitKind::kKernel) ++stats_.dummy_tasks;
+  else ++stats_.kernel_tasks;
+  stats_.heap_bytes += heap_bytes;
+
+  materialize(t, ring, heap_off, kernels, args, kind, shape, predicate, op, &result);
+  if (!manual_scope) register_accesses(t, args);
+  wire(t, ring.dep_nodes + pool_off, buffer.at, np);
+  scope_tasks_.push_back(t);
+  ring.pinned_by_open_scopes++;
+
+  if (kind == engine::SubmitKind::kAllocOnly) {
+    // Completes at once: no kernel, and its outputs live until its scope
+    // and retaining consumers let go.
+    engine::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
+    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(t, &here);
+    if (here.next != nullptr) push_ready(here.next);
+    return result;
+  }
+  if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) push_ready(t);
+  return result;
+}
+
+// Step 1: the submit's arguments are admissible (engine/submit_checks.hpp)
+// and its dispatch predicate, if any, resolves.
+bool TmrRuntime::check(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind,
+                       engine::TaskShape* shape, exec::ResolvedPredicate* predicate) {
+  engine::SubmitPolicy policy;
+  policy.kernels = request_.kernels;
+  policy.device = config_.device;
+  policy.topology = topo_;
+  engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, shape);
+  if (!bad.ok()) {
+    report_fatal(bad.code, bad.message);
+    return false;
+  }
+  if (args.predicate().op != PredicateOp::NONE) {
+    if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, predicate); !ps.ok()) {
+      fail_args(engine::submit_op_name(kind), ps.message());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Step 2: the live tasks this one depends on (explicit ids, the creators of
+// its tensors, and the TensorMap's overlapping writers/readers), before
+// allocation so the dependency-pool reservation is exact. Only ids are
+// looked up; nothing is pinned yet.
+int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers) {
   int np = 0;
   for (int i = 0; i < args.dependency_count(); ++i) {
     PTO2TaskId id = args.dependency_ids()[i];
@@ -124,6 +167,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     TaskSlot* p = slot_of(id);
     if (p != nullptr) add_producer(producers, &np, p, id, flags);  // retired producers are satisfied
   }
+  const int nt = args.tensor_count();
   for (int i = 0; i < nt && !manual_scope; ++i) {
     TensorArgType tag = args.tag(i);
     if (tag == TensorArgType::OUTPUT) continue;
@@ -133,19 +177,16 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     bool writer = tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING;
     tensor_map_.for_each_dependency(t, writer, [&](TaskSlot* p) { add_producer(producers, &np, p, p->id, DEP_WAIT); });
   }
-  if (is_fatal()) return result;
+  return np;
+}
 
-  uint32_t ring_index = static_cast<uint32_t>(std::min<size_t>(scopes_.size() - 1, kRingLevels - 1));
-  TaskRing& ring = rings_[ring_index];
-  uint64_t heap_off = 0, pool_off = 0;
-  TaskSlot* t = nullptr;
-  if (!allocate(ring, heap_bytes, static_cast<uint64_t>(np), &heap_off, &pool_off, &t)) return result;
-  ++submitted_;
-  if (alloc_only) ++stats_.alloc_tasks;
-  else if (dummy) ++stats_.dummy_tasks;
-  else ++stats_.kernel_tasks;
-  stats_.heap_bytes += heap_bytes;
-
+// Step 4: the slot's launch fields, its copies of the input descriptors and
+// fresh heap tensors for its OUTPUTs (also handed back in `result`).
+void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, const MixedKernels& kernels,
+                             const CoreTaskArgs& args, engine::SubmitKind kind, engine::TaskShape shape,
+                             const exec::ResolvedPredicate& predicate, const char* op, TaskOutputTensors* result) {
+  const bool dummy = kind != engine::SubmitKind::kKernel;
+  const int nt = args.tensor_count();
   t->shape = shape;
   t->block_num = dummy ? 1 : args.launch_spec.blocks();
   t->sync_start = !dummy && args.launch_spec.require_sync_start();
@@ -157,7 +198,6 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   t->scalar_count = args.scalar_count();
   std::memcpy(t->scalars, args.scalars(), sizeof(uint64_t) * static_cast<size_t>(args.scalar_count()));
 
-  // Materialise tensors: copies of the inputs, fresh heap tensors for OUTPUTs.
   uint64_t out_off = heap_off;
   for (int i = 0; i < nt; ++i) {
     if (args.tag(i) != TensorArgType::OUTPUT) {
@@ -183,22 +223,25 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
       for (uint64_t b = 0; b < bytes; b += es) std::memcpy(p + b, &ci.initial_value_bits, es);
     }
     out_off += engine::output_heap_bytes(ci);
-    if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &dst;
+    if (result->count < CORE_MAX_TENSOR_ARGS) result->outputs[result->count++] = &dst;
   }
-  result.set_task_id(t->id);
+  result->set_task_id(t->id);
+}
 
-  // TensorMap: writers for INOUT / OUTPUT_EXISTING, readers for INPUT.
-  if (!manual_scope) {
-    for (int i = 0; i < nt; ++i) {
-      TensorArgType tag = args.tag(i);
-      if (tag == TensorArgType::OUTPUT || tag == TensorArgType::NO_DEP || t->tensors[i].manual_dep) continue;
-      tensor_map_.insert(t->tensors[i], t, tag != TensorArgType::INPUT);
-    }
+// Step 5: the TensorMap learns this task's accesses: writers for INOUT /
+// OUTPUT_EXISTING, readers for INPUT.
+void TmrRuntime::register_accesses(TaskSlot* t, const CoreTaskArgs& args) {
+  const int nt = args.tensor_count();
+  for (int i = 0; i < nt; ++i) {
+    TensorArgType tag = args.tag(i);
+    if (tag == TensorArgType::OUTPUT || tag == TensorArgType::NO_DEP || t->tensors[i].manual_dep) continue;
+    tensor_map_.insert(t->tensors[i], t, tag != TensorArgType::INPUT);
   }
+}
 
-  // Wire: register on each unfinished producer's fanout list; pin retained
-  // producers so their outputs outlive this task.
-  DepNode* nodes = ring.dep_nodes + pool_off;
+// Step 6: register on each unfinished producer's fanout list (one node of
+// `nodes` each); pin retained producers so their outputs outlive this task.
+void TmrRuntime::wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np) {
   int used_nodes = 0;
   for (int i = 0; i < np; ++i) {
     TaskSlot* p = producers[i].slot;
@@ -220,19 +263,6 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     }
     p->fanout_lock.unlock();
   }
-  scope_tasks_.push_back(t);
-  ring.pinned_by_open_scopes++;
-
-  if (alloc_only) {
-    // Completes at once: no kernel, and its outputs live until its scope
-    // and retaining consumers let go.
-    engine::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
-    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(t, &here);
-    if (here.next != nullptr) push_ready(here.next);
-    return result;
-  }
-  if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) push_ready(t);
-  return result;
 }
 
 // ---------------------------------------------------------------- tensor data
