@@ -20,8 +20,8 @@ from .node import ChildBuffer, HeapTensor, NodeOrchestrator, NodeRunHandle, Node
 from .comm import ChipDomainContext, CommBufferSpec, CommDomainHandle, collective_scratch_bytes
 from .dtypes import DataType, bf16_from_float32, data_type_of, float32_from_bf16
 from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, FailedPreconditionError,
-                     InternalError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError,
-                     TaskringError, UnavailableError, UnimplementedError)
+                     InternalError, InvalidArgumentError, KeyNotFoundError, NotFoundError, OutOfRangeError,
+                     ResourceExhaustedError, TaskringError, UnavailableError, UnimplementedError)
 
 FLOAT32 = DataType.FLOAT32
 FLOAT16 = DataType.FLOAT16
@@ -61,7 +61,7 @@ __all__ = [
     "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",
     "bf16_from_float32", "float32_from_bf16", "builtin_kernels", "workloads", "FLOAT32", "FLOAT16", "BFLOAT16",
     "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "TaskringError",
-    "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "AlreadyExistsError", "FailedPreconditionError",
-    "ResourceExhaustedError", "DeadlineExceededError", "AbortedError", "InternalError", "UnimplementedError",
+    "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "KeyNotFoundError", "AlreadyExistsError",
+    "FailedPreconditionError", "ResourceExhaustedError", "DeadlineExceededError", "AbortedError", "InternalError", "UnimplementedError",
     "UnavailableError", "blas_info",
 ]

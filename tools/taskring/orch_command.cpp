@@ -10,6 +10,7 @@
 // writes them as .npy, --json prints one JSON object instead.
 // Exit status: 0 the run succeeded; 2 usage error (bad spec, unknown kernel
 // name, unmapped id); 1 compile error or failed run.
+// `--check PATH...` only compiles (orch_check.hpp).
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -21,6 +22,7 @@
 
 #include "commands.hpp"
 #include "orch_args.hpp"
+#include "orch_check.hpp"
 #include "orch_compile.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/error_codes.hpp"
@@ -34,7 +36,9 @@ using orch::Direction;
 using orch::HostTensor;
 
 struct OrchOptions {
+  std::vector<std::string> files;  // one to run; any number with --check
   std::string file;
+  bool check = false;
   std::string runtime = "tmr";
   std::string arch;
   std::vector<std::string> kernels, tensors, scalars, prints, defines;
@@ -158,15 +162,32 @@ int fail(int code, const std::string& message, nlohmann::json* j) {
 
 int run_orch() {
   nlohmann::json j;
-  j["file"] = g_opt.file;
   j["runtime"] = g_opt.runtime;
   if (g_opt.runtime != "tmr" && g_opt.runtime != "hbg") {
     return fail(2, "--runtime " + g_opt.runtime + ": expected tmr or hbg", &j);
   }
   std::vector<std::string> defines = g_opt.defines;
+  // The launch spec of an a5 build follows the runtime's own a5 header
+  // (taskring/tensor/task_args.hpp), so the runtime is part of the build.
+  defines.push_back(g_opt.runtime == "hbg" ? "TASKRING_ORCH_RUNTIME_HBG" : "TASKRING_ORCH_RUNTIME_TMR");
   if (g_opt.arch == "a2a3") defines.push_back("TASKRING_ORCH_ARCH_A2A3");
   else if (g_opt.arch == "a5") defines.push_back("TASKRING_ORCH_ARCH_A5");
   else if (!g_opt.arch.empty()) return fail(2, "--arch " + g_opt.arch + ": expected a2a3 or a5", &j);
+  if (g_opt.check) {
+    orch::CheckRequest req;
+    req.paths = g_opt.files;
+    req.include_dir = g_opt.include_dir;
+    if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx != '\0') req.compiler = cxx;
+    req.defines = defines;
+    req.json = g_opt.json;
+    return orch::run_check(req);
+  }
+  if (g_opt.files.size() != 1) {
+    return fail(2, "expected one orchestration to run (" + std::to_string(g_opt.files.size()) +
+                       " given; --check takes several)", &j);
+  }
+  g_opt.file = g_opt.files[0];
+  j["file"] = g_opt.file;
 
   // Arguments first: a bad spec is a usage error even before compiling.
   std::vector<HostTensor> tensors;
@@ -290,10 +311,13 @@ int run_orch() {
 
 void add_orch_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("orch", "run an upstream-style orchestration source (.cpp) or library (.so)");
-  cmd->add_option("file", g_opt.file, "orchestration source (.cpp, compiled and cached) or library (.so)")
+  cmd->add_option("file", g_opt.files,
+                  "orchestration source (.cpp, compiled and cached) or library (.so); with --check, files or folders")
       ->required();
+  cmd->add_flag("--check", g_opt.check,
+                "only compile every source under the given files/folders; one line per file (ok / first error)");
   cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr or hbg");
-  cmd->add_option("--arch", g_opt.arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (set_core_num)");
+  cmd->add_option("--arch", g_opt.arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (the runtime's a5 header: set_core_num on tmr, set_block_num on hbg)");
   cmd->add_option("--kernel", g_opt.kernels, "ID=NAME: func id to a built-in kernel or a kernel .so; '*=NAME' for the rest");
   cmd->add_option("--tensor", g_opt.tensors,
                   "[NAME:]in|out|inout:DTYPE[SHAPE][=VALUE|=iota|=rand:SEED|=@FILE.npy], in argument order");
