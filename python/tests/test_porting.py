@@ -113,6 +113,6 @@ def test_worker_level_chip_memory_calls_work_outside_a_run():
             assert wa.freed and wo.freed
             with pytest.raises(taskring.FailedPreconditionError):
                 node.copy_to(wa, a)
-            with pytest.raises(taskring.InvalidArgumentError):
+            with pytest.raises(taskring.OutOfRangeError, match="chip 7 is not in"):
                 node.alloc_child_tensor(7, [4], np.float32)
     """)
