@@ -55,6 +55,10 @@ enum DepFlags : uint8_t {
   DEP_WAIT = 1,    // ordering: the consumer waits for the producer to complete
   DEP_RETAIN = 2,  // lifetime: the producer's slot and outputs stay alive until the consumer completes
 };
+// Combined kinds stay DepFlags, so `cond ? DEP_WAIT : (DEP_WAIT | DEP_RETAIN)` is one (as upstream).
+constexpr DepFlags operator|(DepFlags a, DepFlags b) {
+  return static_cast<DepFlags>(static_cast<uint8_t>(a) | static_cast<uint8_t>(b));
+}
 
 // SPMD launch shape of a task.
 //

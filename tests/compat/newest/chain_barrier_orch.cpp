@@ -38,7 +38,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     CoreTaskArgs args;
     args.add_inout(ext_X);
     producer_ids[i] = rt_submit_aic_task(FUNC_WRITE_CONST, args).task_id();
-    producer_kinds[i] = (i % 2 == 0) ? DEP_WAIT : static_cast<DepFlags>(DEP_WAIT | DEP_RETAIN);
+    producer_kinds[i] = (i % 2 == 0) ? DEP_WAIT : (DEP_WAIT | DEP_RETAIN);
   }
 
   TaskId barrier_id;
