@@ -15,7 +15,8 @@ TASKRING_STRACE_DIR) are read once, at import.
 
 from . import _taskring
 from .chip import (INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Callable, ChipWorker, DeviceBuffer,
-                   GraphRunStats, RunReport, RunStats, Tensor, TensorArgType, builtin_kernels, workloads)
+                   GraphRunStats, RunReport, RunStats, Tensor, TensorArgType, TensorTransfer, builtin_kernels,
+                   workloads)
 from .node import ChildBuffer, HeapTensor, NodeOrchestrator, NodeRunHandle, NodeWorker
 from .comm import ChipDomainContext, CommBufferSpec, CommDomainHandle, collective_scratch_bytes
 from .dtypes import DataType, bf16_from_float32, data_type_of, float32_from_bf16
@@ -55,7 +56,7 @@ def blas_info() -> dict:
 
 
 __all__ = [
-    "ChipWorker", "Callable", "Tensor", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
+    "ChipWorker", "Callable", "Tensor", "TensorTransfer", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
     "NodeRunHandle", "NodeOrchestrator", "HeapTensor", "ChildBuffer", "CommBufferSpec", "ChipDomainContext", "CommDomainHandle",
     "collective_scratch_bytes",
     "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",

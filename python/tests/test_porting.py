@@ -4,6 +4,10 @@ Worker-level chip memory calls outside a run. Each case runs in a fresh interpre
 
 import textwrap
 
+import numpy as np
+import pytest
+import taskring
+
 import fresh_interpreter
 
 PRELUDE = textwrap.dedent("""
@@ -116,3 +120,18 @@ def test_worker_level_chip_memory_calls_work_outside_a_run():
             with pytest.raises(taskring.OutOfRangeError, match="chip 7 is not in"):
                 node.alloc_child_tensor(7, [4], np.float32)
     """)
+
+
+def test_tensor_transfer_h2d_on_an_input_array_is_the_staging_and_anything_else_is_refused(tmr_worker, orch_one_task):
+    copy = taskring.Callable.from_library(orch_one_task, {0: "copy"})
+    src = np.arange(32, dtype=np.float32)
+    dst = np.zeros_like(src)
+    tmr_worker.run(copy, [taskring.Tensor(src, taskring.INPUT, transfer=taskring.TensorTransfer.H2D),
+                          (dst, taskring.OUTPUT_EXISTING)])
+    np.testing.assert_array_equal(dst, src)
+    with pytest.raises(taskring.UnimplementedError, match="transfer=NONE for a ndarray tagged INPUT: sim stages"):
+        taskring.Tensor(src, taskring.INPUT, transfer=taskring.TensorTransfer.NONE)
+    with pytest.raises(taskring.UnimplementedError, match="transfer=H2D for a ndarray tagged INOUT"):
+        taskring.Tensor(src, taskring.INOUT, transfer=taskring.TensorTransfer.H2D)
+    with pytest.raises(ValueError):
+        taskring.Tensor(src, taskring.INPUT, transfer=7)
