@@ -15,13 +15,14 @@ TASKRING_STRACE_DIR) are read once, at import.
 
 from . import _taskring
 from .chip import (INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Callable, ChipWorker, DeviceBuffer,
-                   GraphRunStats, RunReport, RunStats, Tensor, TensorArgType, builtin_kernels, workloads)
+                   GraphRunStats, RunReport, RunStats, Tensor, TensorArgType, TensorTransfer, builtin_kernels,
+                   workloads)
 from .node import ChildBuffer, HeapTensor, NodeOrchestrator, NodeRunHandle, NodeWorker
 from .comm import ChipDomainContext, CommBufferSpec, CommDomainHandle, collective_scratch_bytes
 from .dtypes import DataType, bf16_from_float32, data_type_of, float32_from_bf16
 from .errors import (AbortedError, AlreadyExistsError, DeadlineExceededError, FailedPreconditionError,
-                     InternalError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError,
-                     TaskringError, UnavailableError, UnimplementedError)
+                     InternalError, InvalidArgumentError, KeyNotFoundError, NotFoundError, OutOfRangeError,
+                     ResourceExhaustedError, TaskringError, UnavailableError, UnimplementedError)
 
 FLOAT32 = DataType.FLOAT32
 FLOAT16 = DataType.FLOAT16
@@ -55,13 +56,13 @@ def blas_info() -> dict:
 
 
 __all__ = [
-    "ChipWorker", "Callable", "Tensor", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
+    "ChipWorker", "Callable", "Tensor", "TensorTransfer", "DeviceBuffer", "RunReport", "RunStats", "GraphRunStats", "NodeWorker",
     "NodeRunHandle", "NodeOrchestrator", "HeapTensor", "ChildBuffer", "CommBufferSpec", "ChipDomainContext", "CommDomainHandle",
     "collective_scratch_bytes",
     "TensorArgType", "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "DataType", "data_type_of",
     "bf16_from_float32", "float32_from_bf16", "builtin_kernels", "workloads", "FLOAT32", "FLOAT16", "BFLOAT16",
     "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL", "TaskringError",
-    "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "AlreadyExistsError", "FailedPreconditionError",
-    "ResourceExhaustedError", "DeadlineExceededError", "AbortedError", "InternalError", "UnimplementedError",
+    "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "KeyNotFoundError", "AlreadyExistsError",
+    "FailedPreconditionError", "ResourceExhaustedError", "DeadlineExceededError", "AbortedError", "InternalError", "UnimplementedError",
     "UnavailableError", "blas_info",
 ]

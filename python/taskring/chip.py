@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _taskring
 from .dtypes import DataType, parse_data_type
-from .errors import FailedPreconditionError, InvalidArgumentError
+from .errors import FailedPreconditionError, InvalidArgumentError, UnimplementedError
 
 
 class TensorArgType(enum.IntEnum):
@@ -71,7 +71,27 @@ def _dims(name: str, v) -> Optional[list]:
     return dims
 
 
-def Tensor(data, tag, *, dtype=None, shape=None, strides=None, offset: int = 0):
+class TensorTransfer(enum.IntEnum):
+    """Upstream's transfer request of a host tensor argument (``transfer=``): ``H2D`` copies it to the
+    device before the run, ``NONE`` lets the device use the host memory in place. taskring stages an
+    array argument by its tag (INPUT/INOUT in, OUTPUT_EXISTING/INOUT/OUTPUT back), so ``H2D`` on an
+    INPUT array is that staging and is accepted; every other request is refused (``Tensor``)."""
+
+    NONE = 0
+    H2D = 1
+
+
+def _check_transfer(data, tag, transfer) -> None:
+    t = TensorTransfer(int(transfer))
+    if t == TensorTransfer.H2D and isinstance(data, np.ndarray) and int(tag) == int(TensorArgType.INPUT):
+        return
+    raise UnimplementedError(
+        f"Tensor transfer={t.name} for a {type(data).__name__} tagged {TensorArgType(int(tag)).name}: sim stages numpy "
+        "arrays by their tag and cannot let a chip use host memory in place; only transfer=H2D on an INPUT "
+        "array (the staging taskring does anyway) is accepted")
+
+
+def Tensor(data, tag, *, dtype=None, shape=None, strides=None, offset: int = 0, transfer=None):
     """A tensor argument with an explicit view.
 
     ``data`` is a C-contiguous numpy array (whose bytes are the buffer), a
@@ -81,7 +101,7 @@ def Tensor(data, tag, *, dtype=None, shape=None, strides=None, offset: int = 0):
     ``shape`` (required for a device buffer), ``strides`` (in elements,
     default row-major) and ``offset`` (elements from the buffer start)
     describe the view. A view that leaves the buffer is an OutOfRangeError at
-    ``run``.
+    ``run``. ``transfer`` is upstream's :class:`TensorTransfer` request (default: none given).
     """
     if not isinstance(data, (np.ndarray, DeviceBuffer, _taskring._ChildBuffer)):
         raise InvalidArgumentError("Tensor data must be a numpy array, a DeviceBuffer or a ChildBuffer, got "
@@ -89,6 +109,8 @@ def Tensor(data, tag, *, dtype=None, shape=None, strides=None, offset: int = 0):
     t = None if dtype is None else int(parse_data_type(dtype))
     if int(offset) < 0:
         raise InvalidArgumentError(f"Tensor offset={offset} is negative")
+    if transfer is not None:
+        _check_transfer(data, tag, transfer)
     return _taskring._Tensor(data, int(TensorArgType(int(tag))), t, _dims("shape", shape), _dims("strides", strides),
                              int(offset))
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _taskring
 from .dtypes import DataType, parse_data_type
-from .errors import FailedPreconditionError, InvalidArgumentError, NotFoundError, UnimplementedError
+from .errors import FailedPreconditionError, InvalidArgumentError, KeyNotFoundError, UnimplementedError
 
 
 @dataclasses.dataclass
@@ -109,8 +109,9 @@ class CommDomainHandle:
         try:
             return self.contexts[chip]
         except KeyError:
-            raise NotFoundError(f"CommDomainHandle({self.name!r}): chip {chip!r} is not a member "
-                                f"(members: {list(self.workers)})") from None
+            # A KeyError as well, as upstream's handle[chip] raises for a non-member.
+            raise KeyNotFoundError(f"CommDomainHandle({self.name!r}): chip {chip!r} is not a member "
+                                   f"(members: {list(self.workers)})") from None
 
     @property
     def size(self) -> int:

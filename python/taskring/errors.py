@@ -15,7 +15,7 @@ from typing import Optional
 __all__ = [
     "TaskringError", "InvalidArgumentError", "OutOfRangeError", "NotFoundError", "AlreadyExistsError",
     "FailedPreconditionError", "ResourceExhaustedError", "DeadlineExceededError", "AbortedError",
-    "InternalError", "UnimplementedError", "UnavailableError",
+    "InternalError", "UnimplementedError", "UnavailableError", "KeyNotFoundError",
 ]
 
 
@@ -49,6 +49,13 @@ class OutOfRangeError(TaskringError, IndexError):
 
 class NotFoundError(TaskringError, LookupError):
     code, code_name = 3, "NOT_FOUND"
+
+
+class KeyNotFoundError(NotFoundError, KeyError):
+    """NOT_FOUND for a lookup by key, where upstream raises ``KeyError``: both at once."""
+
+    # KeyError's own __str__ would quote the message.
+    __str__ = TaskringError.__str__
 
 
 class AlreadyExistsError(TaskringError):

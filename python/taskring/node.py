@@ -31,6 +31,8 @@ has the rules and what is not bound.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import inspect
 import weakref
 from typing import Callable as _PyCallable, Optional
 
@@ -133,20 +135,43 @@ class NodeWorker:
         """
         return self._n.shared_array(_dims("shared_array", shape), int(_data_type(dtype)))
 
-    def submit(self, orch_fn: _PyCallable) -> NodeRunHandle:
-        """Runs ``orch_fn(orchestrator)`` on this thread and returns the run's handle.
+    def submit(self, orch_fn: _PyCallable, args=None, cfg=None) -> NodeRunHandle:
+        """Runs the orch function on this thread and returns the run's handle.
 
-        The tasks start as soon as they are ready, while ``orch_fn`` still submits. If ``orch_fn``
-        raises, its unstarted tasks are cancelled, the started ones finish, and the exception
-        propagates; the worker stays usable. A run waits for the previous one to end.
+        Upstream's form ``orch_fn(orchestrator, args, cfg)`` gets ``args`` and ``cfg`` as given
+        (taskring reads neither); a function of one parameter is called as ``orch_fn(orchestrator)``
+        and then takes neither (:func:`_orch_call`). The tasks start as soon as they are ready, while
+        ``orch_fn`` still submits. If ``orch_fn`` raises, its unstarted tasks are cancelled, the
+        started ones finish, and the exception propagates; the worker stays usable. A run waits for
+        the previous one to end.
         """
-        if not callable(orch_fn):
-            raise InvalidArgumentError(f"submit: orch_fn must be callable, got {type(orch_fn).__name__}")
-        return NodeRunHandle(self._n.submit(orch_fn))
+        return NodeRunHandle(self._n.submit(_orch_call("submit", orch_fn, args, cfg)))
 
-    def run(self, orch_fn: _PyCallable, timeout_ms: int = _DEFAULT_TIMEOUT_MS) -> dict:
-        """``submit(orch_fn).wait(timeout_ms)``: the run's task counts, or its first error raised."""
-        return self.submit(orch_fn).wait(timeout_ms)
+    def run(self, orch_fn: _PyCallable, args=None, cfg=None, timeout_ms: int = _DEFAULT_TIMEOUT_MS) -> dict:
+        """``submit(orch_fn, args, cfg).wait(timeout_ms)``: the run's task counts, or its first error raised."""
+        return self.submit(orch_fn, args, cfg).wait(timeout_ms)
+
+    # Upstream's Worker-level chip memory, outside a run: each is one run of a one-call orch
+    # function, so it waits for the run before it and has the Orchestrator method's rules.
+    def alloc_child_tensor(self, worker_id: int, shapes, dtype) -> "ChildBuffer":
+        """``Orchestrator.alloc_child_tensor`` in a run of its own; the buffer outlives the run."""
+        out = []
+        self.run(lambda o: out.append(o.alloc_child_tensor(worker_id, shapes, dtype)))
+        return out[0]
+
+    def free(self, handle: "ChildBuffer") -> None:
+        """``Orchestrator.free`` in a run of its own."""
+        self.run(lambda o: o.free(handle))
+
+    def copy_to(self, dst: "ChildBuffer", src: np.ndarray, *, dst_offset: int = 0, src_offset: int = 0,
+                nbytes: Optional[int] = None) -> None:
+        """``Orchestrator.copy_to`` (host -> chip) in a run of its own."""
+        self.run(lambda o: o.copy_to(dst, src, dst_offset=dst_offset, src_offset=src_offset, nbytes=nbytes))
+
+    def copy_from(self, dst: np.ndarray, src: "ChildBuffer", *, dst_offset: int = 0, src_offset: int = 0,
+                  nbytes: Optional[int] = None) -> None:
+        """``Orchestrator.copy_from`` (chip -> host) in a run of its own."""
+        self.run(lambda o: o.copy_from(dst, src, dst_offset=dst_offset, src_offset=src_offset, nbytes=nbytes))
 
     def close(self) -> None:
         """Stops and reaps every child; idempotent. Arrays from :meth:`shared_array` stay valid."""
@@ -167,6 +192,41 @@ class NodeWorker:
     def pids(self) -> list:
         """The children's process ids, chips first then SUB workers (empty before init / after close)."""
         return list(self._n.pids())
+
+
+def _positional_params(fn) -> Optional[int]:
+    """How many positional arguments ``fn`` takes (3 for ``*args``), or None when Python cannot tell."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    n = 0
+    for p in params:
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            return 3
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            n += 1
+    return n
+
+
+def _orch_call(op: str, orch_fn, args, cfg):
+    """The one-argument callable the node runs for ``orch_fn``: upstream's ``(orch, args, cfg)`` form
+    when ``orch_fn`` takes three positional arguments (or Python cannot tell and args/cfg are given),
+    else ``orch_fn(orch)``, which refuses args/cfg rather than drop them."""
+    if not callable(orch_fn):
+        raise InvalidArgumentError(f"{op}: orch_fn must be callable, got {type(orch_fn).__name__}")
+    n = _positional_params(orch_fn)
+    if n is None:
+        n = 1 if args is None and cfg is None else 3
+    if n >= 3:
+        return lambda o: orch_fn(o, args, cfg)
+    if n == 1:
+        if args is not None or cfg is not None:
+            raise InvalidArgumentError(f"{op}: orch_fn takes one argument (the orchestrator); args and cfg are "
+                                       "passed only to an orch_fn(orch, args, cfg)")
+        return orch_fn
+    raise InvalidArgumentError(f"{op}: orch_fn must take (orch) or (orch, args, cfg), it takes {n} positional "
+                               "argument(s)")
 
 
 def _dims(op: str, shape) -> list:
@@ -226,6 +286,17 @@ def _orchestrator_alloc_child_tensor(self, worker_id: int, shapes, dtype) -> Chi
                                     _dims("alloc_child_tensor", shapes), int(_data_type(dtype)))
 
 
+@contextlib.contextmanager
+def _orchestrator_scope(self):
+    """Upstream's ``with orch.scope():``: ``scope_begin()`` on entry, ``scope_end()`` on exit (also on an
+    exception)."""
+    self.scope_begin()
+    try:
+        yield self
+    finally:
+        self.scope_end()
+
+
 def _orchestrator_free(self, handle: ChildBuffer) -> None:
     """Frees a chip buffer after the tasks this run submitted before have finished (docs/node.md)."""
     if not isinstance(handle, ChildBuffer):
@@ -259,7 +330,7 @@ def _orchestrator_copy_from(self, dst: np.ndarray, src: ChildBuffer, *, dst_offs
 
 for _name, _f in (("alloc", _orchestrator_alloc), ("alloc_child_tensor", _orchestrator_alloc_child_tensor),
                   ("free", _orchestrator_free), ("copy_to", _orchestrator_copy_to),
-                  ("copy_from", _orchestrator_copy_from)):
+                  ("copy_from", _orchestrator_copy_from), ("scope", _orchestrator_scope)):
     setattr(_taskring._NodeOrchestrator, _name, _f)
 del _name, _f
 

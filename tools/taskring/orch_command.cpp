@@ -10,6 +10,7 @@
 // writes them as .npy, --json prints one JSON object instead.
 // Exit status: 0 the run succeeded; 2 usage error (bad spec, unknown kernel
 // name, unmapped id); 1 compile error or failed run.
+// `--check PATH...` only compiles (orch_check.hpp).
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -21,6 +22,7 @@
 
 #include "commands.hpp"
 #include "orch_args.hpp"
+#include "orch_check.hpp"
 #include "orch_compile.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/error_codes.hpp"
@@ -34,7 +36,9 @@ using orch::Direction;
 using orch::HostTensor;
 
 struct OrchOptions {
+  std::vector<std::string> files;  // one to run; any number with --check
   std::string file;
+  bool check = false;
   std::string runtime = "tmr";
   std::string arch;
   std::vector<std::string> kernels, tensors, scalars, prints, defines;
@@ -156,17 +160,84 @@ int fail(int code, const std::string& message, nlohmann::json* j) {
   return code;
 }
 
+// The -D list of a build: the user's, then the runtime's (the launch spec of
+// an a5 build follows the runtime's own a5 header, taskring/tensor/task_args.hpp)
+// and the architecture's.
+Expected<std::vector<std::string>> build_defines() {
+  std::vector<std::string> defines = g_opt.defines;
+  defines.push_back(g_opt.runtime == "hbg" ? "TASKRING_ORCH_RUNTIME_HBG" : "TASKRING_ORCH_RUNTIME_TMR");
+  if (g_opt.arch == "a2a3") defines.push_back("TASKRING_ORCH_ARCH_A2A3");
+  else if (g_opt.arch == "a5") defines.push_back("TASKRING_ORCH_ARCH_A5");
+  else if (!g_opt.arch.empty()) return invalid_argument("--arch " + g_opt.arch + ": expected a2a3 or a5");
+  return defines;
+}
+
+int check_sources(const std::vector<std::string>& defines) {
+  orch::CheckRequest req;
+  req.paths = g_opt.files;
+  req.include_dir = g_opt.include_dir;
+  if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx != '\0') req.compiler = cxx;
+  req.defines = defines;
+  req.json = g_opt.json;
+  return orch::run_check(req);
+}
+
+// Prints a successful run: the --print tensors (default: every out / inout)
+// summarised, --save, or one JSON object with --json.
+int print_result(const std::vector<HostTensor>& tensors, const std::string& name, uint64_t tasks, nlohmann::json* j) {
+  // Which tensors to show: --print names, else every out / inout.
+  std::vector<const HostTensor*> shown;
+  for (const std::string& wanted : g_opt.prints) {
+    const HostTensor* found = nullptr;
+    for (const HostTensor& t : tensors) {
+      if (t.name == wanted) found = &t;
+    }
+    if (found == nullptr) return fail(2, "--print " + wanted + ": no tensor of that name", j);
+    shown.push_back(found);
+  }
+  if (g_opt.prints.empty()) {
+    for (const HostTensor& t : tensors) {
+      if (t.dir != Direction::kIn) shown.push_back(&t);
+    }
+  }
+  if (!g_opt.save_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(g_opt.save_dir, ec);
+    for (const HostTensor& t : tensors) {
+      if (t.dir == Direction::kIn) continue;
+      Status s = orch::write_npy(t, (fs::path(g_opt.save_dir) / (t.name + ".npy")).string());
+      if (!s.ok()) return fail(1, "--save: " + s.message(), j);
+    }
+  }
+  if (g_opt.json) {
+    for (const HostTensor* t : shown) {
+      (*j)["tensors"][t->name] = {{"direction", dir_name(t->dir)}, {"summary", orch::summarize(*t)}};
+    }
+    std::cout << j->dump(2) << "\n";
+  } else {
+    std::cout << "taskring orch " << name << " on " << g_opt.runtime << ": ok, " << tasks << " tasks\n";
+    for (const HostTensor* t : shown) {
+      std::cout << "  " << t->name << " (" << dir_name(t->dir) << ") " << orch::summarize(*t) << "\n";
+    }
+  }
+  return 0;
+}
+
 int run_orch() {
   nlohmann::json j;
-  j["file"] = g_opt.file;
   j["runtime"] = g_opt.runtime;
   if (g_opt.runtime != "tmr" && g_opt.runtime != "hbg") {
     return fail(2, "--runtime " + g_opt.runtime + ": expected tmr or hbg", &j);
   }
-  std::vector<std::string> defines = g_opt.defines;
-  if (g_opt.arch == "a2a3") defines.push_back("TASKRING_ORCH_ARCH_A2A3");
-  else if (g_opt.arch == "a5") defines.push_back("TASKRING_ORCH_ARCH_A5");
-  else if (!g_opt.arch.empty()) return fail(2, "--arch " + g_opt.arch + ": expected a2a3 or a5", &j);
+  auto defines = build_defines();
+  if (!defines.ok()) return fail(2, defines.status().message(), &j);
+  if (g_opt.check) return check_sources(*defines);
+  if (g_opt.files.size() != 1) {
+    return fail(2, "expected one orchestration to run (" + std::to_string(g_opt.files.size()) +
+                       " given; --check takes several)", &j);
+  }
+  g_opt.file = g_opt.files[0];
+  j["file"] = g_opt.file;
 
   // Arguments first: a bad spec is a usage error even before compiling.
   std::vector<HostTensor> tensors;
@@ -192,7 +263,7 @@ int run_orch() {
     req.include_dir = g_opt.include_dir;
     req.cache_dir = g_opt.cache_dir.empty() ? orch::default_cache_dir(TASKRING_ORCH_CACHE_DIR) : g_opt.cache_dir;
     if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx != '\0') req.compiler = cxx;
-    req.defines = defines;
+    req.defines = *defines;
     auto built = orch::compile_orchestration(req);
     if (!built.ok()) return fail(built.status().code() == StatusCode::kNotFound ? 2 : 1, built.status().message(), &j);
     library = built->library;
@@ -247,53 +318,20 @@ int run_orch() {
   j["ok"] = true;
   j["tasks"] = report->stats.tasks_submitted;
 
-  // Which tensors to show: --print names, else every out / inout.
-  std::vector<const HostTensor*> shown;
-  for (const std::string& name : g_opt.prints) {
-    const HostTensor* found = nullptr;
-    for (const HostTensor& t : tensors) {
-      if (t.name == name) found = &t;
-    }
-    if (found == nullptr) return fail(2, "--print " + name + ": no tensor of that name", &j);
-    shown.push_back(found);
-  }
-  if (g_opt.prints.empty()) {
-    for (const HostTensor& t : tensors) {
-      if (t.dir != Direction::kIn) shown.push_back(&t);
-    }
-  }
-  if (!g_opt.save_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(g_opt.save_dir, ec);
-    for (const HostTensor& t : tensors) {
-      if (t.dir == Direction::kIn) continue;
-      Status s = orch::write_npy(t, (fs::path(g_opt.save_dir) / (t.name + ".npy")).string());
-      if (!s.ok()) return fail(1, "--save: " + s.message(), &j);
-    }
-  }
-  if (g_opt.json) {
-    for (const HostTensor* t : shown) {
-      j["tensors"][t->name] = {{"direction", dir_name(t->dir)}, {"summary", orch::summarize(*t)}};
-    }
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << "taskring orch " << callable.name << " on " << g_opt.runtime << ": ok, "
-              << report->stats.tasks_submitted << " tasks\n";
-    for (const HostTensor* t : shown) {
-      std::cout << "  " << t->name << " (" << dir_name(t->dir) << ") " << orch::summarize(*t) << "\n";
-    }
-  }
-  return 0;
+  return print_result(tensors, callable.name, report->stats.tasks_submitted, &j);
 }
 
 }  // namespace
 
 void add_orch_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("orch", "run an upstream-style orchestration source (.cpp) or library (.so)");
-  cmd->add_option("file", g_opt.file, "orchestration source (.cpp, compiled and cached) or library (.so)")
+  cmd->add_option("file", g_opt.files,
+                  "orchestration source (.cpp, compiled and cached) or library (.so); with --check, files or folders")
       ->required();
+  cmd->add_flag("--check", g_opt.check,
+                "only compile every source under the given files/folders; one line per file (ok / first error)");
   cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr or hbg");
-  cmd->add_option("--arch", g_opt.arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (set_core_num)");
+  cmd->add_option("--arch", g_opt.arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (the runtime's a5 header: set_core_num on tmr, set_block_num on hbg)");
   cmd->add_option("--kernel", g_opt.kernels, "ID=NAME: func id to a built-in kernel or a kernel .so; '*=NAME' for the rest");
   cmd->add_option("--tensor", g_opt.tensors,
                   "[NAME:]in|out|inout:DTYPE[SHAPE][=VALUE|=iota|=rand:SEED|=@FILE.npy], in argument order");

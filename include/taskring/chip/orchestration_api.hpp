@@ -37,6 +37,7 @@ struct MixedKernels {
 };
 
 enum class PTO2ScopeMode : int32_t { AUTO = 0, MANUAL = 1 };
+using ScopeMode = PTO2ScopeMode;  // newer upstream spelling
 
 // The OUTPUT tensors a submit materialised, in argument order, and the id of
 // the submitted task. Valid only inside the scope where the task was
@@ -173,6 +174,7 @@ inline TaskOutputTensors alloc_tensors(const TensorCreateInfo& first, const Info
 inline void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) {
   if (orch_detail::rt() != nullptr) orch_detail::rt()->ops->scope_begin(orch_detail::rt(), mode);
 }
+inline void rt_scope_begin(PTO2ScopeMode mode, TaskDomain /*domain: one die, no effect*/) { rt_scope_begin(mode); }
 inline void rt_scope_end() {
   if (orch_detail::rt() != nullptr) orch_detail::rt()->ops->scope_end(orch_detail::rt());
 }
@@ -184,6 +186,17 @@ class PTO2ScopeGuard {
   ~PTO2ScopeGuard() { rt_scope_end(); }
   PTO2ScopeGuard(const PTO2ScopeGuard&) = delete;
   PTO2ScopeGuard& operator=(const PTO2ScopeGuard&) = delete;
+};
+// Newer upstream spelling, with its TaskDomain argument (no effect, see
+// TaskDomain): `SIMPLER_SCOPE(ScopeMode::MANUAL, TaskDomain::DIE0) { ... }`.
+class ScopeGuard {
+ public:
+  explicit ScopeGuard(ScopeMode mode = ScopeMode::AUTO, TaskDomain domain = TaskDomain::GLOBAL) {
+    rt_scope_begin(mode, domain);
+  }
+  ~ScopeGuard() { rt_scope_end(); }
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
 };
 
 inline bool rt_is_fatal() { return orch_detail::rt() == nullptr || orch_detail::rt()->ops->is_fatal(orch_detail::rt()); }
@@ -254,6 +267,12 @@ inline void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t*
 // or `PTO2_SCOPE_GUARD(PTO2ScopeMode::MANUAL);`.
 #define PTO2_SCOPE_GUARD(...) \
   [[maybe_unused]] ::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_guard_, __COUNTER__) { __VA_ARGS__ }
+
+// Newer upstream spellings of the two scope macros.
+#define SIMPLER_SCOPE(...) \
+  if (::taskring::ScopeGuard PTO2_SCOPE_CONCAT_(_simpler_scope_, __LINE__){__VA_ARGS__}; true)
+#define SIMPLER_SCOPE_GUARD(...) \
+  [[maybe_unused]] ::taskring::ScopeGuard PTO2_SCOPE_CONCAT_(_simpler_scope_guard_, __COUNTER__) { __VA_ARGS__ }
 
 #ifndef TASKRING_NO_ORCH_LOG_MACROS
 #define LOG_DEBUG(...) ::taskring::rt_log(::taskring::PTO2LogLevel::DEBUG, __func__, __VA_ARGS__)

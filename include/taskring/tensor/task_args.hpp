@@ -55,26 +55,39 @@ enum DepFlags : uint8_t {
   DEP_WAIT = 1,    // ordering: the consumer waits for the producer to complete
   DEP_RETAIN = 2,  // lifetime: the producer's slot and outputs stay alive until the consumer completes
 };
+// Combined kinds stay DepFlags, so `cond ? DEP_WAIT : (DEP_WAIT | DEP_RETAIN)` is one (as upstream).
+constexpr DepFlags operator|(DepFlags a, DepFlags b) {
+  return static_cast<DepFlags>(static_cast<uint8_t>(a) | static_cast<uint8_t>(b));
+}
 
 // SPMD launch shape of a task.
 //
 // Both upstream spellings of the block count are offered: `block_num()` /
 // `set_block_num()` (a2a3) and `core_num()` / `set_core_num()` (a5). A source
 // that picks one by SFINAE (both overloads viable would be ambiguous) is
-// compiled with TASKRING_ORCH_ARCH_A2A3 or TASKRING_ORCH_ARCH_A5 defined,
-// which keeps only that architecture's spelling (`taskring orch --arch`).
+// compiled for one architecture (`taskring orch --arch`), which keeps only
+// the spelling of that architecture's header for the runtime:
+//   TASKRING_ORCH_ARCH_A2A3                            block_num
+//   TASKRING_ORCH_ARCH_A5 (tensormap_and_ringbuffer)   core_num
+//   TASKRING_ORCH_ARCH_A5 + TASKRING_ORCH_RUNTIME_HBG  block_num (upstream's
+//                                                      a5 host_build_graph)
 // `blocks()` / `set_blocks()` are taskring's own spelling, always present.
+#if defined(TASKRING_ORCH_ARCH_A5) && !defined(TASKRING_ORCH_RUNTIME_HBG)
+#define TASKRING_LAUNCH_SPEC_CORE_NUM_ONLY_ 1
+#elif defined(TASKRING_ORCH_ARCH_A2A3) || defined(TASKRING_ORCH_ARCH_A5)
+#define TASKRING_LAUNCH_SPEC_BLOCK_NUM_ONLY_ 1
+#endif
 class LaunchSpec {
  public:
   constexpr LaunchSpec() = default;
 
   int16_t blocks() const { return block_num_; }
   void set_blocks(int16_t n) { block_num_ = n; }
-#if !defined(TASKRING_ORCH_ARCH_A5)
+#if !defined(TASKRING_LAUNCH_SPEC_CORE_NUM_ONLY_)
   int16_t block_num() const { return block_num_; }
   void set_block_num(int16_t n) { block_num_ = n; }
 #endif
-#if !defined(TASKRING_ORCH_ARCH_A2A3)
+#if !defined(TASKRING_LAUNCH_SPEC_BLOCK_NUM_ONLY_)
   int16_t core_num() const { return block_num_; }
   void set_core_num(int16_t n) { block_num_ = n; }
 #endif
@@ -88,6 +101,11 @@ class LaunchSpec {
   bool require_sync_start_ = false;
 };
 using PTO2LaunchSpec = LaunchSpec;
+
+// Newer upstream's locality hint of a task or scope (which die it should run
+// on). The simulated chip has one die: recorded only, no effect on placement
+// or ordering.
+enum class TaskDomain : uint8_t { GLOBAL = 0, DIE0 = 1, DIE1 = 2 };
 
 // Comparison of a dispatch predicate (upstream values).
 enum class PredicateOp : uint8_t { NONE = 0, EQ, NE, GT, LT, GE, LE };
@@ -296,6 +314,13 @@ class TaskArgs {
   }
   bool allow_early_resolve() const { return allow_early_resolve_; }
 
+  // Newer upstream's per-task locality hint; recorded only (see TaskDomain).
+  TaskArgs& set_task_domain(TaskDomain d) {
+    task_domain_ = d;
+    return *this;
+  }
+  TaskDomain task_domain() const { return task_domain_; }
+
   // Tags the task for upstream's selective task timing (slot 0..15). An
   // out-of-range slot is latched as an error. Recorded only: taskring's
   // STRACE spans time every task.
@@ -354,6 +379,7 @@ class TaskArgs {
     launch_spec = LaunchSpec();
     predicate_ = CoreTaskPredicate();
     allow_early_resolve_ = false;
+    task_domain_ = TaskDomain::GLOBAL;
     task_timing_slot_ = TASK_TIMING_SLOT_NONE;
   }
   // Upstream spelling: clear() and drop the latched error.
@@ -448,6 +474,7 @@ class TaskArgs {
   char error_[160] = {};
   CoreTaskPredicate predicate_;
   bool allow_early_resolve_ = false;
+  TaskDomain task_domain_ = TaskDomain::GLOBAL;
   int32_t task_timing_slot_ = TASK_TIMING_SLOT_NONE;
 };
 

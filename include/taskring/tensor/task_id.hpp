@@ -1,4 +1,5 @@
-// PTO2TaskId: a task's identity inside one run, `(ring_id << 32) | local_id`.
+// PTO2TaskId (newer upstream: TaskId): a task's identity inside one run,
+// `(ring_id << 32) | local_id`.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ struct PTO2TaskId {
   constexpr bool is_invalid() const { return raw == UINT64_MAX; }
   constexpr uint32_t ring() const { return static_cast<uint32_t>(raw >> 32); }
   constexpr uint32_t local() const { return static_cast<uint32_t>(raw); }
+  constexpr uint32_t local_id() const { return local(); }  // newer upstream spelling
   friend constexpr bool operator==(PTO2TaskId a, PTO2TaskId b) { return a.raw == b.raw; }
 };
 
