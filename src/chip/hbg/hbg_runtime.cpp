@@ -71,7 +71,9 @@ Status HbgRuntime::start_run(const RunRequest& request) {
     stats_.orch_start_ns = mono_ns();
     if (request.bind != nullptr) request.bind(api());
     scopes_.push_back(0);  // the implicit outer scope
-    request.entry(*request.args);
+    if (auto thrown = call_orchestration(request.entry, *request.args)) {
+      report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, *thrown);
+    }
     if (request.bind != nullptr) request.bind(nullptr);
     stats_.orch_end_ns = mono_ns();
     gstats_.host_orch_ns = stats_.orch_end_ns - stats_.orch_start_ns;
