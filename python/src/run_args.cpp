@@ -94,7 +94,8 @@ std::string describe_bad_array(PyObject* x) {
     return "(array, tag) holds a numpy scalar (" + type + ", 0-d); a tensor needs an array of at least one " +
            "dimension: pass (numpy.atleast_1d(x), tag), or pass the number alone as a scalar argument";
   }
-  return "(array, tag) holds a value of type " + type + "; expected a numpy array, a chip buffer or an Orchestrator.alloc tensor";
+  return "(array, tag) holds a value of type " + type +
+         "; expected a numpy array, a chip buffer or an Orchestrator.alloc tensor";
 }
 
 }  // namespace

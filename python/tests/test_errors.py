@@ -111,7 +111,8 @@ def test_tensor_of_something_else():
      "argument 0: \\(array, tag\\) holds a memoryview, not a numpy array; pass \\(numpy.frombuffer"),
     ([(np.float32(1), taskring.INPUT)], taskring.InvalidArgumentError,
      "argument 0: \\(array, tag\\) holds a numpy scalar \\(numpy.float32, 0-d\\)"),
-    ([(object(), taskring.INPUT)], taskring.InvalidArgumentError, "argument 0: \\(array, tag\\) holds a value of type object"),
+    ([(object(), taskring.INPUT)], taskring.InvalidArgumentError,
+     "argument 0: \\(array, tag\\) holds a value of type object"),
 ])
 def test_bad_arguments(tmr_worker, copy, args, cls, msg):
     with pytest.raises(cls, match=msg):

@@ -40,7 +40,8 @@ Status resolve_one(const char* env_name, const char* field, const EnvLookup& env
   // The knob's own range, so that a value that is no integer at all is told
   // the range that matters; `check` adds what a range cannot say (powers of two).
   const KnobSpec& spec = knob(env_name);
-  TASKRING_ASSIGN_OR_RETURN(auto from_env, read_int_list_knob(env, env_name, kRingLevels, spec.min, spec.max));
+  TASKRING_ASSIGN_OR_RETURN(auto from_env,
+                            read_int_list_knob(env, env_name, kRingLevels, spec.min, spec.max));
   for (int r = 0; r < kRingLevels; ++r) {
     uint64_t v = fallback;
     if (from_env) {

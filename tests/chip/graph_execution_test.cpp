@@ -282,7 +282,8 @@ void offset_layers_entry(const ChipTaskArgs& args) {
     GraphTaskArgs g;
     ChipTensor views[kSlots];
     for (int s = 0; s < kSlots; ++s) {
-      views[s] = args.tensor(s)->view({b.rows, b.cols}, {static_cast<uint32_t>(l) * b.rows, static_cast<uint32_t>(l % 2)});
+      const uint32_t row = static_cast<uint32_t>(l) * b.rows, col = static_cast<uint32_t>(l % 2);
+      views[s] = args.tensor(s)->view({b.rows, b.cols}, {row, col});
       g.add_tensor(views[s], b.slot_tag[s]);
     }
     g.add_input(*args.tensor(kSlots));

@@ -325,7 +325,9 @@ TEST(TraceMatrix, TwoPidsClaimingOneRankAtOnceAreFlagged) {
   ASSERT_EQ(a.m.ranks, 1);
   EXPECT_EQ(a.m.rank_info[0].pids.size(), 2u);
   bool warned = false;
-  for (auto& w : a.m.warnings) warned |= w.find("claimed by pids 1000 and 2000 at overlapping times") != std::string::npos;
+  for (auto& w : a.m.warnings) {
+    warned |= w.find("claimed by pids 1000 and 2000 at overlapping times") != std::string::npos;
+  }
   EXPECT_TRUE(warned);
   MatrixOptions ranks_expected;
   ranks_expected.ranks = 1;

@@ -265,9 +265,10 @@ Status check_device_budget(const std::vector<HostTensor>& tensors, uint64_t aren
                                          : std::to_string(tensors.size()) + " tensors need " + mib(total) +
                                                " (the largest, --tensor " + largest->spec + ", " +
                                                mib(largest->nbytes) + ")";
-  return resource_exhausted(what + " of device memory; the sim arena holds " + mib(arena_bytes) + " and its heap rings take " +
-                            mib(ring_heap_bytes) + " (raise TASKRING_SIM_DEVICE_MEM_MB, lower PTO2_RING_HEAP " +
-                            "or --ring-heap, or use smaller tensors)");
+  return resource_exhausted(what + " of device memory; the sim arena holds " + mib(arena_bytes) +
+                            " and its heap rings take " + mib(ring_heap_bytes) +
+                            " (raise TASKRING_SIM_DEVICE_MEM_MB, lower PTO2_RING_HEAP or --ring-heap, or use smaller "
+                            "tensors)");
 }
 
 Status check_tensor_names(const std::vector<HostTensor>& tensors) {

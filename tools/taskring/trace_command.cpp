@@ -132,7 +132,8 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("--rank-by", flags->rank_by, "rank identity: auto, pid or attr (rank= on chip.run)")
       ->check(CLI::IsMember({"auto", "pid", "attr"}));
   cmd->add_flag("--allow-discarded", flags->allow_discarded,
-                "do not fail the verdict for dispatches left out of the matrix (unusable or extra ranks, extra rounds)");
+                "do not fail the verdict for dispatches left out of the matrix "
+                "(unusable or extra ranks, extra rounds)");
   cmd->add_option("--require", flags->require, "spans a valid cell needs: comma list of root, orch, sched, or none");
   cmd->add_option("--root", flags->names.root, "name of the run span")->capture_default_str();
   cmd->add_option("--orch", flags->names.orch, "dotted suffix of the orchestrator window")->capture_default_str();
