@@ -90,6 +90,49 @@ std::string cell_name(int rank, int round, const RankInfo& info) {
   return s + " round " + std::to_string(round);
 }
 
+// Statistics over valid cells only: per rank, over all cells, per round (max
+// across ranks) and the host-union diagnostic. `d`: dispatches per round.
+void summarize_cells(Matrix& m, size_t d) {
+  auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  std::vector<double> all;
+  m.rank_stats.resize(static_cast<size_t>(m.ranks));
+  for (int r = 0; r < m.ranks; ++r) {
+    std::vector<double> v;
+    for (int k = 0; k < m.rounds; ++k) {
+      const Cell& c = m.cell(r, k);
+      if (c.valid) v.push_back(c.effective_us);
+    }
+    all.insert(all.end(), v.begin(), v.end());
+    m.rank_stats[static_cast<size_t>(r)] = summarize(std::move(v));
+  }
+  m.cell_stats = summarize(std::move(all));
+  std::vector<double> rounds_v, union_v;
+  for (int k = 0; k < m.rounds; ++k) {
+    bool ok = m.ranks > 0;
+    double mx = 0;
+    std::vector<Window> hw;
+    bool roots_all = m.ranks > 0;
+    for (int r = 0; r < m.ranks; ++r) {
+      const Cell& c = m.cell(r, k);
+      if (c.valid) mx = std::max(mx, c.effective_us);
+      ok &= c.valid;
+      roots_all &= c.valid || (!c.host_windows.empty() && c.host_windows.size() == d);
+      hw.insert(hw.end(), c.host_windows.begin(), c.host_windows.end());
+    }
+    m.round_values.push_back(ok ? std::optional<double>(mx) : std::nullopt);
+    if (ok) rounds_v.push_back(mx);
+    if (roots_all) {
+      double u = us(union_length(hw));
+      m.host_union.push_back(u);
+      union_v.push_back(u);
+    } else {
+      m.host_union.push_back(std::nullopt);
+    }
+  }
+  m.round_stats = summarize(std::move(rounds_v));
+  m.host_union_stats = summarize(std::move(union_v));
+}
+
 }  // namespace
 
 Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
@@ -280,44 +323,7 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
     }
   }
 
-  // Statistics over valid cells only.
-  std::vector<double> all;
-  m.rank_stats.resize(static_cast<size_t>(m.ranks));
-  for (int r = 0; r < m.ranks; ++r) {
-    std::vector<double> v;
-    for (int k = 0; k < m.rounds; ++k) {
-      const Cell& c = m.cell(r, k);
-      if (c.valid) v.push_back(c.effective_us);
-    }
-    all.insert(all.end(), v.begin(), v.end());
-    m.rank_stats[static_cast<size_t>(r)] = summarize(std::move(v));
-  }
-  m.cell_stats = summarize(std::move(all));
-  std::vector<double> rounds_v, union_v;
-  for (int k = 0; k < m.rounds; ++k) {
-    bool ok = m.ranks > 0;
-    double mx = 0;
-    std::vector<Window> hw;
-    bool roots_all = m.ranks > 0;
-    for (int r = 0; r < m.ranks; ++r) {
-      const Cell& c = m.cell(r, k);
-      if (c.valid) mx = std::max(mx, c.effective_us);
-      ok &= c.valid;
-      roots_all &= c.valid || (!c.host_windows.empty() && c.host_windows.size() == d);
-      hw.insert(hw.end(), c.host_windows.begin(), c.host_windows.end());
-    }
-    m.round_values.push_back(ok ? std::optional<double>(mx) : std::nullopt);
-    if (ok) rounds_v.push_back(mx);
-    if (roots_all) {
-      double u = us(union_length(hw));
-      m.host_union.push_back(u);
-      union_v.push_back(u);
-    } else {
-      m.host_union.push_back(std::nullopt);
-    }
-  }
-  m.round_stats = summarize(std::move(rounds_v));
-  m.host_union_stats = summarize(std::move(union_v));
+  summarize_cells(m, d);
   return m;
 }
 
