@@ -79,6 +79,25 @@ void add_numpy_scalar(ChipTaskArgs& cargs, const pyb::object& a, size_t i) {
   }
 }
 
+// Why the first element of an (x, tag) pair is not a tensor: what the user
+// passed, and what to pass instead.
+std::string describe_bad_array(PyObject* x) {
+  const std::string type = Py_TYPE(x)->tp_name;
+  if (PyList_Check(x) || PyTuple_Check(x)) {
+    return "(array, tag) holds a Python " + type + ", not a numpy array; pass (numpy.asarray(values, dtype=...), tag)";
+  }
+  if (PyMemoryView_Check(x) || PyByteArray_Check(x) || PyBytes_Check(x)) {
+    return "(array, tag) holds a " + type + ", not a numpy array; pass (numpy.frombuffer(buffer, dtype=...), tag) " +
+           "for a numpy array over the same memory";
+  }
+  if (PyObject_HasAttrString(x, "dtype") && PyObject_HasAttrString(x, "item")) {
+    return "(array, tag) holds a numpy scalar (" + type + ", 0-d); a tensor needs an array of at least one " +
+           "dimension: pass (numpy.atleast_1d(x), tag), or pass the number alone as a scalar argument";
+  }
+  return "(array, tag) holds a value of type " + type +
+         "; expected a numpy array, a chip buffer or an Orchestrator.alloc tensor";
+}
+
 }  // namespace
 
 ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
@@ -168,6 +187,9 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
     } else if (PyFloat_Check(p)) {
       // As the C++ examples' add_scalar(1.0f): a Python float is a float32.
       cargs.add_scalar(static_cast<float>(PyFloat_AS_DOUBLE(p)));
+    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2) {
+      throw_error(StatusCode::kInvalidArgument,
+                  "argument " + std::to_string(i) + ": " + describe_bad_array(PyTuple_GET_ITEM(p, 0)));
     } else {
       throw_error(StatusCode::kInvalidArgument,
                   "argument " + std::to_string(i) + ": expected (array, tag), taskring.Tensor(...) or a number, got " +

@@ -74,6 +74,8 @@ pyb::dict matrix_dict(const trace::Matrix& m) {
   d["valid_cells"] = m.valid_cells;
   d["problems"] = m.problems;
   d["warnings"] = m.warnings;
+  d["discarded_dispatches"] = m.discarded_dispatches;
+  d["allow_discarded"] = m.allow_discarded;
   d["cell_stats"] = summary(m.cell_stats);
   pyb::list rs;
   for (const auto& s : m.rank_stats) rs.append(summary(s));
@@ -110,7 +112,7 @@ std::shared_ptr<Analysis> analyse(const std::vector<std::string>& paths, std::op
                                   const std::string& rank_by, bool require_root, bool require_orch,
                                   bool require_sched, const std::optional<std::string>& root,
                                   const std::optional<std::string>& orch, const std::optional<std::string>& sched,
-                                  const std::optional<std::string>& device_wall) {
+                                  const std::optional<std::string>& device_wall, bool allow_discarded) {
   if (paths.empty()) throw_error(StatusCode::kInvalidArgument, "analyse: no log paths");
   trace::MatrixOptions o;
   o.ranks = ranks;
@@ -124,6 +126,7 @@ std::shared_ptr<Analysis> analyse(const std::vector<std::string>& paths, std::op
   o.require_root = require_root;
   o.require_orch = require_orch;
   o.require_sched = require_sched;
+  o.allow_discarded = allow_discarded;
   auto a = std::make_shared<Analysis>();
   if (root) a->names.root = *root;
   if (orch) a->names.orch = *orch;
@@ -177,7 +180,8 @@ void bind_trace(pyb::module_& m) {
       });
   m.def("_analyse", &analyse, pyb::arg("paths"), pyb::arg("ranks"), pyb::arg("rounds"), pyb::arg("warmup"),
         pyb::arg("dispatches"), pyb::arg("rank_by"), pyb::arg("require_root"), pyb::arg("require_orch"),
-        pyb::arg("require_sched"), pyb::arg("root"), pyb::arg("orch"), pyb::arg("sched"), pyb::arg("device_wall"));
+        pyb::arg("require_sched"), pyb::arg("root"), pyb::arg("orch"), pyb::arg("sched"), pyb::arg("device_wall"),
+        pyb::arg("allow_discarded"));
 }
 
 }  // namespace taskring::py

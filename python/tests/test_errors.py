@@ -104,6 +104,15 @@ def test_tensor_of_something_else():
     ([1, (f32(4), taskring.INPUT)], taskring.InvalidArgumentError, "argument 1: .*after 1 scalar"),
     ([2 ** 70], taskring.OutOfRangeError, "argument 0: integer scalar does not fit 64 bits"),
     ([np.complex64(1)], taskring.InvalidArgumentError, "numpy scalar of dtype complex64"),
+    # (x, tag) whose x is not an array: say what x is, not "got tuple".
+    ([([1.0, 2.0], taskring.INPUT)], taskring.InvalidArgumentError,
+     "argument 0: \\(array, tag\\) holds a Python list, not a numpy array; pass \\(numpy.asarray"),
+    ([(memoryview(bytearray(16)), taskring.INPUT)], taskring.InvalidArgumentError,
+     "argument 0: \\(array, tag\\) holds a memoryview, not a numpy array; pass \\(numpy.frombuffer"),
+    ([(np.float32(1), taskring.INPUT)], taskring.InvalidArgumentError,
+     "argument 0: \\(array, tag\\) holds a numpy scalar \\(numpy.float32, 0-d\\)"),
+    ([(object(), taskring.INPUT)], taskring.InvalidArgumentError,
+     "argument 0: \\(array, tag\\) holds a value of type object"),
 ])
 def test_bad_arguments(tmr_worker, copy, args, cls, msg):
     with pytest.raises(cls, match=msg):

@@ -94,6 +94,21 @@ def test_torn_records_fail_the_verdict(rank_logs, tmp_path):
     assert any(d.kind for d in a.diagnostics)
 
 
+def test_nothing_valid_or_something_discarded_is_not_ok(rank_logs, tmp_path):
+    one = tmp_path / "one.log"
+    one.write_text("[STRACE] v=1 pid=7 tid=7 inv=1 hid=1 depth=0 name=chip.run ts=1000 dur=10 "
+                   "rank=2147483647\n")
+    a = tt.analyse(str(one), require=[])
+    assert a.counts["parsed"] == 1 and a.matrix.valid_cells == 0
+    assert not a.ok and a.exit_code == 3  # it was ok=True with 0/0 cells
+    assert not tt.analyse(str(one), require=[], allow_discarded=True).ok
+    # One rank's log more than expected: discarded, so not ok unless allowed.
+    b = tt.analyse(rank_logs, expect_ranks=RANKS - 1, expect_rounds=ROUNDS - 1, warmup=1)
+    assert b.matrix.discarded_dispatches == ROUNDS and not b.ok
+    c = tt.analyse(rank_logs, expect_ranks=RANKS - 1, expect_rounds=ROUNDS - 1, warmup=1, allow_discarded=True)
+    assert c.ok and c.matrix.allow_discarded
+
+
 def test_views_and_reports(rank_logs, tmp_path):
     a = tt.analyse(rank_logs, expect_ranks=RANKS, expect_rounds=ROUNDS - 1, warmup=1)
     text = a.render()

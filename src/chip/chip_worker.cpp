@@ -320,7 +320,8 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
   if (c.config != nullptr) {
     PTO2OrchestrationConfig oc = c.config(m.device_args);
     int have = host_args.tensor_count() + host_args.scalar_count();
-    if (have < oc.expected_arg_count) {
+    const bool too_many = config.exact_arg_count && oc.expected_arg_count > 0 && have > oc.expected_arg_count;
+    if (have < oc.expected_arg_count || too_many) {
       m.release_staging();
       return invalid_argument(where + ": aicpu_orchestration_config expects " + std::to_string(oc.expected_arg_count) +
                               " arguments (tensors + scalars), got " + std::to_string(have));
@@ -386,7 +387,12 @@ Status ChipWorker::wait() {
     }
   }
   m.t_done = mono_ns();
-  m.run_error = m.runtime ? m.runtime->run_status() : deadline_exceeded("run abandoned after timeout");
+  m.run_error = m.runtime ? m.runtime->run_status()
+                          : deadline_exceeded("run did not finish within " + std::to_string(m.timeout_ms) +
+                                              " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms) nor stop within " +
+                                              std::to_string(m.runtime_config.stall_timeout_ms) +
+                                              " ms after; its runtime was abandoned (a kernel or an orchestration "
+                                              "that never returns)");
   if (m.runtime) {
     m.report.stats = m.runtime->stats();
     m.report.graph = m.runtime->graph_stats();

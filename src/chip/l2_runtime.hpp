@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -82,6 +83,12 @@ class L2Runtime {
   // half is separate from execution; tmr orchestrates on the device).
   virtual bool host_phase_only_supported() const { return false; }
 };
+
+// Calls the user's orchestration entry. An exception it throws must not end
+// the process (it would unwind out of a runtime thread, or across the API):
+// it is returned as a message for the runtime to latch as the run's fatal
+// error (PTO2_ERROR_EXPLICIT_ORCH_FATAL); nullopt when the entry returned.
+std::optional<std::string> call_orchestration(OrchestrationEntryFn entry, const ChipTaskArgs& args) noexcept;
 
 // "tmr" / "tensormap_and_ringbuffer" or "hbg" / "host_build_graph".
 bool is_l2_runtime_name(std::string_view kind);

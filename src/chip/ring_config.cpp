@@ -37,8 +37,11 @@ Status check_pool(const std::string& where, uint64_t v) {
 Status resolve_one(const char* env_name, const char* field, const EnvLookup& env,
                    const std::array<uint64_t, kRingLevels>& overrides, uint64_t fallback,
                    Status (*check)(const std::string&, uint64_t), std::array<uint64_t, kRingLevels>* out) {
-  // Range checked per value by `check`; the list reader only bounds parsing.
-  TASKRING_ASSIGN_OR_RETURN(auto from_env, read_int_list_knob(env, env_name, kRingLevels, 0, INT64_MAX));
+  // The knob's own range, so that a value that is no integer at all is told
+  // the range that matters; `check` adds what a range cannot say (powers of two).
+  const KnobSpec& spec = knob(env_name);
+  TASKRING_ASSIGN_OR_RETURN(auto from_env,
+                            read_int_list_knob(env, env_name, kRingLevels, spec.min, spec.max));
   for (int r = 0; r < kRingLevels; ++r) {
     uint64_t v = fallback;
     if (from_env) {

@@ -128,9 +128,15 @@ InvocationScope::InvocationScope(uint64_t inv, uint64_t hid)
   t_state.hid = hid;
 }
 
+InvocationScope::InvocationScope(uint64_t inv, uint64_t hid, int depth) : InvocationScope(inv, hid) {
+  prev_depth_ = t_state.depth;
+  t_state.depth = depth;
+}
+
 InvocationScope::~InvocationScope() {
   t_state.inv = prev_inv_;
   t_state.hid = prev_hid_;
+  if (prev_depth_ >= 0) t_state.depth = prev_depth_;
 }
 
 void StraceSpan::open(std::string_view name, uint64_t inv, uint64_t hid) {

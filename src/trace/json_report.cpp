@@ -97,6 +97,7 @@ std::string render_json(const Trace& t, const Matrix& m) {
   }
   j["problems"] = m.problems;
   j["warnings"] = m.warnings;
+  j["discarded_dispatches"] = m.discarded_dispatches;
   int rc = verdict_exit_code(t, m);
   j["status"] = rc == 0 ? "ok" : "invalid";
   j["exit_code"] = rc;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <charconv>
+#include <climits>
 #include <map>
 
 namespace taskring::trace {
@@ -14,7 +15,67 @@ struct PidDispatches {
   std::vector<const Invocation*> dispatches;  // by inv
   std::optional<int> rank_attr;
   bool rank_conflict = false;
+  // Span of its host root windows (CLOCK_MONOTONIC, comparable across pids).
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
 };
+
+using RankPids = std::map<int, std::vector<const PidDispatches*>>;
+
+// Rank -> its pids in appearance order. Pids whose rank cannot be used are
+// warned about and their dispatches counted as discarded.
+RankPids assign_ranks(const std::vector<PidDispatches*>& pids, bool use_attr, const StageNames& names, Matrix& m) {
+  RankPids rank_pids;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    PidDispatches* p = pids[i];
+    if (!use_attr) {
+      rank_pids[static_cast<int>(i)].push_back(p);
+      continue;
+    }
+    if (p->rank_attr && *p->rank_attr > kMaxRank) {
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " names rank " + std::to_string(*p->rank_attr) +
+                           ", above the limit " + std::to_string(kMaxRank) + "; its " +
+                           std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
+      m.discarded_dispatches += p->dispatches.size();
+      continue;
+    }
+    if (!p->rank_attr) {
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " has no integer rank= attr on " + names.root +
+                           "; its " + std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
+      m.discarded_dispatches += p->dispatches.size();
+      continue;
+    }
+    if (p->rank_conflict) {
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " carries more than one rank= value; using rank " +
+                           std::to_string(*p->rank_attr));
+    }
+    rank_pids[*p->rank_attr].push_back(p);
+  }
+  return rank_pids;
+}
+
+// One rank is one process at a time: a rank whose pids' root windows overlap
+// was written by two runs at once (concurrent runs appending to one log), and
+// its rounds would mix unrelated processes. A warning; with expected ranks a
+// problem too, so the verdict fails.
+void check_rank_overlaps(const RankPids& rank_pids, bool ranks_expected, Matrix& m) {
+  for (const auto& [rank, ps] : rank_pids) {
+    std::vector<const PidDispatches*> timed;
+    for (const PidDispatches* p : ps) {
+      if (p->first_ns <= p->last_ns) timed.push_back(p);
+    }
+    std::sort(timed.begin(), timed.end(), [](auto* a, auto* b) { return a->first_ns < b->first_ns; });
+    const PidDispatches* latest = nullptr;  // the pid whose window ends last so far
+    for (const PidDispatches* p : timed) {
+      if (latest && p->first_ns < latest->last_ns) {
+        std::string line = "rank " + std::to_string(rank) + " is claimed by pids " + std::to_string(latest->pid) +
+                           " and " + std::to_string(p->pid) + " at overlapping times: two runs wrote one log?";
+        m.warnings.push_back(line);
+        if (ranks_expected) m.problems.push_back(std::move(line));
+      }
+      if (!latest || p->last_ns > latest->last_ns) latest = p;
+    }
+  }
+}
 
 std::optional<int> parse_rank(std::string_view v) {
   int r = 0;
@@ -27,6 +88,49 @@ std::string cell_name(int rank, int round, const RankInfo& info) {
   std::string s = "rank " + std::to_string(rank);
   if (info.pids.size() == 1) s += " (pid " + std::to_string(info.pids[0]) + ")";
   return s + " round " + std::to_string(round);
+}
+
+// Statistics over valid cells only: per rank, over all cells, per round (max
+// across ranks) and the host-union diagnostic. `d`: dispatches per round.
+void summarize_cells(Matrix& m, size_t d) {
+  auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  std::vector<double> all;
+  m.rank_stats.resize(static_cast<size_t>(m.ranks));
+  for (int r = 0; r < m.ranks; ++r) {
+    std::vector<double> v;
+    for (int k = 0; k < m.rounds; ++k) {
+      const Cell& c = m.cell(r, k);
+      if (c.valid) v.push_back(c.effective_us);
+    }
+    all.insert(all.end(), v.begin(), v.end());
+    m.rank_stats[static_cast<size_t>(r)] = summarize(std::move(v));
+  }
+  m.cell_stats = summarize(std::move(all));
+  std::vector<double> rounds_v, union_v;
+  for (int k = 0; k < m.rounds; ++k) {
+    bool ok = m.ranks > 0;
+    double mx = 0;
+    std::vector<Window> hw;
+    bool roots_all = m.ranks > 0;
+    for (int r = 0; r < m.ranks; ++r) {
+      const Cell& c = m.cell(r, k);
+      if (c.valid) mx = std::max(mx, c.effective_us);
+      ok &= c.valid;
+      roots_all &= c.valid || (!c.host_windows.empty() && c.host_windows.size() == d);
+      hw.insert(hw.end(), c.host_windows.begin(), c.host_windows.end());
+    }
+    m.round_values.push_back(ok ? std::optional<double>(mx) : std::nullopt);
+    if (ok) rounds_v.push_back(mx);
+    if (roots_all) {
+      double u = us(union_length(hw));
+      m.host_union.push_back(u);
+      union_v.push_back(u);
+    } else {
+      m.host_union.push_back(std::nullopt);
+    }
+  }
+  m.round_stats = summarize(std::move(rounds_v));
+  m.host_union_stats = summarize(std::move(union_v));
 }
 
 }  // namespace
@@ -63,7 +167,12 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
     p.first_span = std::min(p.first_span, inv.first_span);
     p.dispatches.push_back(&inv);  // invocations are sorted by (pid, inv)
     if (inv.root >= 0) {
-      auto v = find_attr(trace.spans[static_cast<size_t>(inv.root)].attrs, "rank");
+      const Span& root = trace.spans[static_cast<size_t>(inv.root)];
+      if (!root.device_clock) {
+        p.first_ns = std::min(p.first_ns, root.ts_ns);
+        p.last_ns = std::max(p.last_ns, root.end_ns());
+      }
+      auto v = find_attr(root.attrs, "rank");
       if (v) {
         auto r = parse_rank(*v);
         if (r && p.rank_attr && *p.rank_attr != *r) p.rank_conflict = true;
@@ -81,31 +190,10 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
   bool use_attr = o.rank_by == RankBy::kAttr || (o.rank_by == RankBy::kAuto && all_attr);
   m.rank_source = use_attr ? "attr" : "pid";
 
+  m.allow_discarded = o.allow_discarded;
   // Rank -> its dispatches, in pid-appearance then inv order.
-  std::map<int, std::vector<const PidDispatches*>> rank_pids;
-  for (size_t i = 0; i < pids.size(); ++i) {
-    PidDispatches* p = pids[i];
-    if (!use_attr) {
-      rank_pids[static_cast<int>(i)].push_back(p);
-      continue;
-    }
-    if (p->rank_attr && *p->rank_attr > kMaxRank) {
-      m.warnings.push_back("pid " + std::to_string(p->pid) + " names rank " + std::to_string(*p->rank_attr) +
-                           ", above the limit " + std::to_string(kMaxRank) + "; its " +
-                           std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
-      continue;
-    }
-    if (!p->rank_attr) {
-      m.warnings.push_back("pid " + std::to_string(p->pid) + " has no integer rank= attr on " + names.root +
-                           "; its " + std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
-      continue;
-    }
-    if (p->rank_conflict) {
-      m.warnings.push_back("pid " + std::to_string(p->pid) + " carries more than one rank= value; using rank " +
-                           std::to_string(*p->rank_attr));
-    }
-    rank_pids[*p->rank_attr].push_back(p);
-  }
+  const RankPids rank_pids = assign_ranks(pids, use_attr, names, m);
+  check_rank_overlaps(rank_pids, o.ranks.has_value(), m);
   // Bounded: attr ranks are <= kMaxRank; pid ranks are counted before use.
   int64_t seen_ranks = rank_pids.empty() ? 0 : int64_t{rank_pids.rbegin()->first} + 1;
   if (!o.ranks && seen_ranks > kMaxRanks) {
@@ -117,6 +205,7 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
     if (rank >= m.ranks) {
       m.warnings.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(ps[0]->pid) +
                            ") is beyond --expect-ranks " + std::to_string(m.ranks) + "; ignored");
+      for (const PidDispatches* p : ps) m.discarded_dispatches += p->dispatches.size();
     }
   }
 
@@ -169,6 +258,7 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
                            std::to_string(d) + " x (" + std::to_string(warm) + " warmup + " +
                            std::to_string(m.rounds) + " rounds) = " + std::to_string(expected_count) +
                            "; the last " + std::to_string(c - expected_count) + " are ignored");
+      m.discarded_dispatches += c - expected_count;
     } else if (c % d != 0) {
       m.warnings.push_back("rank " + std::to_string(r) + ": " + std::to_string(c) +
                            " dispatches is not a multiple of " + std::to_string(d) + " per round");
@@ -233,44 +323,7 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
     }
   }
 
-  // Statistics over valid cells only.
-  std::vector<double> all;
-  m.rank_stats.resize(static_cast<size_t>(m.ranks));
-  for (int r = 0; r < m.ranks; ++r) {
-    std::vector<double> v;
-    for (int k = 0; k < m.rounds; ++k) {
-      const Cell& c = m.cell(r, k);
-      if (c.valid) v.push_back(c.effective_us);
-    }
-    all.insert(all.end(), v.begin(), v.end());
-    m.rank_stats[static_cast<size_t>(r)] = summarize(std::move(v));
-  }
-  m.cell_stats = summarize(std::move(all));
-  std::vector<double> rounds_v, union_v;
-  for (int k = 0; k < m.rounds; ++k) {
-    bool ok = m.ranks > 0;
-    double mx = 0;
-    std::vector<Window> hw;
-    bool roots_all = m.ranks > 0;
-    for (int r = 0; r < m.ranks; ++r) {
-      const Cell& c = m.cell(r, k);
-      if (c.valid) mx = std::max(mx, c.effective_us);
-      ok &= c.valid;
-      roots_all &= c.valid || (!c.host_windows.empty() && c.host_windows.size() == d);
-      hw.insert(hw.end(), c.host_windows.begin(), c.host_windows.end());
-    }
-    m.round_values.push_back(ok ? std::optional<double>(mx) : std::nullopt);
-    if (ok) rounds_v.push_back(mx);
-    if (roots_all) {
-      double u = us(union_length(hw));
-      m.host_union.push_back(u);
-      union_v.push_back(u);
-    } else {
-      m.host_union.push_back(std::nullopt);
-    }
-  }
-  m.round_stats = summarize(std::move(rounds_v));
-  m.host_union_stats = summarize(std::move(union_v));
+  summarize_cells(m, d);
   return m;
 }
 

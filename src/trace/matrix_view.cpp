@@ -27,7 +27,11 @@ std::string opt(const std::optional<double>& v) { return v ? fmt1(*v) : std::str
 }  // namespace
 
 int verdict_exit_code(const Trace& t, const Matrix& m) {
-  return t.counts.parsed == 0 || t.counts.torn > 0 || m.invalid_cells() > 0 || !m.problems.empty() ? 3 : 0;
+  const bool discarded = m.discarded_dispatches > 0 && !m.allow_discarded;
+  return t.counts.parsed == 0 || t.counts.torn > 0 || m.valid_cells == 0 || m.invalid_cells() > 0 ||
+                 !m.problems.empty() || discarded
+             ? 3
+             : 0;
 }
 
 std::string render_matrix(const Trace& t, const Matrix& m) {
@@ -93,7 +97,13 @@ std::string render_matrix(const Trace& t, const Matrix& m) {
     return out;
   }
   out += "trace: INVALID \xE2\x80\x94 " + std::to_string(m.invalid_cells()) + " of " + std::to_string(total) +
-         " cells invalid, " + std::to_string(c.torn) + " torn record(s) (of " + std::to_string(c.heads) + ")\n";
+         " cells invalid, " + std::to_string(c.torn) + " torn record(s) (of " + std::to_string(c.heads) + ")";
+  if (m.discarded_dispatches > 0) {
+    out += ", " + std::to_string(m.discarded_dispatches) + " dispatch(es) discarded" +
+           (m.allow_discarded ? " (allowed)" : " (pass --allow-discarded to accept that)");
+  }
+  if (m.valid_cells == 0) out += "; no valid cell";
+  out += "\n";
   constexpr size_t kShown = 50;
   for (size_t i = 0; i < m.problems.size() && i < kShown; ++i) out += "  invalid: " + detail::printable(m.problems[i]) + "\n";
   if (m.problems.size() > kShown) out += "  ... and " + std::to_string(m.problems.size() - kShown) + " more\n";

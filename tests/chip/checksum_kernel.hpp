@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "taskring/tensor/task_args.hpp"
 #include "test_kernels.hpp"
@@ -28,8 +29,20 @@ inline uint32_t mix32(uint32_t h, uint32_t v) {
   return h;
 }
 
-inline uint32_t* base_u32(const ChipTensor& t) {
-  return reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(t.buffer.addr));
+// Element `off` of `t` as raw bits, at the tensor's element size (1, 2 or 4
+// bytes; wider types keep their low 4 bytes), so that 1- and 2-byte tensors
+// are read and written at their true byte ranges.
+inline uint32_t load_bits(const ChipTensor& t, uint64_t off) {
+  const uint64_t es = t.elem_size();
+  const auto* p = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(t.buffer.addr)) + off * es;
+  uint32_t v = 0;
+  std::memcpy(&v, p, es < 4 ? es : 4);
+  return v;
+}
+inline void store_bits(const ChipTensor& t, uint64_t off, uint32_t v) {
+  const uint64_t es = t.elem_size();
+  auto* p = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(t.buffer.addr)) + off * es;
+  std::memcpy(p, &v, es < 4 ? es : 4);
 }
 
 // One participant of a checksum task. `part` in [0, nparts).
@@ -42,22 +55,20 @@ inline void checksum_apply(const ChipTensor* const* tensors, int nt, const uint6
   for (int i = 0; i < nt; ++i) {
     if (!((rmask >> i) & 1)) continue;
     const ChipTensor& t = *tensors[i];
-    uint32_t* base = base_u32(t);
-    for_each_offset(t, [&](uint64_t, uint64_t off) { s = mix32(s, base[off]); });
+    for_each_offset(t, [&](uint64_t, uint64_t off) { s = mix32(s, load_bits(t, off)); });
     s = mix32(s, static_cast<uint32_t>(i));
   }
   for (int i = 0; i < nt; ++i) {
     if (!((wmask >> i) & 1)) continue;
     const ChipTensor& t = *tensors[i];
-    uint32_t* base = base_u32(t);
     bool use_old = (omask >> i) & 1;
     for_each_offset(t, [&](uint64_t k, uint64_t off) {
       if (static_cast<int>(k % static_cast<uint64_t>(nparts)) != part) return;
-      uint32_t old = use_old ? base[off] : 0u;
+      uint32_t old = use_old ? load_bits(t, off) : 0u;
       uint32_t h = mix32(s, seed);
       h = mix32(h, static_cast<uint32_t>(i));
       h = mix32(h, static_cast<uint32_t>(k));
-      base[off] = mix32(h, old);
+      store_bits(t, off, mix32(h, old));
     });
   }
 }

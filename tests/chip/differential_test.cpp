@@ -3,10 +3,14 @@
 // host memory; the final bytes of every external buffer must be equal.
 //
 // A program is a stream of scope begins/ends (AUTO and MANUAL, nested) and
-// tasks (kernel, dummy, alloc_tensors) over a few external buffers and the
-// OUTPUT tensors earlier tasks created. Every task argument is a random view
-// (window, stepped slice, transpose, flatten, dtype reinterpretation) with a
-// random tag and manual_dep bit. The generator knows which orderings the
+// tasks (kernel, dummy, alloc_tensors) over a few external buffers (of 4-,
+// 2- and 1-byte element types, so that byte ranges meet at odd offsets) and
+// the OUTPUT tensors earlier tasks created. Every task argument is a random
+// view (window at a random offset, stepped slice, transpose, flatten, dtype
+// reinterpretation at the same element size) with a random tag and
+// manual_dep bit. Some programs open with a burst of more than 32 writers of
+// one-row windows of one buffer (live at once in the TensorMap, some starting
+// before the windows later readers take). The generator knows which orderings the
 // runtime provides by itself (TensorMap for tracked arguments in AUTO scopes,
 // creator edges outside MANUAL scopes) and adds an explicit dependency for
 // every conflicting pair it cannot rely on, so every generated program has
@@ -89,7 +93,20 @@ struct Program {
   std::vector<Op> ops;
   int outputs = 0;
   bool has_manual = false, has_spmd = false, has_mix = false;
+  bool has_narrow = false;  // a buffer of 1- or 2-byte elements
+  int burst = 0;            // writers of the opening burst (0: none)
 };
+
+DataType retype_partner(DataType d) {
+  switch (d) {
+    case DataType::FLOAT32: return DataType::INT32;
+    case DataType::INT32: return DataType::FLOAT32;
+    case DataType::INT16: return DataType::FLOAT16;
+    case DataType::FLOAT16: return DataType::INT16;
+    case DataType::INT8: return DataType::UINT8;
+    default: return DataType::INT8;
+  }
+}
 
 // Applies view ops; an op the view cannot take is skipped (the generator and
 // both executions apply the same ops to tensors of the same geometry).
@@ -123,8 +140,8 @@ ChipTensor apply_view(ChipTensor t, const std::vector<ViewOp>& ops, bool manual_
         if (v.ok()) t = *v;
         break;
       }
-      case ViewOp::kRetype:
-        t.dtype = t.dtype == DataType::FLOAT32 ? DataType::INT32 : DataType::FLOAT32;
+      case ViewOp::kRetype:  // same element size: the view's bytes do not change
+        t.dtype = retype_partner(t.dtype);
         break;
     }
   }
@@ -165,25 +182,59 @@ class Generator {
 
   Program make() {
     int nbufs = 1 + pick(4);
-    for (int b = 0; b < nbufs; ++b) {
+    const bool burst = coin(0.2);
+    for (int b = 0; b < nbufs + (burst ? 1 : 0); ++b) {
       BufSpec s;
-      s.rows = 1 + pick(6);
-      s.cols = 1 + pick(8);
-      s.dtype = coin(0.5) ? DataType::FLOAT32 : DataType::INT32;
-      s.constant = nbufs > 1 && coin(0.25);
-      s.init.resize(s.rows * s.cols);
+      s.rows = b == nbufs ? 8 : 1 + pick(6);  // the burst's buffer: 8 rows of 16
+      s.cols = b == nbufs ? 16 : 1 + pick(8);
+      static constexpr DataType kTypes[] = {DataType::FLOAT32, DataType::INT32, DataType::INT16,
+                                            DataType::FLOAT16, DataType::INT8,  DataType::UINT8};
+      s.dtype = kTypes[pick(6)];
+      p_.has_narrow |= taskring::element_size(s.dtype) < 4;
+      s.constant = b < nbufs && nbufs > 1 && coin(0.25);
+      s.init.resize(s.rows * s.cols);  // one uint32 per element: narrow types use the first bytes
       for (auto& v : s.init) v = static_cast<uint32_t>(rng_());
       p_.bufs.push_back(s);
       uint32_t shp[2] = {s.rows, s.cols};
-      shapes_.push_back(*taskring::try_make_tensor(0x10000, uint64_t{s.rows} * s.cols * 4,
+      shapes_.push_back(*taskring::try_make_tensor(0x10000, uint64_t{s.rows} * s.cols * taskring::element_size(s.dtype),
                                                    std::span<const uint32_t>(shp, 2), s.dtype));
       creator_.push_back(-1);
       live_.push_back(true);
       manual_base_.push_back(false);
     }
+    if (burst) {
+      // More than 32 writers of one buffer live at once in the outer AUTO
+      // scope (the TensorMap indexes them by start byte): two-element windows
+      // of one row at distinct starts, so that none covers (and retires)
+      // another, overlapping their neighbours (WAW). All come after a writer
+      // of the whole buffer, so that on the inline workers, which orchestrate
+      // before they execute, they are still pending when the readers are
+      // submitted: a missed edge lets a reader run first. The readers are
+      // one-row windows, most starting inside a writer's window.
+      std::vector<ArgSpec> whole = {ArgSpec{}};
+      whole[0].tag = TensorArgType::INOUT;
+      whole[0].src = nbufs;
+      make_task(false, &scope_outputs_root_, &whole);
+      p_.burst = 33 + static_cast<int>(pick(12));
+      std::vector<uint32_t> starts(8 * 15);  // row * 15 + column, columns 0..14
+      for (uint32_t i = 0; i < starts.size(); ++i) starts[i] = i;
+      std::shuffle(starts.begin(), starts.end(), rng_);
+      for (int i = 0; i < p_.burst + 6; ++i) {
+        ArgSpec a;
+        const bool reader = i >= p_.burst;
+        a.tag = reader ? TensorArgType::INPUT : coin(0.5) ? TensorArgType::OUTPUT_EXISTING : TensorArgType::INOUT;
+        a.src = nbufs;
+        const uint32_t width = reader ? 1 + pick(4) : 2;
+        const uint32_t at = reader ? pick(8 * 15) : starts[static_cast<size_t>(i)];
+        a.ops = {ViewOp{ViewOp::kWindow, {1, width, at / 15, std::min(at % 15, 16 - width)}}};
+        std::vector<ArgSpec> forced = {a};
+        make_task(false, &scope_outputs_root_, &forced);
+      }
+    }
     int ntasks = 3 + pick(26);
     std::vector<PTO2ScopeMode> stack;  // open scopes beyond the outer one
     std::vector<std::vector<int>> scope_outputs(1);
+    scope_outputs[0] = std::move(scope_outputs_root_);
     int made = 0;
     while (made < ntasks) {
       double r = uniform();
@@ -253,16 +304,26 @@ class Generator {
     return c[pick(static_cast<uint32_t>(c.size()))];
   }
 
-  void make_task(bool manual_scope, std::vector<int>* scope_outs) {
+  // A random task, or with `forced` a kernel task on exactly those
+  // (non-OUTPUT, external buffer) arguments.
+  void make_task(bool manual_scope, std::vector<int>* scope_outs, const std::vector<ArgSpec>* forced = nullptr) {
     TaskSpec t;
     uint32_t k = pick(10);
-    t.kind = k < 8 ? TaskKind::kKernel : k < 9 ? TaskKind::kDummy : TaskKind::kAlloc;
+    t.kind = forced ? TaskKind::kKernel : k < 8 ? TaskKind::kKernel : k < 9 ? TaskKind::kDummy : TaskKind::kAlloc;
     int self = static_cast<int>(p_.tasks.size());
     std::vector<Access> acc;
     std::vector<int> creators;  // creator tasks of the arguments
-    int nargs = t.kind == TaskKind::kAlloc ? 1 + pick(2) : 1 + pick(4);
+    int nargs = forced ? static_cast<int>(forced->size()) : t.kind == TaskKind::kAlloc ? 1 + pick(2) : 1 + pick(4);
     for (int i = 0; i < nargs; ++i) {
       ArgSpec a;
+      if (forced) {
+        a = (*forced)[static_cast<size_t>(i)];
+        const bool writer = a.tag == TensorArgType::INOUT || a.tag == TensorArgType::OUTPUT_EXISTING;
+        ChipTensor v = apply_view(shapes_[static_cast<size_t>(a.src)], a.ops, a.manual_dep);
+        acc.push_back(Access{a.src, elements_of(v), writer, !manual_scope && !a.manual_dep});
+        t.args.push_back(a);
+        continue;
+      }
       if (t.kind == TaskKind::kAlloc) {
         a.tag = TensorArgType::OUTPUT;
       } else {
@@ -441,6 +502,7 @@ class Generator {
   std::vector<bool> live_;
   std::vector<bool> manual_base_;
   std::vector<std::vector<Access>> history_;
+  std::vector<int> scope_outputs_root_;  // outputs of the burst (none: it writes externals only)
 };
 
 // Accesses above use buffer identities 0..nbufs-1 for externals and
@@ -456,8 +518,8 @@ std::vector<std::vector<uint32_t>> interpret(const Program& p) {
     mem.push_back(b.init);
     uint32_t shp[2] = {b.rows, b.cols};
     base.push_back(*taskring::try_make_tensor(reinterpret_cast<uintptr_t>(mem.back().data()),
-                                              uint64_t{b.rows} * b.cols * 4, std::span<const uint32_t>(shp, 2),
-                                              b.dtype));
+                                              uint64_t{b.rows} * b.cols * taskring::element_size(b.dtype),
+                                              std::span<const uint32_t>(shp, 2), b.dtype));
   }
   std::vector<std::vector<uint32_t>> outs(static_cast<size_t>(p.outputs));
   std::vector<ChipTensor> out_base(static_cast<size_t>(p.outputs));
@@ -562,7 +624,7 @@ std::string describe(const Program& p) {
       os << " t" << op.task << (t.kind == TaskKind::kDummy ? "d" : t.kind == TaskKind::kAlloc ? "a" : "")
          << "[";
       for (const ArgSpec& a : t.args) {
-        static const char kTag[] = "IOXEN";
+        static const char kTag[] = "IOXEN";  // INPUT OUTPUT INOUT OUTPUT_EXISTING NO_DEP
         os << kTag[static_cast<int>(a.tag)] << (a.tag == TensorArgType::OUTPUT ? a.out_id : a.src)
            << (a.manual_dep ? "m" : "") << "/" << a.ops.size() << " ";
       }
@@ -612,7 +674,7 @@ std::vector<WorkerSetup> make_workers() {
 }
 
 struct Coverage {
-  int manual = 0, spmd = 0, mix = 0, tasks = 0;
+  int manual = 0, spmd = 0, mix = 0, tasks = 0, narrow = 0, burst = 0;
 };
 
 // Runs programs [first, first + count) on the workers round-robin.
@@ -628,6 +690,8 @@ void run_programs(uint64_t first, int count) {
     cov.spmd += p.has_spmd;
     cov.mix += p.has_mix;
     cov.tasks += static_cast<int>(p.tasks.size());
+    cov.narrow += p.has_narrow;
+    cov.burst += p.burst > 32;
     auto expected = interpret(p);
 
     WorkerSetup& w = workers[static_cast<size_t>(n) % workers.size()];
@@ -660,6 +724,8 @@ void run_programs(uint64_t first, int count) {
   EXPECT_GT(cov.manual, count / 10);
   EXPECT_GT(cov.spmd, count / 10);
   EXPECT_GT(cov.mix, count / 10);
+  EXPECT_GT(cov.narrow, count / 4);
+  EXPECT_GT(cov.burst, count / 10);
 }
 
 TEST(Differential, RandomProgramsMatchSequentialExecution) {

@@ -270,6 +270,76 @@ TEST(GraphExecution, RandomBodiesReplayLikeOrdinaryExecution) {
   }
 }
 
+// Graph calls whose boundary tensors are views of one buffer at a different
+// offset each (every test above passes whole buffers at offset 0): a replay
+// that kept the first call's view offset would write every layer's window
+// into layer 0's. Slot s of layer l is the rows x cols window of big buffer s
+// at row l * rows and column l % 2.
+void offset_layers_entry(const ChipTaskArgs& args) {
+  const Body& b = *g_body;
+  g_results.clear();
+  for (int l = 0; l < kLayers; ++l) {
+    GraphTaskArgs g;
+    ChipTensor views[kSlots];
+    for (int s = 0; s < kSlots; ++s) {
+      const uint32_t row = static_cast<uint32_t>(l) * b.rows, col = static_cast<uint32_t>(l % 2);
+      views[s] = args.tensor(s)->view({b.rows, b.cols}, {row, col});
+      g.add_tensor(views[s], b.slot_tag[s]);
+    }
+    g.add_input(*args.tensor(kSlots));
+    g.add_scalar(uint64_t{kLayerScalarBase + static_cast<uint32_t>(l)});
+    if (g_graph_on) {
+      g_results.push_back(rt_submit_graph(GraphKey{taskring::graph_detail::fnv_str("offsets") ^ b.seed, "offsets"},
+                                          body_fn, g));
+    } else {
+      body_fn(g);
+    }
+  }
+}
+
+Outcome run_offsets(ChipWorker& w, int id, const Body& b) {
+  Outcome o;
+  o.bufs.resize(kSlots + 1);
+  std::vector<ChipTensor> ts;
+  ChipTaskArgs args;
+  for (int s = 0; s <= kSlots; ++s) {
+    const uint32_t rows = s == kSlots ? b.rows : kLayers * b.rows, cols = s == kSlots ? b.cols : b.cols + 1;
+    o.bufs[s].resize(rows * cols);
+    for (size_t k = 0; k < o.bufs[s].size(); ++k) o.bufs[s][k] = static_cast<uint32_t>(s * 1000003 + k * 17 + b.seed);
+    ts.push_back(make_tensor_external(o.bufs[s].data(), {rows, cols}, DataType::INT32));
+  }
+  for (const ChipTensor& t : ts) args.add_inout(t);
+  g_body = &b;
+  auto r = w.run(id, args);
+  if (!r.ok()) o.error = r.status().to_string();
+  else o.report = *r;
+  return o;
+}
+
+TEST(GraphExecution, ReplaysAtOtherViewOffsetsLikeOrdinaryExecution) {
+  auto hbg = worker("hbg");
+  auto tmr = worker("tmr");
+  int hid = register_entry(*hbg, offset_layers_entry);
+  int tid = register_entry(*tmr, offset_layers_entry);
+  for (uint64_t seed = 101; seed <= 115; ++seed) {
+    Body b = make_body(seed);
+    g_graph_on = true;
+    Outcome on = run_offsets(*hbg, hid, b);
+    ASSERT_EQ(on.error, "") << "seed " << seed;
+    EXPECT_EQ(on.report.graph.graph_tasks, static_cast<uint64_t>(kLayers)) << "seed " << seed;
+    EXPECT_EQ(on.report.graph.definitions_recorded, 1u) << "seed " << seed;  // layers 1.. replay it
+    EXPECT_EQ(on.report.graph.fallbacks, 0u) << "seed " << seed;
+    g_graph_on = false;
+    Outcome off = run_offsets(*hbg, hid, b);
+    Outcome ref = run_offsets(*tmr, tid, b);
+    ASSERT_EQ(off.error, "");
+    ASSERT_EQ(ref.error, "");
+    ASSERT_EQ(off.bufs, ref.bufs) << "seed " << seed;
+    ASSERT_EQ(on.bufs, off.bufs) << "seed " << seed;
+  }
+  g_graph_on = true;
+}
+
 TEST(GraphExecution, OneBulkCopyForAllSubmissionsAndOnePerNewDefinition) {
   auto hbg = worker("hbg");
   int id = register_entry(*hbg, layers_entry);

@@ -1,6 +1,7 @@
 #include "taskring/log/strace.hpp"
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -248,6 +250,50 @@ TEST(Strace, ScopesTrackDepthAndCarryBoundInvocation) {
     EXPECT_GE(s.ts, spans[3].ts);
     EXPECT_LE(s.ts + s.dur, spans[3].ts + spans[3].dur);
   }
+}
+
+// One record, one write(2) (DESIGN.md §4), checked without relying on a race:
+// on a SOCK_SEQPACKET socket every write(2) is one message, so a record
+// written in two calls arrives as two messages however the writers are
+// scheduled. Every message must hold whole lines, and the records must all
+// be there: an explicit span, an RAII span with attrs, a batch, and a plain
+// log record.
+TEST(Strace, EveryRecordLeavesInOneWrite) {
+  LoggerStateGuard guard;
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+  set_output_fd(sv[0]);
+  set_threshold(Level::kTiming);
+  EXPECT_TRUE(emit_span("one.write.explicit", 10, 20, 3, 0xabc, 1, Attrs{{"k", "v"}}));
+  {
+    StraceSpan span("one.write.raii", 3, 0xabc);
+    span.attr("tasks", 5).attr("name", std::string(kAttrsCapacity, 'a'));
+  }
+  {
+    SpanBatch batch;
+    batch.add("one.write.batch1", 1, 1, 3, 0xabc, 2);
+    batch.add("one.write.batch2", 2, 1, 3, 0xabc, 2);
+  }
+  TR_LOG_WARN("one write for a plain record too: %d", 7);
+  set_output_fd(2);
+  ::shutdown(sv[0], SHUT_WR);
+  std::vector<std::string> messages;
+  char buf[1 << 16];
+  ssize_t n;
+  while ((n = ::recv(sv[1], buf, sizeof buf, 0)) > 0) messages.emplace_back(buf, static_cast<size_t>(n));
+  ::close(sv[0]);
+  ::close(sv[1]);
+  std::string all;
+  for (const std::string& m : messages) {
+    ASSERT_FALSE(m.empty());
+    EXPECT_EQ(m.rfind("[mono_ns=", 0), 0u) << "a write starts inside a record: " << m;
+    EXPECT_EQ(m.back(), '\n') << "a write ends inside a record: " << m;
+    all += m;
+  }
+  for (const char* name : {"one.write.explicit", "one.write.raii", "one.write.batch1", "one.write.batch2"}) {
+    EXPECT_NE(all.find(std::string("name=") + name + " "), std::string::npos) << name << " missing in\n" << all;
+  }
+  EXPECT_NE(all.find("one write for a plain record too: 7"), std::string::npos) << all;
 }
 
 TEST(SpanBatch, DeliversItsRecordsInOrderInOneWrite) {

@@ -181,6 +181,53 @@ TEST_F(BenchCli, KilledRankIsNamedWithItsSignal) {
       << err_;
 }
 
+// Node-only options named for a chip workload were silently ignored.
+TEST_F(BenchCli, NodeOnlyOptionsAreRefusedForChipWorkloads) {
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--chips", "2"}, {"--nodes", "2"}, {"--runtime", "hbg"}}) {
+    std::vector<std::string> args = kSmall;
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(run(args), 2) << extra[0] << "\n" << out_ << err_;
+    EXPECT_NE(err_.find(extra[0] + " applies to node workloads only"), std::string::npos) << err_;
+    EXPECT_EQ(out_.find("trace:"), std::string::npos) << out_;  // nothing ran
+  }
+}
+
+// docs/trace.md: bench captures spans at any log level, node workloads too
+// (moe used to refuse TASKRING_LOG_LEVEL=WARN).
+TEST_F(BenchCli, NodeWorkloadSpansAreCapturedWhateverTheLogLevel) {
+  const std::vector<std::string> moe = {"bench", "moe", "--chips", "2", "--rounds", "1", "--warmup", "0",
+                                        "--timeout-ms", "120000"};
+  EXPECT_EQ(run(moe, {{"TASKRING_LOG_LEVEL", "WARN"}}), 0) << out_ << err_;
+  EXPECT_NE(out_.find("trace: OK"), std::string::npos) << out_;
+}
+
+// A --param beyond the int64 range is quoted as given, not as strtoll's clamp.
+TEST_F(BenchCli, OutOfRangeParamIsQuotedAsGiven) {
+  EXPECT_EQ(run({"bench", "moe", "--chips", "2", "--param", "tokens=99999999999999999999"}), 2) << out_ << err_;
+  EXPECT_NE(err_.find("99999999999999999999 is outside the 64-bit integer range"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find("9223372036854775807"), std::string::npos) << err_;
+}
+
+// A node runner killed by a signal: the signal is named, and the runner's
+// messages are messages, not its clock-anchor records.
+TEST_F(BenchCli, KilledNodeRunnerIsNamedWithItsSignal) {
+  pid_t bench = start({"bench", "multi_chip", "--chips", "2", "--rounds", "100000", "--warmup", "0",
+                       "--timeout-ms", "120000"});
+  std::vector<pid_t> kids = wait_children(bench, 1);
+  ASSERT_EQ(kids.size(), 1u);
+  // Let the chips start (and write their clock anchors) before the kill.
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (Clock::now() < deadline && children_of(kids[0]).size() < 2) {
+    timespec ts{0, 2'000'000};
+    nanosleep(&ts, nullptr);
+  }
+  ASSERT_EQ(kill(kids[0], SIGKILL), 0);
+  EXPECT_NE(finish(bench), 0);
+  EXPECT_NE(err_.find("the node runner failed (killed by signal 9 (SIGKILL))"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find("[CLOCK_ANCHOR]"), std::string::npos) << err_;
+}
+
 // A rank writing to the dead parent's pipe would die of SIGPIPE, but not
 // where SIGPIPE is ignored (as some CI runners and shells leave it), nor while
 // it writes nothing: then only PR_SET_PDEATHSIG ends it.

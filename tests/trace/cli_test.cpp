@@ -69,6 +69,63 @@ TEST_F(TraceCli, ValidRunExitsZero) {
   EXPECT_NE(out_.find("Effective [dev]"), std::string::npos);
 }
 
+// A log whose only record names an unusable rank: the warning used to be
+// followed by `trace: OK — 0/0 cells valid` and exit 0.
+TEST_F(TraceCli, EveryRecordDiscardedIsInvalid) {
+  testing::SpanRec root;
+  root.pid = 1000;
+  root.tid = 1001;
+  root.name = "chip.run";
+  root.ts = 1'000'000'000;
+  root.dur = 1000;
+  root.attrs = "rank=2147483647";
+  std::string log = write("one.log", testing::strace(root) + "\n");
+  EXPECT_EQ(run("trace " + log), 3) << out_;
+  EXPECT_NE(out_.find("trace: INVALID"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("trace: OK"), std::string::npos) << out_;
+  EXPECT_EQ(run("trace --allow-discarded " + log), 3) << out_;  // still no valid cell
+
+  RunSpec s;
+  s.ranks = 1;
+  s.dispatches = 3;
+  std::string extra = write("extra.log", run_log(s));
+  EXPECT_EQ(run("trace " + extra + " --expect-rounds 2"), 3) << out_;
+  EXPECT_NE(out_.find("1 dispatch(es) discarded"), std::string::npos) << out_;
+  EXPECT_EQ(run("trace " + extra + " --expect-rounds 2 --allow-discarded"), 0) << out_;
+}
+
+// The report could not be written (stdout on /dev/full): not exit 0.
+TEST_F(TraceCli, UnwritableStdoutFails) {
+  RunSpec s;
+  s.ranks = 1;
+  s.dispatches = 2;
+  std::string log = write("run.log", run_log(s));
+  ASSERT_EQ(run("trace " + log), 0) << out_;
+  for (const char* flags : {"", " --json"}) {
+    std::string cmd = std::string(TASKRING_BIN) + " trace " + log + flags + " > /dev/full 2> '" + dir_ + "/err.txt'";
+    int st = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 1) << flags;
+    EXPECT_NE(slurp(dir_ + "/err.txt").find("could not write the output to stdout"), std::string::npos);
+  }
+}
+
+// Two runs appending to one log at once: rank 0 is claimed by two pids.
+TEST_F(TraceCli, ConcurrentRunsInOneLogAreFlagged) {
+  RunSpec a;
+  a.ranks = 2;
+  a.dispatches = 2;
+  a.rank_attr = true;
+  RunSpec b = a;
+  b.pid_base = 3000;
+  std::string log = write("both.log", run_log(a) + run_log(b));
+  EXPECT_EQ(run("trace " + log), 0) << out_;
+  EXPECT_NE(out_.find("warning: rank 0 is claimed by pids 1000 and 3000 at overlapping times"), std::string::npos)
+      << out_;
+  EXPECT_EQ(run("trace " + log + " --expect-ranks 2"), 3) << out_;
+  EXPECT_NE(out_.find("trace: INVALID"), std::string::npos) << out_;
+}
+
 TEST_F(TraceCli, MissingSpanExitsThreeAndNamesTheCell) {
   RunSpec s;
   s.ranks = 2;

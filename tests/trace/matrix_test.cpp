@@ -245,6 +245,103 @@ TEST(TraceMatrix, ExtraDispatchesAreWarnedAndIgnored) {
   EXPECT_NE(a.m.warnings[0].find("the last 1 are ignored"), std::string::npos);
 }
 
+TEST(TraceMatrix, ExtraDispatchesFailTheVerdictUnlessAllowed) {
+  RunSpec s;
+  s.ranks = 1;
+  s.dispatches = 5;
+  Analysed a = analyse(run_log(s), expect(1, 3, 1));
+  EXPECT_EQ(a.m.discarded_dispatches, 1u);
+  EXPECT_EQ(verdict_exit_code(a.trace, a.m), 3);
+  EXPECT_NE(render_matrix(a.trace, a.m).find("1 dispatch(es) discarded"), std::string::npos);
+  MatrixOptions o = expect(1, 3, 1);
+  o.allow_discarded = true;
+  Analysed b = analyse(run_log(s), o);
+  EXPECT_EQ(verdict_exit_code(b.trace, b.m), 0);
+}
+
+// The only record names a rank above the limit: it is discarded, no cell is
+// left, and that is never OK (it was `trace: OK — 0/0 cells valid`).
+TEST(TraceMatrix, ZeroValidCellsIsNeverOk) {
+  testing::SpanRec root;
+  root.pid = 1000;
+  root.tid = 1001;
+  root.inv = 1;
+  root.name = "chip.run";
+  root.ts = 1'000'000'000;
+  root.dur = 1000;
+  root.attrs = "rank=2147483647";
+  const std::string log = testing::strace(root) + "\n";
+  MatrixOptions o;
+  o.require_orch = o.require_sched = false;
+  Analysed a = analyse(log, o);
+  EXPECT_EQ(a.m.valid_cells, 0u);
+  EXPECT_EQ(a.m.discarded_dispatches, 1u);
+  EXPECT_EQ(verdict_exit_code(a.trace, a.m), 3);
+  EXPECT_NE(render_matrix(a.trace, a.m).find("trace: INVALID"), std::string::npos);
+  // Allowing the discard does not make an empty matrix OK.
+  o.allow_discarded = true;
+  Analysed b = analyse(log, o);
+  EXPECT_EQ(verdict_exit_code(b.trace, b.m), 3);
+}
+
+TEST(TraceMatrix, DiscardedRankFailsAnOtherwiseValidRun) {
+  RunSpec s;
+  s.ranks = 2;
+  s.dispatches = 2;
+  s.rank_attr = true;
+  std::string log = run_log(s);
+  // Rank 1 becomes rank 70000, above the limit: its dispatches are discarded.
+  for (size_t at = log.find("rank=1"); at != std::string::npos; at = log.find("rank=1", at)) {
+    log.replace(at, 6, "rank=70000");
+  }
+  Analysed a = analyse(log, MatrixOptions{});
+  EXPECT_EQ(a.m.ranks, 1);
+  EXPECT_EQ(a.m.valid_cells, 2u);
+  EXPECT_EQ(a.m.discarded_dispatches, 2u);
+  EXPECT_EQ(verdict_exit_code(a.trace, a.m), 3);
+  MatrixOptions allow;
+  allow.allow_discarded = true;
+  Analysed b = analyse(log, allow);
+  EXPECT_EQ(verdict_exit_code(b.trace, b.m), 0);
+  // A rank beyond --expect-ranks is discarded too.
+  s.rank_attr = true;
+  Analysed c = analyse(run_log(s), expect(1, 2, 0));
+  EXPECT_EQ(c.m.discarded_dispatches, 2u);
+  EXPECT_EQ(verdict_exit_code(c.trace, c.m), 3);
+}
+
+// Two one-rank runs appending to one log at the same time: both pids claim
+// rank 0. Sequential runs (one pid after the other) are not flagged.
+TEST(TraceMatrix, TwoPidsClaimingOneRankAtOnceAreFlagged) {
+  RunSpec first;
+  first.ranks = 1;
+  first.dispatches = 3;
+  first.rank_attr = true;
+  RunSpec second = first;
+  second.pid_base = 2000;
+  second.t_base = first.t_base + 5'000'000;  // starts while the first still runs
+  const std::string log = run_log(first) + run_log(second);
+  Analysed a = analyse(log, MatrixOptions{});
+  ASSERT_EQ(a.m.ranks, 1);
+  EXPECT_EQ(a.m.rank_info[0].pids.size(), 2u);
+  bool warned = false;
+  for (auto& w : a.m.warnings) {
+    warned |= w.find("claimed by pids 1000 and 2000 at overlapping times") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+  MatrixOptions ranks_expected;
+  ranks_expected.ranks = 1;
+  Analysed b = analyse(log, ranks_expected);
+  EXPECT_EQ(b.m.valid_cells, 6u);
+  EXPECT_EQ(verdict_exit_code(b.trace, b.m), 3);
+  EXPECT_NE(render_matrix(b.trace, b.m).find("invalid: rank 0 is claimed by pids"), std::string::npos);
+
+  second.t_base = first.t_base + 1'000'000'000;  // after the first ended
+  Analysed c = analyse(run_log(first) + run_log(second), ranks_expected);
+  for (auto& w : c.m.warnings) EXPECT_EQ(w.find("overlapping"), std::string::npos) << w;
+  EXPECT_EQ(verdict_exit_code(c.trace, c.m), 0);
+}
+
 TEST(TraceMatrix, InfersDispatchesPerRound) {
   RunSpec s;
   s.ranks = 1;

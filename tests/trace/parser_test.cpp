@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "strace_writer.hpp"
 #include "taskring/trace/parser.hpp"
@@ -121,6 +122,46 @@ TEST(TraceParser, TornVariants) {
     EXPECT_EQ(t.counts.torn, 1u) << bad;
     EXPECT_TRUE(t.spans.empty()) << bad;
   }
+}
+
+// Every cut of a record before its last required value is torn, with nothing
+// parsed from it: at each field boundary (before the space, after it), inside
+// each key, and after each '=' with the value missing. A parser that took a
+// record cut before `dur=` as a 0 us span would judge a run with a cut orch
+// or sched record VALID with a wrong time. The cuts are tested alone on a
+// line, at the end of the input (no newline), and followed by the next
+// record's envelope on the same line.
+TEST(TraceParser, EveryCutOfARecordIsTornWithNothingParsed) {
+  const std::string whole = strace(rec(1), Prefix::kNone);  // "[STRACE] v=1 pid=... ts=... dur=... attrs"
+  const size_t dur_value = whole.find(" dur=") + 5;
+  ASSERT_NE(dur_value, std::string::npos + 5);
+  std::vector<size_t> cuts;
+  const size_t head = std::string("[STRACE]").size();
+  for (size_t i = head; i <= dur_value; ++i) {
+    const char c = whole[i];
+    const bool boundary = c == ' ' || whole[i - 1] == ' ';
+    const bool in_key = c != ' ' && whole.find('=', i) < whole.find(' ', i);  // up to this field's '='
+    const bool empty_value = whole[i - 1] == '=';
+    if (boundary || in_key || empty_value) cuts.push_back(i);
+  }
+  ASSERT_GT(cuts.size(), 40u);  // 9 required fields, each cut several ways
+  const std::string next = strace(rec(2));
+  for (size_t cut : cuts) {
+    const std::string part = whole.substr(0, cut);
+    for (const std::string& log : {part + "\n" + next + "\n", next + "\n" + part, part + next + "\n"}) {
+      Trace t = parse_trace(log);
+      EXPECT_EQ(t.counts.heads, 2u) << "cut at " << cut << ": " << part;
+      EXPECT_EQ(t.counts.torn, 1u) << "cut at " << cut << ": " << part;
+      EXPECT_EQ(t.counts.parsed, 1u) << "cut at " << cut << ": " << part;
+      ASSERT_EQ(t.spans.size(), 1u) << "cut at " << cut << ": " << part;
+      EXPECT_EQ(t.spans[0].inv, 2u) << "cut at " << cut << ": the cut record was parsed: " << part;
+      expect_balanced(t);
+    }
+  }
+  // The same record whole parses: the cuts, not the record, are torn.
+  Trace ok = parse_trace(whole + "\n");
+  EXPECT_EQ(ok.counts.parsed, 1u);
+  EXPECT_EQ(ok.counts.torn, 0u);
 }
 
 TEST(TraceParser, EofWithoutNewline) {

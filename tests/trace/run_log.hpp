@@ -17,13 +17,15 @@ struct RunSpec {
   bool rank_attr = false;
   bool reverse_emit = false;  // ranks emit in descending order (rank attr tests)
   bool anchors = true;
+  int64_t pid_base = 1000;           // rank r runs as pid pid_base + r
+  int64_t t_base = 1'000'000'000;    // CLOCK_MONOTONIC ns of the first dispatch
   // Return true to leave `part` of dispatch `d` of rank `r` out of the log.
   std::function<bool(int r, int d, Part part)> drop;
   // Effective µs of dispatch d of rank r is 410 + extra(r, d).
   std::function<int(int r, int d)> extra = [](int r, int d) { return r * 10 + d; };
 };
 
-inline int64_t pid_of(const RunSpec&, int r) { return 1000 + r; }
+inline int64_t pid_of(const RunSpec& s, int r) { return s.pid_base + r; }
 
 inline std::string run_log(const RunSpec& s) {
   std::string out;
@@ -38,7 +40,7 @@ inline std::string run_log(const RunSpec& s) {
       b.pid = pid_of(s, r);
       b.tid = b.pid + 1;
       b.inv = static_cast<uint64_t>(d + 1);
-      const int64_t t0 = 1'000'000'000 + d * 10'000'000 + r * 1000;
+      const int64_t t0 = s.t_base + d * 10'000'000 + r * 1000;
       auto rec = [&](Part p, int depth, std::string name, int64_t ts, int64_t dur, std::string attrs) {
         if (dropped(r, d, p)) return;
         SpanRec x = b;

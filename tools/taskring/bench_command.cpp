@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -133,16 +134,6 @@ struct Rank {
 void keep_tail(std::string& tail, const char* data, size_t n) {
   tail.append(data, n);
   if (tail.size() > 2 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
-}
-
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    const char* abbrev = sigabbrev_np(sig);
-    return "killed by signal " + std::to_string(sig) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
-  }
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "ended with wait status " + std::to_string(status);
 }
 
 // The last kTailLines lines of `tail`, each prefixed for the report.
@@ -336,6 +327,16 @@ void run_bench(const BenchOptions& o) {
 
 }  // namespace
 
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) + (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
 std::vector<CpuSpeed> probe_bench_host() {
   auto p = probe_cpu_speed(16, Deadline::after_ms(50));
   return p.ok() ? std::move(*p) : std::vector<CpuSpeed>{};
@@ -353,16 +354,18 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{86400000}));
   cmd->add_flag("--json", opts->json, "print the validated matrix as JSON");
   cmd->add_flag("--profile", opts->profile, "record every rank's per-task device profile (core lanes in --chrome)");
-  cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)");
-  cmd->add_option("--runtime", opts->runtime, "node workloads: the chips' L2 runtime (tmr or hbg)")
-      ->check(CLI::IsMember({"tmr", "hbg"}));
-  cmd->add_option("--nodes", opts->nodes, "L4: nodes (MPI ranks) of a node workload; run under mpirun -np N")
-      ->check(CLI::Range(1, 256));
+  // Node-only options: named for a chip workload, they are refused, not ignored.
+  std::vector<CLI::Option*> node_only = {
+      cmd->add_option("--chips", opts->chips, "chip children of a node workload (default 8)"),
+      cmd->add_option("--runtime", opts->runtime, "node workloads: the chips' L2 runtime (tmr or hbg)")
+          ->check(CLI::IsMember({"tmr", "hbg"})),
+      cmd->add_option("--nodes", opts->nodes, "L4: nodes (MPI ranks) of a node workload; run under mpirun -np N")
+          ->check(CLI::Range(1, 256))};
   auto balanced = std::make_shared<bool>(false);
   auto params = std::make_shared<std::vector<std::string>>();
   cmd->add_flag("--balanced-routing", *balanced, "node workload moe: round-robin routing (equal load per rank)");
   cmd->add_option("--param", *params, "a node workload parameter, name=value (repeatable)");
-  cmd->callback([opts, balanced, params] {
+  cmd->callback([opts, balanced, params, node_only] {
     if (is_node_workload(opts->workload)) {
       NodeBenchOptions no{opts->workload, opts->chips, opts->rounds, opts->warmup,
                           opts->json, opts->log_path, opts->timeout_ms, {}, opts->runtime};
@@ -370,9 +373,16 @@ void add_bench_command(CLI::App& app) {
       for (const std::string& kv : *params) {
         const size_t eq = kv.find('=');
         char* end = nullptr;
+        errno = 0;
         const long long v = eq == std::string::npos ? 0 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
         if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || end == kv.c_str() + eq + 1) {
           std::fprintf(stderr, "taskring bench: --param '%s' is not name=integer\n", kv.c_str());
+          set_exit_code(2);
+          return;
+        }
+        if (errno == ERANGE) {  // strtoll clamped it: quote what the user wrote, not the clamp
+          std::fprintf(stderr, "taskring bench: --param '%s': %s is outside the 64-bit integer range\n", kv.c_str(),
+                       kv.c_str() + eq + 1);
           set_exit_code(2);
           return;
         }
@@ -386,6 +396,14 @@ void add_bench_command(CLI::App& app) {
       std::fprintf(stderr, "taskring bench: --balanced-routing and --param apply to node workloads only\n");
       set_exit_code(2);
       return;
+    }
+    for (const CLI::Option* opt : node_only) {
+      if (opt->count() > 0) {
+        std::fprintf(stderr, "taskring bench: %s applies to node workloads only ('%s' runs on one chip per rank; "
+                     "use --ranks)\n", opt->get_name().c_str(), opts->workload.c_str());
+        set_exit_code(2);
+        return;
+      }
     }
     run_bench(*opts);
   });

@@ -30,6 +30,10 @@ inline constexpr char kBlasReplacedEnv[] = "TASKRING_BLAS_REPLACED";
 void set_exit_code(int code);
 int exit_code();
 
+// How a child ended, from its wait status: "killed by signal 9 (SIGKILL)",
+// "exited with status 1".
+std::string describe_exit(int status);
+
 void add_info_command(CLI::App& app);
 void add_selfcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

@@ -1,8 +1,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 
 #include "commands.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
@@ -35,6 +38,20 @@ void use_better_blas_kernels(char** argv) {
   unsetenv(kBlasReplacedEnv);
 }
 
+// A report that could not be written is a failure whatever the command
+// decided (`> /dev/full`): flush both streams and check their error state.
+int with_output_checked(int rc) {
+  std::cout.flush();
+  bool failed = !std::cout.good();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) failed = true;
+  if (!failed) return rc;
+  const int err = errno;
+  std::fprintf(stderr, "taskring: could not write the output to stdout%s%s\n", err ? ": " : "",
+               err ? std::strerror(err) : "");
+  return rc == 0 ? 1 : rc;
+}
+
 }  // namespace taskring::cli
 
 int main(int argc, char** argv) {
@@ -58,7 +75,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return taskring::cli::with_output_checked(rc == 0 ? 0 : 2);
   }
-  return taskring::cli::exit_code();
+  return taskring::cli::with_output_checked(taskring::cli::exit_code());
 }

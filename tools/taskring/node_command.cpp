@@ -29,6 +29,7 @@
 
 #include "commands.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/log/logger.hpp"
 #include "taskring/log/strace.hpp"
 #include "taskring/trace/capture.hpp"
 #include "taskring/trace/invocations.hpp"
@@ -260,6 +261,12 @@ std::unique_ptr<NodeWorkload> prepare_node_bench(const NodeBenchOptions& o) {
     std::fprintf(stderr, "taskring bench: %s\n", ps.to_string().c_str());
     return nullptr;
   }
+  // The harness owns the span sink, as `taskring bench` does for chip
+  // workloads (docs/trace.md): spans at TIMING to the captured stderr,
+  // whatever TASKRING_LOG_LEVEL or TASKRING_STRACE_DIR say. Set before the
+  // runner and its chips fork, so they inherit it.
+  (void)log::strace::set_strace_dir("");
+  if (log::threshold() > log::Level::kTiming) log::set_threshold(log::Level::kTiming);
   if (!log::strace::enabled()) {
     std::fprintf(stderr, "taskring bench: spans are disabled (TASKRING_LOG_LEVEL above timing)\n");
     return nullptr;
@@ -299,7 +306,11 @@ void print_runner_messages(const std::string& captured) {
     const size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty() && line.find("[STRACE]") == std::string_view::npos) lines.push_back(line);
+    // Span and clock-anchor records are the harness's data, not messages.
+    if (!line.empty() && line.find("[STRACE]") == std::string_view::npos &&
+        line.find("[CLOCK_ANCHOR]") == std::string_view::npos) {
+      lines.push_back(line);
+    }
   }
   if (lines.empty()) {
     std::fprintf(stderr, "taskring bench: the runner wrote no message\n");
@@ -382,8 +393,8 @@ int run_node_bench(const NodeBenchOptions& o) {
     std::fprintf(stderr, "taskring bench: the node runner did not finish within %llu ms\n",
                  static_cast<unsigned long long>(o.timeout_ms));
   if (!runner_ok) {
-    std::fprintf(stderr, "taskring bench: the node runner failed (%s)\n",
-                 WIFEXITED(status) ? ("exit " + std::to_string(WEXITSTATUS(status))).c_str() : "killed");
+    const std::string how = WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) : describe_exit(status);
+    std::fprintf(stderr, "taskring bench: the node runner failed (%s)\n", how.c_str());
     print_runner_messages(captured);
   }
   return rc != 0 ? rc : (!runner_ok || timed_out) ? 1 : 0;

@@ -245,9 +245,47 @@ Expected<HostTensor> parse_tensor_spec(const std::string& spec, int index) {
       return bad("more than 16 GiB");
     }
   }
-  t.bytes.assign(bytes, 0);
-  TASKRING_RETURN_IF_ERROR(fill(t, init, spec));
+  t.nbytes = bytes;
+  t.init = init;
+  t.spec = spec;
   return t;
+}
+
+Status check_device_budget(const std::vector<HostTensor>& tensors, uint64_t arena_bytes, uint64_t ring_heap_bytes) {
+  auto mib = [](uint64_t b) { return std::to_string((b + (1ull << 20) - 1) >> 20) + " MiB"; };
+  const uint64_t room = arena_bytes > ring_heap_bytes ? arena_bytes - ring_heap_bytes : 0;
+  uint64_t total = 0;
+  const HostTensor* largest = nullptr;
+  for (const HostTensor& t : tensors) {
+    total += t.nbytes;  // each <= 16 GiB, so no overflow for any practical count
+    if (!largest || t.nbytes > largest->nbytes) largest = &t;
+  }
+  if (total <= room) return Status::Ok();
+  std::string what = tensors.size() == 1 ? "--tensor " + largest->spec + " needs " + mib(total)
+                                         : std::to_string(tensors.size()) + " tensors need " + mib(total) +
+                                               " (the largest, --tensor " + largest->spec + ", " +
+                                               mib(largest->nbytes) + ")";
+  return resource_exhausted(what + " of device memory; the sim arena holds " + mib(arena_bytes) +
+                            " and its heap rings take " + mib(ring_heap_bytes) +
+                            " (raise TASKRING_SIM_DEVICE_MEM_MB, lower PTO2_RING_HEAP or --ring-heap, or use smaller "
+                            "tensors)");
+}
+
+Status check_tensor_names(const std::vector<HostTensor>& tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    for (size_t k = 0; k < i; ++k) {
+      if (tensors[k].name == tensors[i].name) {
+        return invalid_argument("--tensor " + tensors[i].spec + ": the name '" + tensors[i].name +
+                                "' is already taken by --tensor " + tensors[k].spec);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status load(HostTensor& t) {
+  t.bytes.assign(t.nbytes, 0);
+  return fill(t, t.init, t.spec);
 }
 
 Expected<uint64_t> parse_scalar(const std::string& text) {

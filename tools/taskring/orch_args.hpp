@@ -21,7 +21,10 @@ struct HostTensor {
   Direction dir = Direction::kIn;
   DataType dtype = DataType::FLOAT32;
   std::vector<uint32_t> shape;
-  std::vector<uint8_t> bytes;
+  uint64_t nbytes = 0;       // size of the tensor, known before `bytes` is allocated
+  std::string init;          // the spec's initialiser ("" zeros, VALUE, iota, rand:SEED, @FILE.npy)
+  std::string spec;          // the --tensor text, for messages
+  std::vector<uint8_t> bytes;  // empty until load()
   ChipTensor desc;  // set by bind()
 
   uint64_t numel() const;
@@ -30,9 +33,23 @@ struct HostTensor {
 };
 
 // Parses one --tensor spec; `index` names it when the spec has no name.
-// Errors name the spec and the part that is wrong. `=@file.npy` is read
-// here (its dtype and shape must match the spec).
+// Errors name the spec and the part that is wrong. Allocates no tensor
+// memory: check_device_budget, then load, come after.
 Expected<HostTensor> parse_tensor_spec(const std::string& spec, int index);
+
+// Checks that the tensors fit the device before any host byte is allocated
+// or filled: every tensor is placed in device memory for the run, next to the
+// heap rings the runtime reserves there (`ring_heap_bytes`, their sum). The
+// error names the largest tensor, the total and the arena's size (and the
+// knob that sets it).
+Status check_device_budget(const std::vector<HostTensor>& tensors, uint64_t arena_bytes, uint64_t ring_heap_bytes);
+
+// Two tensors of one name (the name --print and --save use) are an error.
+Status check_tensor_names(const std::vector<HostTensor>& tensors);
+
+// Allocates `t.bytes` and fills it from the initialiser; `=@file.npy` is read
+// here (its dtype and shape must match the spec).
+Status load(HostTensor& t);
 
 // Parses one --scalar into its 64-bit slot. Integers (decimal, 0x hex,
 // negative) are stored as int64 bits; a value with '.', 'e', "inf" or "nan"

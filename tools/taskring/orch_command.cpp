@@ -26,6 +26,8 @@
 #include "orch_compile.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/error_codes.hpp"
+#include "taskring/chip/ring_config.hpp"
+#include "taskring/device/sim_device.hpp"
 #include "taskring/kernels/builtin.hpp"
 
 namespace taskring::cli {
@@ -107,6 +109,7 @@ Expected<std::vector<KernelBinding>> parse_kernels(const std::vector<std::string
     }
     const std::string id = s.substr(0, eq), name = s.substr(eq + 1);
     if (id == "*") {
+      if (!wildcard.empty()) return invalid_argument("--kernel " + s + ": '*' is already mapped to '" + wildcard + "'");
       wildcard = name;
       continue;
     }
@@ -116,7 +119,10 @@ Expected<std::vector<KernelBinding>> parse_kernels(const std::vector<std::string
       return invalid_argument("--kernel " + s + ": func id '" + id + "' is not in 0.." +
                               std::to_string(kernels::builtin_id::kBuiltinBase - 1));
     }
-    named[static_cast<int32_t>(v)] = name;
+    if (!named.emplace(static_cast<int32_t>(v), name).second) {
+      return invalid_argument("--kernel " + s + ": func id " + id + " is already mapped to '" +
+                              named[static_cast<int32_t>(v)] + "'");
+    }
   }
   std::vector<KernelBinding> out;
   for (const auto& [id, name] : named) {
@@ -254,6 +260,22 @@ int run_orch() {
   }
   auto bindings = parse_kernels(g_opt.kernels);
   if (!bindings.ok()) return fail(2, bindings.status().message(), &j);
+  if (Status s = orch::check_tensor_names(tensors); !s.ok()) return fail(2, s.message(), &j);
+  // Before any tensor byte is allocated or filled (a 16 GiB tensor fails here at once).
+  RingSizes ring_overrides;
+  if (g_opt.heap) ring_overrides.heap.fill(g_opt.heap);
+  auto rings = resolve_ring_sizes(ring_overrides, process_env());
+  if (!rings.ok()) return fail(2, rings.status().message(), &j);
+  auto device = SimDeviceConfig::from_env(process_env());
+  if (!device.ok()) return fail(2, device.status().message(), &j);
+  uint64_t ring_heap = 0;
+  for (uint64_t h : rings->heap) ring_heap += h;
+  if (Status s = orch::check_device_budget(tensors, device->arena_bytes, ring_heap); !s.ok()) {
+    return fail(2, s.message(), &j);
+  }
+  for (HostTensor& t : tensors) {
+    if (Status s = orch::load(t); !s.ok()) return fail(2, s.message(), &j);
+  }
 
   std::string library = g_opt.file;
   const std::string ext = fs::path(g_opt.file).extension().string();
@@ -299,6 +321,7 @@ int run_orch() {
   if (args.has_error()) return fail(2, args.error_msg(), &j);
 
   RunConfig rc;
+  rc.exact_arg_count = true;  // a stray --tensor or --scalar is a mistake, not an extra argument
   if (g_opt.task_window) rc.rings.task_window.fill(g_opt.task_window);
   if (g_opt.heap) rc.rings.heap.fill(g_opt.heap);
   if (g_opt.dep_pool) rc.rings.dep_pool.fill(g_opt.dep_pool);

@@ -61,9 +61,12 @@ std::string default_cache_dir(const std::string& fallback) {
 Expected<CompileResult> compile_orchestration(const CompileRequest& req) {
   auto src = read_file(req.source);
   if (!src.ok()) return not_found("orchestration source: " + src.status().message());
+  // A bare file name has no parent: "-I" alone would take the next argument
+  // (-o) as its directory.
+  std::string source_dir = fs::path(req.source).parent_path().string();
+  if (source_dir.empty()) source_dir = ".";
   std::vector<std::string> flags = {"-std=c++20", "-O2", "-fPIC", "-shared",
-                                    "-Wl,--no-undefined", "-I" + req.include_dir,
-                                    "-I" + fs::path(req.source).parent_path().string()};
+                                    "-Wl,--no-undefined", "-I" + req.include_dir, "-I" + source_dir};
   for (const std::string& d : req.defines) flags.push_back("-D" + d);
 
   uint64_t h = 0xcbf29ce484222325ull;

@@ -354,7 +354,7 @@ int run_workload(Workload& w) {
     nlohmann::json j = report_json(w, topo, rows, error);
     if (measured) j["comparison"] = comparison_json(compare(w, rows, load_before));
     std::cout << j.dump(2) << "\n";
-  } else {
+  } else if (!rows.empty() || error.ok()) {  // a run that failed before its first round has nothing to sum up
     const Summary s = summarise(rows);
     std::printf("\n%d of %d measured rounds passed; host_ms median %.3f min %.3f max %.3f\n", s.passed, s.measured,
                 s.median_ms, s.min_ms, s.max_ms);

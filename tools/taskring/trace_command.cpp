@@ -20,6 +20,7 @@ struct TraceFlags {
   bool rounds_table = false;
   bool tree = false;
   bool json = false;
+  bool allow_discarded = false;
   std::string chrome;
   std::string html;
   int ranks = 0, rounds = 0, warmup = 0, dispatches = 0;
@@ -60,6 +61,7 @@ int run_trace(const TraceFlags& f) {
   if (f.rounds) o.rounds = f.rounds;
   if (f.dispatches) o.dispatches_per_round = f.dispatches;
   o.warmup = f.warmup;
+  o.allow_discarded = f.allow_discarded;
   o.rank_by = f.rank_by == "pid" ? trace::RankBy::kPid : f.rank_by == "attr" ? trace::RankBy::kAttr : trace::RankBy::kAuto;
   o.require_root = o.require_orch = o.require_sched = false;
   size_t start = 0;
@@ -129,6 +131,9 @@ void add_trace_command(CLI::App& app) {
       ->check(int_in(1, trace::kMaxDispatchesPerRound));
   cmd->add_option("--rank-by", flags->rank_by, "rank identity: auto, pid or attr (rank= on chip.run)")
       ->check(CLI::IsMember({"auto", "pid", "attr"}));
+  cmd->add_flag("--allow-discarded", flags->allow_discarded,
+                "do not fail the verdict for dispatches left out of the matrix "
+                "(unusable or extra ranks, extra rounds)");
   cmd->add_option("--require", flags->require, "spans a valid cell needs: comma list of root, orch, sched, or none");
   cmd->add_option("--root", flags->names.root, "name of the run span")->capture_default_str();
   cmd->add_option("--orch", flags->names.orch, "dotted suffix of the orchestrator window")->capture_default_str();

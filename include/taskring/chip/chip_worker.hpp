@@ -60,6 +60,10 @@ struct RunConfig {
   RingSizes rings;  // non-zero entries override the environment
   // 0: from TASKRING_RUN_TIMEOUT_MS (default 60000).
   uint64_t timeout_ms = 0;
+  // A run always needs at least the config's expected_arg_count arguments;
+  // with this set it refuses more as well (a positive count only), as
+  // `taskring orch` does for a stray --tensor or --scalar.
+  bool exact_arg_count = false;
 };
 
 struct RunReport {

@@ -152,6 +152,9 @@ int current_depth();
 class InvocationScope {
  public:
   InvocationScope(uint64_t inv, uint64_t hid);
+  // Also sets the span depth: spans opened in the scope on another thread
+  // nest as if opened where (inv, hid, depth) were read (current_*()).
+  InvocationScope(uint64_t inv, uint64_t hid, int depth);
   // Binds a fresh invocation id.
   explicit InvocationScope(uint64_t hid) : InvocationScope(alloc_invocation(), hid) {}
   ~InvocationScope();
@@ -161,6 +164,7 @@ class InvocationScope {
 
  private:
   uint64_t inv_, prev_inv_, prev_hid_;
+  int prev_depth_ = -1;  // -1: the depth was not set
 };
 
 // RAII span: stamps ts and enters depth+1 at construction; at destruction

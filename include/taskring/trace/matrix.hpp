@@ -2,7 +2,9 @@
 //
 // Ranks: with RankBy::kAttr a rank is the integer `rank=` attr of the root
 // span; with kPid it is a distinct pid, numbered by first appearance; kAuto
-// uses attrs when every dispatching pid carries one, pids otherwise.
+// uses attrs when every dispatching pid carries one, pids otherwise. Two pids
+// that claim one rank with overlapping root windows (two runs appending to
+// one log) are a warning, and a problem when the ranks are expected.
 // Dispatches: a rank's non-prewarm invocations, ordered by (first appearance
 // of the pid, inv). Round g (warmup included) is dispatches [g*D, (g+1)*D).
 // A cell is VALID iff each of its D dispatches exists and has every required
@@ -46,6 +48,10 @@ struct MatrixOptions {
   bool require_root = true;
   bool require_orch = true;
   bool require_sched = true;
+  // Dispatches the matrix cannot place (a rank that is unusable or beyond
+  // `ranks`, rounds beyond `warmup + rounds`) fail the verdict unless this is
+  // set (`taskring trace --allow-discarded`); they are always warned about.
+  bool allow_discarded = false;
 };
 
 struct Cell {
@@ -98,6 +104,10 @@ struct Matrix {
   size_t valid_cells = 0;
   std::vector<std::string> problems;  // one line per invalid cell or missing rank
   std::vector<std::string> warnings;  // data that does not fit the expectation but loses no cell
+  // Dispatches of the log left out of every cell (warmup rounds excepted),
+  // and whether the options allowed that (MatrixOptions::allow_discarded).
+  size_t discarded_dispatches = 0;
+  bool allow_discarded = false;
   Summary cell_stats;                 // effective_us over valid cells
   std::vector<Summary> rank_stats;    // per rank, over its valid cells
   // Per round: max across ranks of the rank's summed effective_us; nullopt

@@ -12,8 +12,9 @@
 
 namespace taskring::trace {
 
-// Exit status of `taskring trace`: 0 when every expected cell is valid and no
-// record was torn, 3 otherwise (missing data or torn records).
+// Exit status of `taskring trace`: 0 when there is at least one cell, every
+// expected cell is valid, no record was torn and no dispatch was discarded
+// (unless the matrix allowed that); 3 otherwise. Zero valid cells is never 0.
 int verdict_exit_code(const Trace& trace, const Matrix& matrix);
 
 // Per-callable (hid) summary: chip.run mean/min/max and every sub-stage's

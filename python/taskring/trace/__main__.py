@@ -43,6 +43,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--dispatches-per-round", type=_positive, help="chip.run dispatches per round (default: inferred)")
     p.add_argument("--rank-by", choices=("auto", "pid", "attr"), default="auto",
                    help="rank identity: auto, pid or attr (rank= on chip.run)")
+    p.add_argument("--allow-discarded", action="store_true",
+                   help="do not fail the verdict for dispatches left out of the matrix")
     p.add_argument("--require", default="root,orch,sched",
                    help="spans a valid cell needs: comma list of root, orch, sched, or none")
     p.add_argument("--root", help="name of the run span")
@@ -62,7 +64,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         r = analyse(a.logs, expect_ranks=a.expect_ranks, expect_rounds=a.expect_rounds, warmup=a.warmup,
                     dispatches_per_round=a.dispatches_per_round, rank_by=a.rank_by, require=require, root=a.root,
-                    orch=a.orch, sched=a.sched, device_wall=a.device_wall)
+                    orch=a.orch, sched=a.sched, device_wall=a.device_wall, allow_discarded=a.allow_discarded)
         if a.chrome:
             r.write_chrome(a.chrome)
     except TaskringError as e:

@@ -61,6 +61,8 @@ class Matrix:
     valid_cells: int
     problems: List[str]
     warnings: List[str]
+    discarded_dispatches: int  # dispatches left out of every cell (warmup excepted)
+    allow_discarded: bool
     cell_stats: Summary
     rank_stats: List[Summary]
     round_values: List[Optional[float]]  # per round: max over ranks; None unless every rank's cell is valid
@@ -111,7 +113,7 @@ class Analysis:
 
     @property
     def ok(self) -> bool:
-        """Every expected cell valid and no torn record."""
+        """At least one cell, every expected cell valid, no torn record, nothing discarded unless allowed."""
         return self.exit_code == 0
 
     def to_rows(self) -> List[dict]:
@@ -160,11 +162,15 @@ def analyse(paths: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], *
             expect_ranks: Optional[int] = None, expect_rounds: Optional[int] = None, warmup: int = 0,
             dispatches_per_round: Optional[int] = None, rank_by: str = "auto",
             require: Iterable[str] = _REQUIRABLE, root: Optional[str] = None, orch: Optional[str] = None,
-            sched: Optional[str] = None, device_wall: Optional[str] = None) -> Analysis:
+            sched: Optional[str] = None, device_wall: Optional[str] = None,
+            allow_discarded: bool = False) -> Analysis:
     """Parses logs (``"-"`` = stdin) and validates the (rank, round) matrix, as ``taskring trace``.
 
     ``require`` lists the spans a valid cell needs (any of root, orch, sched).
-    ``root``/``orch``/``sched``/``device_wall`` override the span names. Raises
+    ``root``/``orch``/``sched``/``device_wall`` override the span names.
+    Dispatches the matrix leaves out (an unusable rank, beyond ``expect_ranks``
+    or the expected rounds) make the result not ``ok`` unless
+    ``allow_discarded``. Raises
     NotFoundError / UnavailableError for an unreadable file and
     InvalidArgumentError for impossible options; missing or torn data is not an
     exception: it shows in ``exit_code``, ``matrix.problems`` and ``counts``.
@@ -178,5 +184,6 @@ def analyse(paths: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]], *
         raise InvalidArgumentError(f"analyse: require: unknown span(s) {sorted(unknown)} (accepted: root, orch, sched)")
     impl = _taskring._analyse(paths, _count("expect_ranks", expect_ranks, 1), _count("expect_rounds", expect_rounds, 1),
                               _count("warmup", warmup, 0), _count("dispatches_per_round", dispatches_per_round, 1),
-                              rank_by, "root" in req, "orch" in req, "sched" in req, root, orch, sched, device_wall)
+                              rank_by, "root" in req, "orch" in req, "sched" in req, root, orch, sched, device_wall,
+                              bool(allow_discarded))
     return Analysis(impl)

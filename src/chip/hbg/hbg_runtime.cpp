@@ -22,11 +22,14 @@ Status HbgRuntime::init() {
   heap_base_ = *heap;
   arena_.configure(config_.device, config_.graph_arena_bytes);
   start_executors();
+  if (!config_.run_inline) host_ = std::thread([this] { host_main(); });
   return Status::Ok();
 }
 
 HbgRuntime::~HbgRuntime() {
   stop_executors();
+  host_start_.notify_all();  // the gate is shut down: the host thread returns
+  if (host_.joinable()) host_.join();
   free_run_buffers();
   arena_.release();
   for (auto& [key, def] : definitions_) {
@@ -64,14 +67,50 @@ Status HbgRuntime::start_run(const RunRequest& request) {
   arena_.begin_run();
   gstats_ = GraphRunStats();
   nodes_run_.store(0, std::memory_order_relaxed);
+  caller_inv_ = log::strace::current_invocation();
+  caller_hid_ = log::strace::current_hid();
+  caller_depth_ = log::strace::current_depth();
+  if (config_.run_inline) {
+    host_half();
+    return Status::Ok();
+  }
+  gate_.admit();  // the host thread leaves after the host half: the next begin_run waits for it
+  host_generation_.fetch_add(1, std::memory_order_seq_cst);
+  host_start_.notify_all();
+  return Status::Ok();
+}
 
-  // Host half: the whole orchestration, then the uploads.
+void HbgRuntime::host_main() {
+  uint64_t seen = 0;
+  while (true) {
+    while (true) {
+      if (gate_.shutting_down()) return;
+      if (host_generation_.load(std::memory_order_acquire) != seen) break;
+      const uint32_t epoch = host_start_.begin_park();
+      if (gate_.shutting_down() || host_generation_.load(std::memory_order_acquire) != seen) {
+        host_start_.cancel_park();
+        continue;
+      }
+      host_start_.finish_park(epoch, 50'000'000);
+    }
+    seen = host_generation_.load(std::memory_order_acquire);
+    host_half();
+    gate_.leave();
+  }
+}
+
+// The whole orchestration, then the uploads and the start of the schedule.
+void HbgRuntime::host_half() {
+  log::strace::InvocationScope bound(caller_inv_, caller_hid_, caller_depth_);
+  const RunRequest& request = request_;
   {
     log::strace::StraceSpan span("host_orch", inv_, log::strace::current_hid());
     stats_.orch_start_ns = mono_ns();
     if (request.bind != nullptr) request.bind(api());
     scopes_.push_back(0);  // the implicit outer scope
-    request.entry(*request.args);
+    if (auto thrown = call_orchestration(request.entry, *request.args)) {
+      report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, *thrown);
+    }
     if (request.bind != nullptr) request.bind(nullptr);
     stats_.orch_end_ns = mono_ns();
     gstats_.host_orch_ns = stats_.orch_end_ns - stats_.orch_start_ns;
@@ -81,7 +120,6 @@ Status HbgRuntime::start_run(const RunRequest& request) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, "orchestration ended inside a Graph body");
   }
   finish_host_phase();
-  return Status::Ok();
 }
 
 void HbgRuntime::finish_host_phase() {

@@ -1,8 +1,9 @@
 // HbgRuntime: the host_build_graph L2 runtime on the sim device.
 //
 // A run has two halves:
-//   - host (start_run, on the calling thread): the orchestration entry runs to
-//     completion; every rt_* call appends to a host-built task list (task,
+//   - host (the runtime's host thread, handed the run by start_run; the
+//     calling thread itself under TASKRING_RUN_INLINE): the orchestration
+//     entry runs to completion; every rt_* call appends to a host-built task list (task,
 //     tensor, scalar and fanin pools; dependencies from a DepTracker and
 //     explicit deps; runtime OUTPUTs bump-allocated from one device heap).
 //     rt_submit_graph records or replays Graph Definitions (graph/). Then:
@@ -42,13 +43,16 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
  public:
   ~HbgRuntime() override;
 
-  // L2Runtime: runs the orchestration on the calling thread, uploads, and
-  // starts the schedule.
+  // L2Runtime: hands the host half (the orchestration, the uploads, the start
+  // of the schedule) to the host thread and returns, so the run's deadline
+  // covers an orchestration that never returns (wait_run times out as on
+  // tmr). Spans of the host half nest under the caller's open span.
+  // TASKRING_RUN_INLINE: the whole run on the calling thread.
   Status start_run(const RunRequest& request) override;
   bool host_phase_only_supported() const override { return true; }
   GraphRunStats graph_stats() const override;
 
-  // ---- orchestration ops (calling thread; engine/runtime_ops.hpp) ----
+  // ---- orchestration ops (host thread; engine/runtime_ops.hpp) ----
   TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
@@ -90,6 +94,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   void run_inline(const char* why, const std::string& body, GraphInvokeFn invoke, const void* closure,
                   const GraphTaskArgs& args, bool warn);
   bool submit_outer(Definition* def, const GraphTaskArgs& args, GraphSubmitResult* result);
+  void host_main();  // the host thread: waits for a run, runs its host half
+  void host_half();
   void finish_host_phase();
   Status upload_definitions();
   Status upload_submissions(std::vector<uint64_t>* addrs);
@@ -127,6 +133,12 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   uint64_t image_device_bytes_ = 0;
   uint64_t callable_key_ = 0;
   uint64_t inv_ = 0;  // invocation id of the run (spans)
+  // The caller's span binding at start_run, re-bound on the host thread.
+  uint64_t caller_inv_ = 0, caller_hid_ = 0;
+  int caller_depth_ = 0;
+  std::thread host_;
+  std::atomic<uint64_t> host_generation_{0};  // bumped by start_run for the host thread
+  Waiter host_start_;
   bool host_phase_only_ = false;  // this run: TASKRING_SKIP_DEVICE_RUN, stop after the uploads
   GraphRunStats gstats_;
 

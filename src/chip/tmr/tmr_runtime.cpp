@@ -119,7 +119,9 @@ void TmrRuntime::orchestrate() {
   stats_.orch_start_ns = mono_ns();
   if (request_.bind != nullptr) request_.bind(api());
   scope_begin(PTO2ScopeMode::AUTO);  // the implicit outer scope (ring 0)
-  request_.entry(*request_.args);
+  if (auto thrown = call_orchestration(request_.entry, *request_.args)) {
+    report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, *thrown);
+  }
   // Close scopes the entry left open (a missing rt_scope_end), then the
   // outer one.
   while (!scopes_.empty()) scope_end();
