@@ -23,6 +23,7 @@
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
 #include "taskring/base/cpus.hpp"
+#include "taskring/base/knob_table.hpp"
 #include "taskring/base/process_threads.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
 #include "window_exchange.hpp"
@@ -99,6 +100,10 @@ struct NodeWorker::Impl {
   int children_total() const { return cfg.sub_workers + cfg.chips; }
 
   Status validate() const;
+  // stall_timeout_ms from the config or TASKRING_NODE_STALL_TIMEOUT_MS.
+  Status read_stall_timeout();
+  uint64_t stall_timeout_ms = 0;
+  std::string stall_knob;
   int sim_threads() const;
   Expected<bool> run_inline() const;
   // NodeConfig::chip_pin, then TASKRING_CHIP_PIN, then pin_chips_by_default.
@@ -126,6 +131,10 @@ Status NodeWorker::Impl::validate() const {
   if (cfg.chip_threads < 0 || cfg.chip_threads > 256)
     return invalid_argument(w + "chip_threads " + std::to_string(cfg.chip_threads) + " not in [0, 256]");
   if (auto inl = run_inline(); !inl.ok()) return inl.status().with_context(w + "env");
+  // The chips validate it too, but only when the node leaves the thread
+  // count to them: a bad value must not be dropped silently here.
+  if (cfg.env)
+    if (auto t = read_int_knob(cfg.env, "TASKRING_SIM_THREADS", 1, 256); !t.ok()) return t.status().with_context(w + "env");
   if (cfg.heap_ring_bytes < HeapRing::kAlign || cfg.heap_ring_bytes > (1ull << 40))
     return invalid_argument(w + "heap_ring_bytes " + std::to_string(cfg.heap_ring_bytes) + " not in [1024, 2^40]");
   if (cfg.shared_bytes > (1ull << 40))
@@ -137,6 +146,19 @@ Status NodeWorker::Impl::validate() const {
   if (cfg.comm_timeout_ms == 0) return invalid_argument(w + "comm_timeout_ms must be > 0");
   if (cfg.domain_cache < 0 || cfg.domain_cache > 64)
     return invalid_argument(w + "domain_cache " + std::to_string(cfg.domain_cache) + " not in [0, 64]");
+  return Status::Ok();
+}
+
+Status NodeWorker::Impl::read_stall_timeout() {
+  stall_timeout_ms = cfg.stall_timeout_ms;
+  stall_knob = "NodeConfig::stall_timeout_ms=" + std::to_string(stall_timeout_ms);
+  if (!cfg.env) return Status::Ok();
+  auto knob = read_int_knob(cfg.env, taskring::knob("TASKRING_NODE_STALL_TIMEOUT_MS"));
+  if (!knob.ok()) return knob.status().with_context("NodeWorker::init");
+  if (*knob) {
+    stall_timeout_ms = static_cast<uint64_t>(**knob);
+    stall_knob = "TASKRING_NODE_STALL_TIMEOUT_MS=" + std::to_string(stall_timeout_ms);
+  }
   return Status::Ok();
 }
 
@@ -339,6 +361,7 @@ Status NodeWorker::init() {
   const uint64_t reserve_ns = std::min<uint64_t>(250'000'000, m.cfg.startup_timeout_ms * 1'000'000 / 5);
   const Deadline ready_by{deadline.at_mono_ns - reserve_ns};
   Status v = m.validate();
+  if (v.ok()) v = m.read_stall_timeout();
   if (!v.ok()) {
     m.state = Impl::State::kFailed;
     return v;
@@ -411,6 +434,8 @@ Status NodeWorker::init() {
   ec.heap_bytes = m.cfg.heap_ring_bytes;
   ec.heap_wait_ms = m.cfg.heap_wait_ms;
   ec.control_timeout_ms = m.cfg.control_timeout_ms;
+  ec.stall_timeout_ms = m.stall_timeout_ms;
+  ec.stall_knob = m.stall_knob;
   ec.exchange = m.exchange.get();
   ec.global_domains = m.cfg.global_domains.get();
   ec.comm_timeout_ms = m.cfg.comm_timeout_ms;

@@ -61,4 +61,62 @@ TEST(NetCli, BenchValidatesEveryChipOfEveryNodeAndRound) {
   std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
+// Issue 38, finding 1: the startup handshake carries what defines the job.
+// Each case starts two ranks with different commands (MPMD); every rank's
+// init must fail, naming rank 1 and the field, and no round may run.
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+void expect_refused(const std::string& rank0, const std::string& rank1, const std::string& field) {
+  auto r = mpirun(1, rank0 + " : -np 1 " + rank1, 150);
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_NE(r.rc, 124) << r.out;
+  EXPECT_EQ(r.out.find("passed on every node"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("golden"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rank 1 (pid"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(field), std::string::npos) << field << " not named in\n" << r.out;
+  EXPECT_GE(count(r.out, "runs another job"), 2u) << "every rank must refuse:\n" << r.out;
+}
+
+TEST(NetCli, RanksRunningDifferentWorkloadsAreRefused) {
+  expect_refused(kBin + " run multi_chip --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 kBin + " run pipeline --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 "workload is 'pipeline', rank 0 has 'multi_chip'");
+}
+
+TEST(NetCli, RanksWithDifferentChipsAreRefused) {
+  expect_refused(kBin + " run multi_chip --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 kBin + " run multi_chip --nodes 2 --chips 3 --rounds 2 --warmup 0", "chips is '3', rank 0 has '2'");
+}
+
+TEST(NetCli, RanksWithDifferentNodesAreRefused) {
+  expect_refused(kBin + " run multi_chip --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 kBin + " run multi_chip --nodes 3 --chips 2 --rounds 2 --warmup 0",
+                 "--nodes 3 but mpirun started 2 ranks");
+}
+
+TEST(NetCli, RanksWithDifferentParametersAreRefused) {
+  expect_refused(kBin + " run pipeline --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 kBin + " run pipeline --nodes 2 --chips 2 --rounds 2 --warmup 0 --seed 7",
+                 "--seed is '7', rank 0 has '1'");
+  expect_refused(kBin + " run pipeline --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 kBin + " run pipeline --nodes 2 --chips 2 --rounds 2 --warmup 0 --runtime hbg",
+                 "runtime is 'hbg', rank 0 has 'tmr'");
+}
+
+// Another build: the same binary with one byte appended still runs, but is
+// not the same build.
+TEST(NetCli, RanksRunningAnotherBuildAreRefused) {
+  char dir[] = "/tmp/taskring_net_build_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string other = std::string(dir) + "/taskring";
+  ASSERT_EQ(std::system(("cp " + kBin + " " + other + " && printf x >> " + other).c_str()), 0);
+  expect_refused(kBin + " run multi_chip --nodes 2 --chips 2 --rounds 2 --warmup 0",
+                 other + " run multi_chip --nodes 2 --chips 2 --rounds 2 --warmup 0", "build is '");
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
 }  // namespace
