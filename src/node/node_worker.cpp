@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -100,6 +101,16 @@ struct NodeWorker::Impl {
   int children_total() const { return cfg.sub_workers + cfg.chips; }
 
   Status validate() const;
+  // The process that initialised the worker: its children, engine thread
+  // and mailboxes belong to that process only (a fork's copy must not use
+  // them). 0 before init.
+  std::atomic<pid_t> owner_pid{0};
+  // The thread now running an orchestration function: a submit() from it
+  // would wait for its own run (a deadlock), so it is refused.
+  std::atomic<std::thread::id> orchestrating{};
+  // FAILED_PRECONDITION when called from a fork of the owner or from inside
+  // an orchestration function of this worker; OK otherwise.
+  Status check_caller(const char* api) const;
   // stall_timeout_ms from the config or TASKRING_NODE_STALL_TIMEOUT_MS.
   Status read_stall_timeout();
   uint64_t stall_timeout_ms = 0;
@@ -312,7 +323,30 @@ RunCounts RunHandle::counts() const { return done() ? run_->counts : RunCounts{}
 
 NodeWorker::NodeWorker(NodeConfig config) : impl_(std::make_unique<Impl>()) { impl_->cfg = std::move(config); }
 
-NodeWorker::~NodeWorker() { (void)close(); }
+NodeWorker::~NodeWorker() {
+  const pid_t owner = impl_->owner_pid.load(std::memory_order_relaxed);
+  if (owner != 0 && owner != getpid()) {
+    // A fork's copy: the engine thread, the children and the watcher's
+    // descriptors are the owner's; destroying them here would join a thread
+    // that does not exist in this process and stop the owner's watcher.
+    (void)impl_.release();
+    return;
+  }
+  (void)close();
+}
+
+Status NodeWorker::Impl::check_caller(const char* api) const {
+  const pid_t owner = owner_pid.load(std::memory_order_relaxed);
+  if (owner != 0 && owner != getpid())
+    return failed_precondition(std::string(api) + ": this worker belongs to process " + std::to_string(owner) +
+                               ", and this is process " + std::to_string(getpid()) +
+                               " (a fork of it); make a new worker here");
+  if (orchestrating.load(std::memory_order_acquire) == std::this_thread::get_id())
+    return failed_precondition(std::string(api) +
+                               ": called from inside this worker's orchestration function; runs do not nest "
+                               "(submit the work from the function instead)");
+  return Status::Ok();
+}
 
 const NodeConfig& NodeWorker::config() const { return impl_->cfg; }
 
@@ -450,6 +484,7 @@ Status NodeWorker::init() {
   // The first thread of the parent: every fork is behind us.
   if (bell_either_available()) m.engine->set_group_bell(m.group_bell(), m.group_countdowns());
   m.engine->start();
+  m.owner_pid.store(getpid(), std::memory_order_relaxed);
   m.state = Impl::State::kReady;
   return Status::Ok();
 }
@@ -476,6 +511,7 @@ Expected<void*> NodeWorker::alloc_shared(uint64_t bytes) {
 
 RunHandle NodeWorker::submit(OrchFunction orch) {
   Impl& m = *impl_;
+  if (Status c = m.check_caller("NodeWorker::submit"); !c.ok()) return RunHandle(failed_run(c));
   {
     std::lock_guard<std::mutex> lk(m.mu);
     if (m.state != Impl::State::kReady)
@@ -484,7 +520,12 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
                                                                                    "failed its init or is closed")));
     ++m.active_submits;
   }
-  std::shared_ptr<RunState> run = m.engine->run_orchestration(orch);
+  std::shared_ptr<RunState> run = m.engine->run_orchestration([&m, &orch](Orchestrator& o) {
+    m.orchestrating.store(std::this_thread::get_id(), std::memory_order_release);
+    Status s = orch(o);
+    m.orchestrating.store(std::thread::id{}, std::memory_order_release);
+    return s;
+  });
   {
     std::lock_guard<std::mutex> lk(m.mu);
     --m.active_submits;
@@ -495,8 +536,24 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
 
 Status NodeWorker::run(OrchFunction orch, Deadline deadline) { return submit(std::move(orch)).wait(deadline); }
 
+Status NodeWorker::close_now() {
+  Impl& m = *impl_;
+  TASKRING_RETURN_IF_ERROR(m.check_caller("NodeWorker::close_now"));
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state == Impl::State::kReady)
+      for (auto& c : m.children) c->signal_group(SIGKILL);  // a no-op for one already reaped
+  }
+  return close();
+}
+
 Status NodeWorker::close() {
   Impl& m = *impl_;
+  {
+    const pid_t owner = m.owner_pid.load(std::memory_order_relaxed);
+    if (owner != 0 && owner != getpid()) return Status::Ok();  // a fork's copy: nothing here is its to close
+  }
+  TASKRING_RETURN_IF_ERROR(m.check_caller("NodeWorker::close"));
   std::unique_lock<std::mutex> lk(m.mu);
   if (m.state == Impl::State::kClosed) return Status::Ok();
   if (m.state != Impl::State::kReady) {
