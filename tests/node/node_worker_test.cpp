@@ -308,7 +308,7 @@ void expect_stopped_child_fails_the_run(RunHandle& h, const std::string& who, pi
   EXPECT_NE(s.message().find(who + " (pid " + std::to_string(victim) + ")"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("stopped"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("stall_timeout_ms=300"), std::string::npos) << s.message();
-  RecordProperty("detect_ms", static_cast<int>((mono_ns() - t0) / 1000000));
+  ::testing::Test::RecordProperty("detect_ms", static_cast<int>((mono_ns() - t0) / 1000000));
   EXPECT_TRUE(wait_pid_gone(victim, 10000)) << who << " was not killed";
 }
 
