@@ -69,22 +69,23 @@ std::string job_mismatch(const JobIdentity& mine, const JobIdentity& theirs, int
   if (theirs.ranks != 0 && theirs.ranks != static_cast<uint32_t>(world))
     return "--nodes " + std::to_string(theirs.ranks) + " but mpirun started " + std::to_string(world) + " ranks";
   if (theirs.build != mine.build) return differs("build", theirs.build, mine.build) + " (run one taskring build on every rank)";
+  // In rank 0's order (the caller puts what matters most first, e.g. the
+  // workload before its parameters), by name, so a field one side lacks is
+  // named too.
+  std::map<std::string, std::string> b(theirs.fields.begin(), theirs.fields.end());
+  for (const auto& [k, v] : mine.fields) {
+    auto it = b.find(k);
+    if (it == b.end()) return k + " is not set, rank 0 has '" + v + "'";
+    if (it->second != v) return differs(k, it->second, v);
+    b.erase(it);
+  }
+  if (!b.empty()) return b.begin()->first + " is '" + b.begin()->second + "', not set on rank 0";
   if (theirs.chips != mine.chips) return differs("chips", std::to_string(theirs.chips), std::to_string(mine.chips));
   if (theirs.subs != mine.subs)
     return differs("sub_workers", std::to_string(theirs.subs), std::to_string(mine.subs));
   if (theirs.runtime != mine.runtime) return differs("runtime", theirs.runtime, mine.runtime);
   if (theirs.ranks != mine.ranks)
     return differs("nodes", std::to_string(theirs.ranks), std::to_string(mine.ranks));
-  // By name, so a field one side lacks is named too.
-  std::map<std::string, std::string> a(mine.fields.begin(), mine.fields.end());
-  std::map<std::string, std::string> b(theirs.fields.begin(), theirs.fields.end());
-  for (const auto& [k, v] : a) {
-    auto it = b.find(k);
-    if (it == b.end()) return k + " is not set, rank 0 has '" + v + "'";
-    if (it->second != v) return differs(k, it->second, v);
-  }
-  for (const auto& [k, v] : b)
-    if (a.count(k) == 0) return differs(k, v, "") + " (not set there)";
   return "";
 }
 
