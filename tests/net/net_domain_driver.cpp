@@ -158,7 +158,7 @@ Status collective(NodeWorker& n, int comm) {
 // well before the 20 s comm deadline.
 Status mismatch(NodeWorker& n, int comm) {
   return n.run([&](Orchestrator& o) -> Status {
-    const uint64_t window = g_node == 0 ? 128 << 10 : 64 << 10;
+    const uint64_t window = g_node == 0 ? 256 << 10 : 128 << 10;
     TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("mm", kMembers, window, kBuffers));
     std::vector<ChipTaskArgs> args(kChips);
     for (int c = 0; c < kChips; ++c) args[c].add_scalar(static_cast<uint64_t>(ProbeOp::kBarrier)).add_scalar(20);
