@@ -521,10 +521,12 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
     ++m.active_submits;
   }
   std::shared_ptr<RunState> run = m.engine->run_orchestration([&m, &orch](Orchestrator& o) {
-    m.orchestrating.store(std::this_thread::get_id(), std::memory_order_release);
-    Status s = orch(o);
-    m.orchestrating.store(std::thread::id{}, std::memory_order_release);
-    return s;
+    struct Mark {  // cleared however the function ends
+      std::atomic<std::thread::id>& at;
+      explicit Mark(std::atomic<std::thread::id>& a) : at(a) { at.store(std::this_thread::get_id(), std::memory_order_release); }
+      ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
+    } mark(m.orchestrating);
+    return orch(o);
   });
   {
     std::lock_guard<std::mutex> lk(m.mu);
