@@ -40,12 +40,13 @@ test-release: build
 	echo "[make test] release suite: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # Sanitizer builds compile only the 'sanitize' test executables (target
-# sanitize_tests) and run the tests labelled 'sanitize' (not 'slow'); the
+# sanitize_tests; ASan also the fork-based 'asan' ones, target asan_tests)
+# and run the tests so labelled (not 'slow'); the
 # scalable suites run their sanitizer slice (tests/test_scale.hpp).
 test-asan: bootstrap
 	@start=$$(date +%s); \
 	cmake --preset asan >/dev/null && \
-	cmake --build --preset asan -j $(JOBS) --target sanitize_tests && \
+	cmake --build --preset asan -j $(JOBS) --target sanitize_tests asan_tests && \
 	ctest --preset asan -j $(JOBS) $(CTEST_ARGS); rc=$$?; \
 	echo "[make test] asan+ubsan build and suite: $$(( $$(date +%s) - start )) s"; exit $$rc
 

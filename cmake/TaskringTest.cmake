@@ -25,6 +25,12 @@ function(taskring_add_test name)
   if("sanitize" IN_LIST T_LABELS)
     set_property(GLOBAL APPEND PROPERTY TASKRING_SANITIZE_TARGETS ${name})
   endif()
+  # 'asan': fork-based suites that run under ASan+UBSan but not TSan (the
+  # TSan runtime's own thread makes NodeWorker::init refuse to fork;
+  # docs/testing.md).
+  if("asan" IN_LIST T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY TASKRING_ASAN_TARGETS ${name})
+  endif()
   if(T_LABELS)
     set(label_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
     file(WRITE "${label_file}"
@@ -49,12 +55,16 @@ endfunction()
 # tests/**/*_test.cpp or *_test.c that no test target builds. Call it after
 # every test directory was added. The glob runs at test time, so a file
 # added since the last configure is caught too. Also defines the target
-# sanitize_tests: every executable labelled 'sanitize'.
+# sanitize_tests: every executable labelled 'sanitize', and asan_tests: every
+# one labelled 'asan'.
 function(taskring_check_test_sources)
   # The executables of the 'sanitize' suites: the sanitizer presets build only
   # these (`cmake --build --preset asan --target sanitize_tests`).
   get_property(sanitize_targets GLOBAL PROPERTY TASKRING_SANITIZE_TARGETS)
   add_custom_target(sanitize_tests DEPENDS ${sanitize_targets})
+  # And asan_tests: the executables labelled 'asan' (the ASan preset only).
+  get_property(asan_targets GLOBAL PROPERTY TASKRING_ASAN_TARGETS)
+  add_custom_target(asan_tests DEPENDS ${asan_targets})
 
   get_property(sources GLOBAL PROPERTY TASKRING_TEST_SOURCES)
   list(REMOVE_DUPLICATES sources)

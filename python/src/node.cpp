@@ -264,14 +264,42 @@ struct PyNodeOrchestrator {
   }
 };
 
+// Ctrl-C while a run is awaited (or while its orchestration function runs):
+// the node is closed at once (every child SIGKILLed, NodeWorker::close_now),
+// so a SUB that never returns cannot hold the interrupt; the worker is then
+// closed, and the caller gets the KeyboardInterrupt.
+void close_on_interrupt(NodeState& st) {
+  if (st.closed) return;
+  Status s;
+  {
+    pyb::gil_scoped_release nogil;
+    s = st.worker->close_now();
+  }
+  st.closed = s.ok() || st.closed;
+}
+
+// How often a waiting run gives Python's signal handlers a chance (they run
+// on the main thread only, with the GIL): the bound on Ctrl-C's latency.
+constexpr uint64_t kSignalCheckMs = 100;
+
 struct PyNodeRunHandle {
   node::RunHandle h;
+  std::shared_ptr<NodeState> st;
 
   void wait(uint64_t timeout_ms) const {
+    const Deadline end = Deadline::after_ms(timeout_ms);
     Status s;
-    {
-      pyb::gil_scoped_release nogil;
-      s = h.wait(Deadline::after_ms(timeout_ms));
+    while (true) {
+      {
+        pyb::gil_scoped_release nogil;
+        s = h.wait(Deadline{std::min(end.at_mono_ns, mono_ns() + kSignalCheckMs * 1'000'000)});
+      }
+      if (h.done() || end.expired()) break;
+      if (PyErr_CheckSignals() != 0) {
+        pyb::error_already_set interrupt;  // takes the raised exception
+        if (st) close_on_interrupt(*st);
+        throw interrupt;
+      }
     }
     if (!s.ok()) throw_status(s);
   }
@@ -377,6 +405,10 @@ class PyNodeWorker {
       return s;
     });
     if (raised) {
+      if (raised->matches(PyExc_KeyboardInterrupt)) {
+        close_on_interrupt(*st_);
+        throw std::move(*raised);
+      }
       // Its unstarted tasks are cancelled; once the started ones end, the
       // caller gets the exception the function raised, and the worker stays
       // usable.
@@ -386,7 +418,7 @@ class PyNodeWorker {
       }
       throw std::move(*raised);
     }
-    return PyNodeRunHandle{std::move(h)};
+    return PyNodeRunHandle{std::move(h), st_};
   }
 
   void close() {

@@ -143,7 +143,10 @@ class NodeWorker:
         and then takes neither (:func:`_orch_call`). The tasks start as soon as they are ready, while
         ``orch_fn`` still submits. If ``orch_fn`` raises, its unstarted tasks are cancelled, the
         started ones finish, and the exception propagates; the worker stays usable. A run waits for
-        the previous one to end.
+        the previous one to end. Called from inside one of this node's orch functions, or in a forked
+        copy of the process that called :meth:`init`, it raises ``FailedPreconditionError`` at once.
+        A ``KeyboardInterrupt`` (Ctrl-C) while the run is awaited closes the node first (every child
+        killed) and then propagates.
         """
         return NodeRunHandle(self._n.submit(_orch_call("submit", orch_fn, args, cfg)))
 

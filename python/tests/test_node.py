@@ -368,3 +368,95 @@ def test_a_worker_never_closed_is_closed_at_exit_and_its_children_reaped():
     pids = [int(p) for p in r.stdout.split("PIDS", 1)[1].split()[:2]]
     # Reaped by the exiting interpreter itself: not even a zombie left for init.
     assert not any(os.path.exists(f"/proc/{p}") for p in pids), pids
+
+
+# Issue 38, finding 5: Ctrl-C (SIGINT) during NodeWorker.run cancels the run promptly: the node is
+# closed at once (every child killed, so a SUB that never returns cannot hold it) and the caller
+# gets KeyboardInterrupt. Each case bounds itself: the interrupt must arrive within 15 s of the
+# signal, where the SUB would run for 60 s or forever.
+INTERRUPT_CASE = """
+    def {name}(tensors, scalars):
+        {body}
+
+    node = taskring.NodeWorker(chips=0, sub_workers=1)
+    sub = node.register({name})
+    node.init()
+    child = node.pids()[0]
+    started = node.shared_array(1)
+    def orch(o):
+        o.submit_sub(sub, [(started, taskring.INOUT)])
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    t0 = time.monotonic()
+    try:
+        node.run(orch, timeout_ms=60000)
+        raise SystemExit("the run ended without the interrupt")
+    except KeyboardInterrupt:
+        pass
+    took = time.monotonic() - t0
+    assert took < 15, took
+    assert node.closed
+    with pytest.raises(taskring.FailedPreconditionError, match="closed"):
+        node.run(orch)
+    for _ in range(200):                         # the SUB child is gone (killed and reaped)
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise SystemExit(f"SUB child {{child}} still alive")
+"""
+
+
+def test_sigint_cancels_a_run_whose_sub_loops_forever():
+    run_case(INTERRUPT_CASE.format(name="spin", body="while True: pass"), timeout=60)
+
+
+def test_sigint_cancels_a_run_whose_sub_sleeps():
+    run_case(INTERRUPT_CASE.format(name="nap", body="time.sleep(60)"), timeout=60)
+
+
+# Issue 38, finding 6: a nested run is refused at once, and a forked copy of the process cannot use
+# the worker (it belongs to the process that initialised it); the owner's node still works.
+def test_nested_run_is_refused_at_once():
+    run_case("""
+        with taskring.NodeWorker(chips=0, sub_workers=1) as node:
+            node.register(lambda tensors, scalars: None, name="noop")
+            node.init()
+            t0 = time.monotonic()
+            with pytest.raises(taskring.FailedPreconditionError, match="nest"):
+                node.run(lambda o: node.run(lambda o2: None))
+            assert time.monotonic() - t0 < 10
+            assert node.run(lambda o: None)["failed"] == 0     # still usable
+    """, timeout=60)
+
+
+def test_a_fork_cannot_run_the_owners_worker():
+    run_case("""
+        with taskring.NodeWorker(chips=0, sub_workers=1) as node:
+            sub = node.register(lambda tensors, scalars: None, name="noop")
+            node.init()
+            pid = os.fork()
+            if pid == 0:                         # the fork: refused at once, never hangs
+                signal.alarm(20)
+                try:
+                    node.run(lambda o: o.submit_sub(sub, []))
+                    os._exit(3)
+                except taskring.FailedPreconditionError as e:
+                    os._exit(0 if "belongs to process" in str(e) else 4)
+                except BaseException:
+                    os._exit(5)
+            deadline = time.monotonic() + 30
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    raise SystemExit("the fork's node.run hung")
+                time.sleep(0.05)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+            counts = node.run(lambda o: o.submit_sub(sub, []))      # the owner's node still works
+            assert counts["completed"] == 1, counts
+    """, timeout=60)

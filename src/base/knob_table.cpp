@@ -67,6 +67,10 @@ const KnobSpec kKnobs[] = {
      "read by a node (`NodeWorker`) whose `NodeConfig::chip_pin` is `kAuto`: on pins chip child i to CPU (i mod N) "
      "of the N in the node's affinity mask, off leaves every chip child free; unset, the node pins inline chips "
      "that outnumber the CPUs and chips that fit the CPUs one each on one executor thread (docs/node.md)"},
+    {"TASKRING_NODE_STALL_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 0, 3600000, "`30000`", "",
+     "read by a node (`NodeWorker`, overriding `NodeConfig::stall_timeout_ms`): a chip or SUB child that stays "
+     "stopped (SIGSTOP, SIGTSTP, a debugger) this long is killed and its task fails naming the child and its pid "
+     "(checked every quarter of it); 0 turns the check off (e.g. to debug a child) (docs/node.md)"},
     {"TASKRING_TENSOR_WAIT_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 3600000, "`15000`", "",
      "deadline of `get_tensor_data` / `set_tensor_data` waits (`TENSOR_WAIT_TIMEOUT`)"},
     {"TASKRING_RUN_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 86400000, "`60000`", "",

@@ -74,6 +74,11 @@ bool wait_on(const KernelArgs& k, const CommContext& c, CommBell& bell, Pred&& p
     }
     if (const uint32_t a = h.abort.load(std::memory_order_acquire); a != 0) {
       bell.parked.fetch_sub(1, std::memory_order_relaxed);
+      if (a >= kAbortMismatch) {  // L4: another node allocated another domain under this name
+        const std::string why = "aborted, MPI rank " + std::to_string(a - kAbortMismatch) +
+                                " allocated a different domain under this name (members, ranks or window size differ)";
+        return fail(why.c_str());
+      }
       if (a >= 2) {  // a member on another node failed (L4 global domain)
         const std::string why = "aborted, a member on MPI rank " + std::to_string(a - 2) + " failed";
         return fail(why.c_str());

@@ -35,6 +35,7 @@ struct DomainService::Part {
   std::vector<int> node_of;  // per domain rank
   std::vector<int> local;    // domain ranks on this node
   std::vector<int> peers;    // the other member nodes
+  uint64_t fingerprint = 0;  // members, ranks, window size: the same on every member node
   bool announced = false, abort_sent = false;
 
   cm::DomainHeader* header() const { return reinterpret_cast<cm::DomainHeader*>(base); }
@@ -105,6 +106,25 @@ int DomainService::nodes() const {
   return transport_ != nullptr ? nodes_ : 0;
 }
 
+namespace {
+
+uint64_t fingerprint(const cm::DomainLayout& layout, std::span<const node::GlobalMember> members) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+  };
+  mix(static_cast<uint64_t>(layout.nranks));
+  mix(layout.window_size);
+  mix(layout.ring_bytes);
+  for (const node::GlobalMember& m : members) {
+    mix(static_cast<uint64_t>(m.node));
+    mix(static_cast<uint64_t>(m.chip));
+  }
+  return h;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::DomainLayout& layout,
                                                                    const std::string& name, uint64_t id,
                                                                    std::span<const node::GlobalMember> members) {
@@ -141,6 +161,7 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     }
   }
   part->peers.assign(peers.begin(), peers.end());
+  part->fingerprint = fingerprint(layout, members);
   // Read by the members when they attach (after this returns).
   part->header()->offnode_mask = mask;
   part->header()->ring_bytes = layout.ring_bytes;
@@ -159,6 +180,20 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
 
 // ---- progress thread --------------------------------------------------------
 
+namespace {
+
+// Ends every wait of the domain here, naming the node whose domain of this
+// name and sequence is another one.
+void mark_mismatch(DomainService::Part& p, int from_node) {
+  uint32_t none = 0;
+  p.header()->abort.compare_exchange_strong(none, cm::kAbortMismatch + static_cast<uint32_t>(from_node),
+                                            std::memory_order_acq_rel);
+  cm::ring(p.header()->bell);
+  for (int r : p.local) cm::ring(p.sync(r)->bell);
+}
+
+}  // namespace
+
 std::vector<char> DomainService::head(Msg type, const Key& k) const {
   Writer w(type);
   w.str(k.first, cm::kNameBytes).put(k.second);
@@ -168,6 +203,12 @@ std::vector<char> DomainService::head(Msg type, const Key& k) const {
 void DomainService::add(std::shared_ptr<Part> p) {
   const Key k = p->key;
   live_[k] = p;
+  if (auto it = early_prints_.find(k); it != early_prints_.end()) {
+    for (const auto& [node, print] : it->second)
+      if (print != p->fingerprint) mark_mismatch(*p, node);
+  }
+  for (auto it = early_prints_.begin(); it != early_prints_.end();)
+    it = it->first.first == k.first && it->first.second <= k.second ? early_prints_.erase(it) : std::next(it);
   if (auto it = early_arrivals_.find(k); it != early_arrivals_.end()) {
     for (int r : it->second) p->header()->arrived[r].store(1, std::memory_order_release);
     cm::ring(p->header()->bell);
@@ -218,6 +259,7 @@ bool DomainService::poll() {
       std::vector<char> m = head(Msg::kDomainArrived, k);
       append(m, static_cast<uint32_t>(p.local.size()));
       for (int r : p.local) append(m, static_cast<int32_t>(r));
+      append(m, p.fingerprint);
       for (int n : p.peers) progress_->send(n, m);
       p.announced = true;
       any = true;
@@ -353,14 +395,20 @@ void DomainService::handle(int src, Msg type, Reader& r) {
       std::vector<int> ranks;
       for (uint32_t i = 0; i < n && i < static_cast<uint32_t>(cm::kMaxRanks) && r.ok(); ++i)
         ranks.push_back(r.get<int32_t>());
+      const uint64_t print = r.get<uint64_t>();
       if (!r.ok()) return;
       if (it == live_.end()) {
         auto& e = early_arrivals_[k];
         for (int x : ranks)
           if (x >= 0 && x < cm::kMaxRanks) e.push_back(x);
+        early_prints_[k].emplace_back(src, print);
         return;
       }
       Part& p = *it->second;
+      if (print != p.fingerprint) {
+        mark_mismatch(p, src);  // its arrivals are of another domain: not counted
+        return;
+      }
       for (int x : ranks)
         if (x >= 0 && x < p.layout.nranks && p.node_of[static_cast<size_t>(x)] == src)
           p.header()->arrived[x].store(1, std::memory_order_release);

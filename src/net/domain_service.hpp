@@ -20,7 +20,11 @@
 // then spans nodes with its own deadline, naming missing ranks. An abort of
 // the domain on a node (its run failed) is sent as DOMAIN_ABORT; receivers
 // set the abort word to 2 + that node, so every wait there ends at once,
-// naming the node. Messages for a domain not (yet) created here are kept
+// naming the node. DOMAIN_ARRIVED also carries the domain's fingerprint
+// (its members, ranks and window size): a node whose domain of that name
+// and sequence differs aborts it with kAbortMismatch + the other node, so
+// every wait ends at once naming it instead of running into its deadline or
+// mixing two domains. Messages for a domain not (yet) created here are kept
 // (arrivals, aborts) or dropped (data for a swept domain).
 #pragma once
 
@@ -80,6 +84,9 @@ class DomainService final : public node::GlobalDomainTransport,
   // Progress thread only.
   std::map<Key, std::shared_ptr<Part>> live_;
   std::map<Key, std::vector<int>> early_arrivals_;
+  // The fingerprints (members, ranks, window size) other nodes announced
+  // for a domain not yet created here, by node: checked at creation.
+  std::map<Key, std::vector<std::pair<int, uint64_t>>> early_prints_;
   std::map<Key, int> early_aborts_;
 };
 

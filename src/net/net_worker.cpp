@@ -15,6 +15,7 @@
 #include "buffer_table.hpp"
 #include "data_mover.hpp"
 #include "domain_service.hpp"
+#include "job_identity.hpp"
 #include "mpi_endpoint.hpp"
 #include "node/engine.hpp"
 #include "rank_server.hpp"
@@ -51,7 +52,7 @@ struct Hello {
   std::string host;
   Status node;
   std::vector<std::string> names;
-  uint32_t chips = 0, subs = 0;
+  JobIdentity job;
   bool parsed = false;
 };
 
@@ -113,6 +114,7 @@ struct NetWorker::Impl {
   void on_lost(int peer, uint64_t silent_ms);
   std::string rank_name(int r) const;
   Status check_hellos();
+  JobIdentity my_job() const;
   Status check_tensor(const ChipTensor& t) const;
   Expected<BufferEntry> control(int rank, ControlOp op, uint64_t a0, uint64_t a1);
   Status require_rank0(const char* api) const;
@@ -151,8 +153,7 @@ void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
         h.node = Status(code, msg);
         const uint32_t n = r.get<uint32_t>();
         for (uint32_t i = 0; i < n && i < 4096 && r.ok(); ++i) h.names.push_back(r.str());
-        h.chips = r.get<uint32_t>();
-        h.subs = r.get<uint32_t>();
+        h.job.read(r);
         h.parsed = r.ok();
       }
       {
@@ -266,6 +267,17 @@ void NetWorker::Impl::on_lost(int peer, uint64_t silent_ms) {
   transport->at(mono_ns() + cfg.abort_grace_ms * 1'000'000, [this, why] { abort_job(why.message()); });
 }
 
+JobIdentity NetWorker::Impl::my_job() const {
+  JobIdentity j;
+  j.build = this_build_id();
+  j.chips = static_cast<uint32_t>(cfg.node.chips);
+  j.subs = static_cast<uint32_t>(cfg.node.sub_workers);
+  j.runtime = cfg.node.runtime;
+  j.ranks = cfg.expected_ranks;
+  j.fields = cfg.job;
+  return j;
+}
+
 Status NetWorker::Impl::check_hellos() {
   std::lock_guard<std::mutex> lk(mu);
   const Hello& me = hellos[0];
@@ -286,6 +298,9 @@ Status NetWorker::Impl::check_hellos() {
       return failed_precondition(rank_name(r) + " registered the L4 callables [" + a + "], rank 0 [" + b +
                                  "]; register the same names in the same order on every rank");
     }
+    if (const std::string d = job_mismatch(me.job, h.job, size); !d.empty())
+      return failed_precondition(rank_name(r) + " runs another job: " + d +
+                                 "; start every rank with the same command");
     if (!h.node.ok()) return h.node.with_context(rank_name(r) + ": its node failed its init");
   }
   return Status::Ok();
@@ -500,7 +515,7 @@ Status NetWorker::init() {
   hello.put(static_cast<int32_t>(node_status.code())).str(truncate_error(node_status.message()), kMaxErrorBytes);
   hello.put(static_cast<uint32_t>(m.names.size()));
   for (const std::string& n : m.names) hello.str(n);
-  hello.put(static_cast<uint32_t>(m.cfg.node.chips)).put(static_cast<uint32_t>(m.cfg.node.sub_workers));
+  m.my_job().write(hello);
   auto msg = std::make_shared<std::vector<char>>(hello.take());
   Transport* t = m.transport.get();
   t->post([t, msg] { t->send(0, std::move(*msg)); });

@@ -22,6 +22,19 @@ Transport::Transport(MPI_Comm comm, int rank, int size, Handler handler, uint64_
 
 Transport::~Transport() { stop(); }
 
+namespace {
+
+constexpr uintptr_t kBellAlign = alignof(node::ShmBell);
+static_assert(kBellAlign <= 4096 && 4096 % kBellAlign == 0);
+
+// The first bell of a rank's doorbell slice that starts at `slice`.
+node::ShmBell* bells_at(void* slice) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(slice);
+  return reinterpret_cast<node::ShmBell*>((a + kBellAlign - 1) & ~(kBellAlign - 1));
+}
+
+}  // namespace
+
 void Transport::open_doorbells() {
   bells_.assign(static_cast<size_t>(size_), nullptr);
   bells_[static_cast<size_t>(rank_)] = bell_[0];
@@ -30,12 +43,16 @@ void Transport::open_doorbells() {
   int local_size = 0;
   MPI_Comm_size(local_, &local_size);
   void* mine = nullptr;
-  if (MPI_Win_allocate_shared(sizeof(node::ShmBell) * kChannels, 1, MPI_INFO_NULL, local_, &mine, &win_) !=
-      MPI_SUCCESS) {
+  // MPI places each rank's slice at no particular alignment (UBSan caught
+  // 8-aligned slices); a bell needs 64. The slack lets every rank align its
+  // slice up: the same shift in every process, since a shared segment keeps
+  // its offset within a page (64 divides the page size) wherever it is mapped.
+  if (MPI_Win_allocate_shared(sizeof(node::ShmBell) * kChannels + kBellAlign, 1, MPI_INFO_NULL, local_, &mine,
+                              &win_) != MPI_SUCCESS) {
     win_ = MPI_WIN_NULL;
     return;
   }
-  for (int c = 0; c < kChannels; ++c) bell_[c] = new (static_cast<node::ShmBell*>(mine) + c) node::ShmBell();
+  for (int c = 0; c < kChannels; ++c) bell_[c] = new (bells_at(mine) + c) node::ShmBell();
   // Every rank initialised its bells before anyone rings one.
   MPI_Barrier(local_);
   MPI_Group lg, wg;
@@ -48,7 +65,7 @@ void Transport::open_doorbells() {
     int world = MPI_UNDEFINED;
     if (MPI_Win_shared_query(win_, l, &bytes, &disp, &at) != MPI_SUCCESS || at == nullptr) continue;
     MPI_Group_translate_ranks(lg, 1, &l, wg, &world);
-    if (world >= 0 && world < size_) bells_[static_cast<size_t>(world)] = static_cast<node::ShmBell*>(at);
+    if (world >= 0 && world < size_) bells_[static_cast<size_t>(world)] = bells_at(at);
   }
   MPI_Group_free(&lg);
   MPI_Group_free(&wg);

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace taskring::node {
 
@@ -52,7 +54,47 @@ bool ChildProcess::reap_locked(bool block) {
 Status ChildProcess::check() {
   std::lock_guard<std::mutex> lk(mu_);
   if (!reap_locked(false)) return Status::Ok();
+  if (!kill_reason_.empty()) return unavailable(name_ + " " + kill_reason_);
   return unavailable(name_ + " " + describe_wait_status(wait_status_));
+}
+
+namespace {
+
+// The state letter of /proc/<pid>/stat ('R', 'S', 'T', ...); 0 if unknown.
+char proc_state(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return 0;
+  char buf[512];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  // "pid (comm) S ...": comm may hold spaces and parentheses; the state
+  // follows the last ')'.
+  const char* close = std::strrchr(buf, ')');
+  return close != nullptr && close[1] == ' ' ? close[2] : 0;
+}
+
+}  // namespace
+
+bool ChildProcess::kill_if_stopped_for(uint64_t limit_ns, uint64_t now_ns, const std::string& knob) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (reaped_ || !kill_reason_.empty()) return false;
+  const char st = proc_state(pid_);
+  if (st != 'T' && st != 't') {
+    stopped_since_ns_ = 0;
+    return false;
+  }
+  if (stopped_since_ns_ == 0) {
+    stopped_since_ns_ = now_ns;
+    return false;
+  }
+  if (now_ns - stopped_since_ns_ < limit_ns) return false;
+  kill_reason_ = "was stopped (state " + std::string(1, st) + ": SIGSTOP, SIGTSTP or a debugger) for " +
+                 std::to_string((now_ns - stopped_since_ns_) / 1'000'000) + " ms, past " + knob + "; killed it";
+  ::kill(pid_, SIGKILL);  // a stopped process dies of SIGKILL without being continued
+  return true;
 }
 
 bool ChildProcess::reaped() {

@@ -47,6 +47,11 @@ class ChildProcess {
   // `graceful`, SIGTERM and wait until `term`, then SIGKILL and reap (a
   // SIGKILLed child is reaped within `kill_deadline`). True once reaped.
   bool terminate(Deadline graceful, Deadline term, Deadline kill_deadline);
+  // Called periodically (ExitWatch's tick): when the child has been seen
+  // stopped (state T or t in /proc) at every call for `limit_ns` since it
+  // was first seen so, it is SIGKILLed and check() names why (`knob` is the
+  // setting that bounds it). True when this call killed it.
+  bool kill_if_stopped_for(uint64_t limit_ns, uint64_t now_ns, const std::string& knob);
 
  private:
   bool reap_locked(bool block);
@@ -55,6 +60,8 @@ class ChildProcess {
   int pidfd_ = -1;
   bool reaped_ = false;
   int wait_status_ = 0;
+  uint64_t stopped_since_ns_ = 0;  // 0: not seen stopped at the last check
+  std::string kill_reason_;        // set when kill_if_stopped_for killed it
   std::string name_;
 };
 

@@ -113,7 +113,13 @@ Status DomainMembership::join(char* base, uint64_t bytes, uint64_t id, int rank,
       h.bell.parked.fetch_sub(1, std::memory_order_relaxed);
       // ab >= 2: a member on MPI rank ab - 2 failed (L4 global domain); its
       // arrivals may still have been in flight.
-      const std::string why = ab >= 2 ? ", a member on MPI rank " + std::to_string(ab - 2) + " failed," : "";
+      const std::string why =
+          ab >= kernels::comm::kAbortMismatch
+              ? ": MPI rank " + std::to_string(ab - kernels::comm::kAbortMismatch) +
+                    " allocated a different domain under this name and sequence (members, ranks or window size "
+                    "differ; every node must allocate the same domains in the same order),"
+          : ab >= 2 ? ", a member on MPI rank " + std::to_string(ab - 2) + " failed,"
+                    : "";
       return aborted(who + ": the allocation was aborted" + why + " while waiting for ranks " + missing_ranks(h));
     }
     const uint64_t left = deadline.remaining_ns();

@@ -91,6 +91,14 @@ class Endpoint {
   // pidfd), so the engine learns of a death without polling; -1 when there
   // is none, and the engine then checks health() every few ms while busy.
   virtual int exit_fd() const { return -1; }
+  // Called from the engine's exit watcher every quarter of the stall
+  // timeout: a worker process seen stopped for `limit_ns` is killed, so
+  // its death fails its task (NodeConfig::stall_timeout_ms). Thread-safe.
+  virtual void watch_stall(uint64_t limit_ns, uint64_t now_ns, const std::string& knob) {
+    (void)limit_ns;
+    (void)now_ns;
+    (void)knob;
+  }
 };
 
 }  // namespace taskring::node

@@ -101,6 +101,10 @@ struct EngineConfig {
   uint64_t heap_bytes = 0;
   uint64_t heap_wait_ms = 10000;
   uint64_t control_timeout_ms = 30000;
+  // Endpoint::watch_stall's limit, from the exit watcher (0: off), and the
+  // setting named when it kills a child.
+  uint64_t stall_timeout_ms = 0;
+  std::string stall_knob;
   uint64_t run_admission_ms = 600000;
   // The level is a label: what a target is called in messages ("chip" at
   // L3, "rank" at L4, where each target is a whole node).

@@ -39,12 +39,24 @@ void Engine::start() {
     for (auto& ep : *eps) fds.push_back(ep->exit_fd());
   const bool every_exit_visible = std::none_of(fds.begin(), fds.end(), [](int fd) { return fd < 0; });
   if (every_exit_visible && !fds.empty()) {
+    // A stopped child never exits and never answers: the watcher's tick
+    // kills one that stays stopped past the stall timeout, and its exit
+    // then fails its task like any death.
+    const uint64_t stall_ms = cfg_.stall_timeout_ms;
+    const uint64_t tick_ms = stall_ms == 0 ? 0 : std::max<uint64_t>(50, stall_ms / 4);
+    auto on_tick = [this, stall_ms] {
+      const uint64_t now = mono_ns();
+      for (auto* eps : {&chips_, &subs_})
+        for (auto& ep : *eps) ep->watch_stall(stall_ms * 1'000'000, now, cfg_.stall_knob);
+    };
     watched_ = watch_
-                   .start(std::move(fds),
-                          [this](size_t) {
-                            exit_seen_.store(true, std::memory_order_release);
-                            bell_ring(*bell_);
-                          })
+                   .start(
+                       std::move(fds),
+                       [this](size_t) {
+                         exit_seen_.store(true, std::memory_order_release);
+                         bell_ring(*bell_);
+                       },
+                       tick_ms, stall_ms == 0 ? std::function<void()>{} : std::function<void()>(on_tick))
                    .ok();
   }
   thread_ = std::thread([this] { scheduler_loop(); });

@@ -7,6 +7,7 @@
 // once, so the scheduler checks liveness exactly when a child ended.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -27,13 +28,17 @@ class ExitWatch {
   // becomes readable. The descriptors stay owned by the caller and must
   // stay open until stop() returns. Fails (nothing started) when the
   // watcher's own wake-up descriptor cannot be made, or when already started.
-  Status start(std::vector<int> exit_fds, std::function<void(size_t)> on_exit);
+  // With `tick_ms` > 0, `on_tick()` also runs on the thread about every
+  // tick_ms (the stall check of stopped children).
+  Status start(std::vector<int> exit_fds, std::function<void(size_t)> on_exit, uint64_t tick_ms = 0,
+               std::function<void()> on_tick = {});
   // Stops and joins the thread; no on_exit runs after it returns. Idempotent.
   void stop();
   bool running() const { return thread_.joinable(); }
 
  private:
-  void loop(std::vector<int> fds, const std::function<void(size_t)>& on_exit);
+  void loop(std::vector<int> fds, const std::function<void(size_t)>& on_exit, uint64_t tick_ms,
+            const std::function<void()>& on_tick);
   int stop_fd_ = -1;  // eventfd: written by stop()
   std::thread thread_;
 };

@@ -34,6 +34,9 @@ class LocalEndpoint final : public Endpoint {
   Status start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) override;
   void expect_work() override { m_->wake_hint.store(1, std::memory_order_release); }
   int exit_fd() const override { return child_->pidfd(); }
+  void watch_stall(uint64_t limit_ns, uint64_t now_ns, const std::string& knob) override {
+    (void)child_->kill_if_stopped_for(limit_ns, now_ns, knob);
+  }
   std::optional<Outcome> poll(bool check_liveness) override;
   Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) override;
   Status control_post(const ControlRequest& req) override;

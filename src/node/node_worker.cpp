@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
 #include "taskring/base/cpus.hpp"
+#include "taskring/base/knob_table.hpp"
 #include "taskring/base/process_threads.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
 #include "window_exchange.hpp"
@@ -99,6 +101,20 @@ struct NodeWorker::Impl {
   int children_total() const { return cfg.sub_workers + cfg.chips; }
 
   Status validate() const;
+  // The process that initialised the worker: its children, engine thread
+  // and mailboxes belong to that process only (a fork's copy must not use
+  // them). 0 before init.
+  std::atomic<pid_t> owner_pid{0};
+  // The thread now running an orchestration function: a submit() from it
+  // would wait for its own run (a deadlock), so it is refused.
+  std::atomic<std::thread::id> orchestrating{};
+  // FAILED_PRECONDITION when called from a fork of the owner or from inside
+  // an orchestration function of this worker; OK otherwise.
+  Status check_caller(const char* api) const;
+  // stall_timeout_ms from the config or TASKRING_NODE_STALL_TIMEOUT_MS.
+  Status read_stall_timeout();
+  uint64_t stall_timeout_ms = 0;
+  std::string stall_knob;
   int sim_threads() const;
   Expected<bool> run_inline() const;
   // NodeConfig::chip_pin, then TASKRING_CHIP_PIN, then pin_chips_by_default.
@@ -126,6 +142,10 @@ Status NodeWorker::Impl::validate() const {
   if (cfg.chip_threads < 0 || cfg.chip_threads > 256)
     return invalid_argument(w + "chip_threads " + std::to_string(cfg.chip_threads) + " not in [0, 256]");
   if (auto inl = run_inline(); !inl.ok()) return inl.status().with_context(w + "env");
+  // The chips validate it too, but only when the node leaves the thread
+  // count to them: a bad value must not be dropped silently here.
+  if (cfg.env)
+    if (auto t = read_int_knob(cfg.env, "TASKRING_SIM_THREADS", 1, 256); !t.ok()) return t.status().with_context(w + "env");
   if (cfg.heap_ring_bytes < HeapRing::kAlign || cfg.heap_ring_bytes > (1ull << 40))
     return invalid_argument(w + "heap_ring_bytes " + std::to_string(cfg.heap_ring_bytes) + " not in [1024, 2^40]");
   if (cfg.shared_bytes > (1ull << 40))
@@ -137,6 +157,19 @@ Status NodeWorker::Impl::validate() const {
   if (cfg.comm_timeout_ms == 0) return invalid_argument(w + "comm_timeout_ms must be > 0");
   if (cfg.domain_cache < 0 || cfg.domain_cache > 64)
     return invalid_argument(w + "domain_cache " + std::to_string(cfg.domain_cache) + " not in [0, 64]");
+  return Status::Ok();
+}
+
+Status NodeWorker::Impl::read_stall_timeout() {
+  stall_timeout_ms = cfg.stall_timeout_ms;
+  stall_knob = "NodeConfig::stall_timeout_ms=" + std::to_string(stall_timeout_ms);
+  if (!cfg.env) return Status::Ok();
+  auto knob = read_int_knob(cfg.env, taskring::knob("TASKRING_NODE_STALL_TIMEOUT_MS"));
+  if (!knob.ok()) return knob.status().with_context("NodeWorker::init");
+  if (*knob) {
+    stall_timeout_ms = static_cast<uint64_t>(**knob);
+    stall_knob = "TASKRING_NODE_STALL_TIMEOUT_MS=" + std::to_string(stall_timeout_ms);
+  }
   return Status::Ok();
 }
 
@@ -290,7 +323,30 @@ RunCounts RunHandle::counts() const { return done() ? run_->counts : RunCounts{}
 
 NodeWorker::NodeWorker(NodeConfig config) : impl_(std::make_unique<Impl>()) { impl_->cfg = std::move(config); }
 
-NodeWorker::~NodeWorker() { (void)close(); }
+NodeWorker::~NodeWorker() {
+  const pid_t owner = impl_->owner_pid.load(std::memory_order_relaxed);
+  if (owner != 0 && owner != getpid()) {
+    // A fork's copy: the engine thread, the children and the watcher's
+    // descriptors are the owner's; destroying them here would join a thread
+    // that does not exist in this process and stop the owner's watcher.
+    (void)impl_.release();
+    return;
+  }
+  (void)close();
+}
+
+Status NodeWorker::Impl::check_caller(const char* api) const {
+  const pid_t owner = owner_pid.load(std::memory_order_relaxed);
+  if (owner != 0 && owner != getpid())
+    return failed_precondition(std::string(api) + ": this worker belongs to process " + std::to_string(owner) +
+                               ", and this is process " + std::to_string(getpid()) +
+                               " (a fork of it); make a new worker here");
+  if (orchestrating.load(std::memory_order_acquire) == std::this_thread::get_id())
+    return failed_precondition(std::string(api) +
+                               ": called from inside this worker's orchestration function; runs do not nest "
+                               "(submit the work from the function instead)");
+  return Status::Ok();
+}
 
 const NodeConfig& NodeWorker::config() const { return impl_->cfg; }
 
@@ -339,6 +395,7 @@ Status NodeWorker::init() {
   const uint64_t reserve_ns = std::min<uint64_t>(250'000'000, m.cfg.startup_timeout_ms * 1'000'000 / 5);
   const Deadline ready_by{deadline.at_mono_ns - reserve_ns};
   Status v = m.validate();
+  if (v.ok()) v = m.read_stall_timeout();
   if (!v.ok()) {
     m.state = Impl::State::kFailed;
     return v;
@@ -411,6 +468,8 @@ Status NodeWorker::init() {
   ec.heap_bytes = m.cfg.heap_ring_bytes;
   ec.heap_wait_ms = m.cfg.heap_wait_ms;
   ec.control_timeout_ms = m.cfg.control_timeout_ms;
+  ec.stall_timeout_ms = m.stall_timeout_ms;
+  ec.stall_knob = m.stall_knob;
   ec.exchange = m.exchange.get();
   ec.global_domains = m.cfg.global_domains.get();
   ec.comm_timeout_ms = m.cfg.comm_timeout_ms;
@@ -425,6 +484,7 @@ Status NodeWorker::init() {
   // The first thread of the parent: every fork is behind us.
   if (bell_either_available()) m.engine->set_group_bell(m.group_bell(), m.group_countdowns());
   m.engine->start();
+  m.owner_pid.store(getpid(), std::memory_order_relaxed);
   m.state = Impl::State::kReady;
   return Status::Ok();
 }
@@ -451,6 +511,7 @@ Expected<void*> NodeWorker::alloc_shared(uint64_t bytes) {
 
 RunHandle NodeWorker::submit(OrchFunction orch) {
   Impl& m = *impl_;
+  if (Status c = m.check_caller("NodeWorker::submit"); !c.ok()) return RunHandle(failed_run(c));
   {
     std::lock_guard<std::mutex> lk(m.mu);
     if (m.state != Impl::State::kReady)
@@ -459,7 +520,14 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
                                                                                    "failed its init or is closed")));
     ++m.active_submits;
   }
-  std::shared_ptr<RunState> run = m.engine->run_orchestration(orch);
+  std::shared_ptr<RunState> run = m.engine->run_orchestration([&m, &orch](Orchestrator& o) {
+    struct Mark {  // cleared however the function ends
+      std::atomic<std::thread::id>& at;
+      explicit Mark(std::atomic<std::thread::id>& a) : at(a) { at.store(std::this_thread::get_id(), std::memory_order_release); }
+      ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
+    } mark(m.orchestrating);
+    return orch(o);
+  });
   {
     std::lock_guard<std::mutex> lk(m.mu);
     --m.active_submits;
@@ -470,8 +538,24 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
 
 Status NodeWorker::run(OrchFunction orch, Deadline deadline) { return submit(std::move(orch)).wait(deadline); }
 
+Status NodeWorker::close_now() {
+  Impl& m = *impl_;
+  TASKRING_RETURN_IF_ERROR(m.check_caller("NodeWorker::close_now"));
+  {
+    std::lock_guard<std::mutex> lk(m.mu);
+    if (m.state == Impl::State::kReady)
+      for (auto& c : m.children) c->signal_group(SIGKILL);  // a no-op for one already reaped
+  }
+  return close();
+}
+
 Status NodeWorker::close() {
   Impl& m = *impl_;
+  {
+    const pid_t owner = m.owner_pid.load(std::memory_order_relaxed);
+    if (owner != 0 && owner != getpid()) return Status::Ok();  // a fork's copy: nothing here is its to close
+  }
+  TASKRING_RETURN_IF_ERROR(m.check_caller("NodeWorker::close"));
   std::unique_lock<std::mutex> lk(m.mu);
   if (m.state == Impl::State::kClosed) return Status::Ok();
   if (m.state != Impl::State::kReady) {

@@ -41,8 +41,20 @@ inline MpiResult run_bounded(const std::string& command, int bound_s) {
   return r;
 }
 
+// Under ASan: Open MPI's plugins (MCA components it dlopens and unloads at
+// MPI_Finalize) leave allocations that LeakSanitizer reports with no usable
+// stack ("<unknown module>" frames), so no suppression can name them. They
+// are third-party, so the MPI processes run without the leak check; ASan's
+// other checks and UBSan stay on, and taskring's own leaks are checked by the
+// node suites, which run the same engine without MPI.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr const char* kMpiEnv = "env ASAN_OPTIONS=\"${ASAN_OPTIONS}:detect_leaks=0\" ";
+#else
+inline constexpr const char* kMpiEnv = "";
+#endif
+
 inline MpiResult mpirun(int np, const std::string& command, int bound_s) {
-  return run_bounded(std::string(TASKRING_MPIEXEC) +
+  return run_bounded(std::string(kMpiEnv) + std::string(TASKRING_MPIEXEC) +
                          " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
                          std::to_string(np) + " " + command,
                      bound_s);

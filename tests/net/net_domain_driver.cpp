@@ -153,6 +153,19 @@ Status collective(NodeWorker& n, int comm) {
   return expect_error(s, "spans nodes", "allgather over a global domain");
 }
 
+// Issue 38: the nodes allocate different domains under one name (node 1's
+// window is half node 0's): refused at allocation, naming the other node,
+// well before the 20 s comm deadline.
+Status mismatch(NodeWorker& n, int comm) {
+  return n.run([&](Orchestrator& o) -> Status {
+    const uint64_t window = g_node == 0 ? 256 << 10 : 128 << 10;
+    TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_global_domain("mm", kMembers, window, kBuffers));
+    std::vector<ChipTaskArgs> args(kChips);
+    for (int c = 0; c < kChips; ++c) args[c].add_scalar(static_cast<uint64_t>(ProbeOp::kBarrier)).add_scalar(20);
+    return node::submit_comm_group(o, comm, *d, kernels::comm_id::kCommProbe, args);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,6 +196,7 @@ int main(int argc, char** argv) {
       case 0: return putget(n, comm);
       case 1: return probe_run(n, comm, {{ProbeOp::kFailOnRank, 3}});
       case 2: return validation(n);
+      case 4: return mismatch(n, comm);
       default: return collective(n, comm);
     }
   });
@@ -238,6 +252,22 @@ int main(int argc, char** argv) {
     Status s = on_both(3);
     if (!s.ok()) fail = s.to_string();
     else if (Status next = on_both(0); !next.ok()) fail = "the next run failed: " + next.to_string();
+  } else if (g_scenario == "mismatch") {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = on_both(4);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("mismatched allocation: %.2f s: %s\n", sec, s.to_string().c_str());
+    if (s.ok()) fail = "the run passed";
+    else if (!contains(s.message(), "allocated a different domain under this name"))
+      fail = "the error does not say the domains differ: " + s.to_string();
+    else if (!contains(s.message(), "MPI rank 0 allocated") && !contains(s.message(), "MPI rank 1 allocated"))
+      fail = "the error names no node: " + s.to_string();
+    else if (sec > 10.0)
+      fail = "the refusal took " + std::to_string(sec) + " s (comm_timeout_ms is 20 s)";
+    if (fail.empty()) {
+      Status next = on_both(0);
+      if (!next.ok()) fail = "the next run failed: " + next.to_string();
+    }
   } else {
     fail = "unknown scenario";
   }

@@ -32,6 +32,9 @@ TEST(NetDomain, PutNotifyBarrierAcrossNodes) { expect_pass("putget"); }
 // the 20 s comm deadline) naming rank 1, and the next run passes.
 TEST(NetDomain, MemberFailingMidStepFailsTheRunNamingItsRankAndTheNextRunSucceeds) { expect_pass("fail"); }
 TEST(NetDomain, GlobalMembersAreValidated) { expect_pass("validation"); }
+// Issue 38: nodes that allocate different domains under one name are
+// refused at allocation, naming the other node, within seconds.
+TEST(NetDomain, NodesAllocatingDifferentDomainsAreRefusedNamingTheNode) { expect_pass("mismatch"); }
 // Allreduce across nodes equals the one-node reference bit for bit; an
 // allgather (reads peer windows) is refused naming why.
 TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefused) { expect_pass("collective"); }

@@ -80,3 +80,38 @@ TEST(NodeCli, BenchShowsWhyItsRunnerFailedBeforeAnyRound) {
 }
 
 }  // namespace
+
+// Issue 38, finding 10: the options are checked before any round runs. A
+// typo (`--chip` for `--chips`) or a stray argument used to run every round
+// first, print "passed", and only then exit 2.
+TEST(NodeCli, OptionsAreCheckedBeforeAnyRound) {
+  for (const char* args : {"run multi_chip --rounds 2 --warmup 0 --chip 3", "run multi_chip --rounds 2 --warmup 0 stray"}) {
+    Result r = taskring(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out.find("measured rounds passed"), std::string::npos) << args << " ran its rounds:\n" << r.out;
+    EXPECT_EQ(r.out.find("golden"), std::string::npos) << args << " ran its rounds:\n" << r.out;
+  }
+  Result r = taskring("run multi_chip --rounds 2 --warmup 0 --chip 3");
+  EXPECT_NE(r.err.find("--chip"), std::string::npos) << r.err;
+}
+
+TEST(NodeCli, KnownWorkloadsIncludeTheNodeWorkloads) {
+  Result r = taskring("run no_such_workload");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  for (const char* name : {"vector", "multi_chip", "pipeline", "moe"})
+    EXPECT_NE(r.err.find(name), std::string::npos) << name << " missing from: " << r.err;
+}
+
+// Issue 38, finding 13: input that used to be dropped without a word.
+TEST(NodeCli, SimThreadsZeroIsRefusedForNodeWorkloads) {
+  Result r = taskring("run multi_chip --chips 2 --rounds 1 --warmup 0", "TASKRING_SIM_THREADS=0");
+  EXPECT_NE(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("TASKRING_SIM_THREADS"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("measured rounds passed"), std::string::npos) << r.out;
+}
+
+TEST(NodeCli, BenchRefusesRanksForANodeWorkload) {
+  Result r = taskring("bench multi_chip --ranks 4 --chips 2 --rounds 1 --warmup 0");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--ranks"), std::string::npos) << r.err;
+}

@@ -291,6 +291,96 @@ TEST(NodeWorker, ChipKilledDuringTaskFailsTheRunNamingIt) {
   EXPECT_TRUE(w->close().ok());
 }
 
+// Issue 38, finding 4: a stopped child (SIGSTOP) never exits and never
+// answers. The stall watch kills it once it stays stopped past
+// stall_timeout_ms, and the run fails naming the child and its pid (the
+// run's own deadline, 20 s here, would otherwise be all that ends it).
+NodeConfig stall_config(uint64_t ms) {
+  NodeConfig c;
+  c.stall_timeout_ms = ms;
+  return c;
+}
+
+void expect_stopped_child_fails_the_run(RunHandle& h, const std::string& who, pid_t victim) {
+  const uint64_t t0 = mono_ns();
+  Status s = h.wait(Deadline::after_ms(20000));
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+  EXPECT_NE(s.message().find(who + " (pid " + std::to_string(victim) + ")"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("stopped"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("stall_timeout_ms=300"), std::string::npos) << s.message();
+  ::testing::Test::RecordProperty("detect_ms", static_cast<int>((mono_ns() - t0) / 1000000));
+  EXPECT_TRUE(wait_pid_gone(victim, 10000)) << who << " was not killed";
+}
+
+TEST(NodeWorker, StoppedChipIsKilledAndFailsTheRunNamingIt) {
+  auto w = make_worker(2, 0, stall_config(300));
+  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  Gate* g = new_gate(*w);
+  const pid_t victim = w->chip_pid(0);
+  RunHandle h = w->submit([&](Orchestrator& o) {
+    ChipTaskArgs a;
+    a.add_scalar(addr(g));
+    return o.submit_next_level(kGateChip, a, 0);
+  });
+  ASSERT_TRUE(wait_started(g, 1).ok());
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  expect_stopped_child_fails_the_run(h, "chip 0", victim);
+  open_gate(g);
+  EXPECT_TRUE(w->close().ok());
+}
+
+TEST(NodeWorker, StoppedSubIsKilledAndFailsTheRunNamingIt) {
+  auto w = make_worker(1, 1, stall_config(300));
+  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  Gate* g = new_gate(*w);
+  const pid_t victim = w->sub_pid(0);
+  RunHandle h = w->submit([&](Orchestrator& o) {
+    ChipTaskArgs a;
+    a.add_scalar(addr(g));
+    return o.submit_sub(kGateSub, a);
+  });
+  ASSERT_TRUE(wait_started(g, 1).ok());
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  expect_stopped_child_fails_the_run(h, "SUB 0", victim);
+  open_gate(g);
+  EXPECT_TRUE(w->close().ok());
+}
+
+// A group whose member stops: the members that answer finish, the stopped
+// one is killed at the stall timeout, and the group's error ends the run.
+TEST(NodeWorker, StoppedGroupMemberFailsTheGroupNamingIt) {
+  auto w = make_worker(2, 0, stall_config(300));
+  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  Gate* g = new_gate(*w);
+  const pid_t victim = w->chip_pid(1);
+  RunHandle h = w->submit([&](Orchestrator& o) {
+    ChipTaskArgs a0, a1;
+    a0.add_scalar(addr(g));
+    a1.add_scalar(addr(g));
+    const ChipTaskArgs* ga[] = {&a0, &a1};
+    const int chips[] = {0, 1};
+    return o.submit_next_level_group(kGateChip, ga, chips);
+  });
+  ASSERT_TRUE(wait_started(g, 2).ok());
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  open_gate(g);
+  expect_stopped_child_fails_the_run(h, "chip 1", victim);
+  EXPECT_NE(h.wait(Deadline::after_ms(0)).message().find("group of 2"), std::string::npos);
+  EXPECT_TRUE(w->close().ok());
+}
+
+TEST(NodeWorker, StallTimeoutKnobIsValidated) {
+  NodeConfig c;
+  c.env = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "TASKRING_NODE_STALL_TIMEOUT_MS") return "soon";
+    return std::nullopt;
+  };
+  auto w = make_worker(1, 0, c);
+  Status s = w->init();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("TASKRING_NODE_STALL_TIMEOUT_MS"), std::string::npos) << s.message();
+}
+
 TEST(NodeWorker, ChipKilledDuringControlCallFailsTheCall) {
   auto w = make_worker(1, 0);
   { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }

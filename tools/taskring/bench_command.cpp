@@ -365,8 +365,14 @@ void add_bench_command(CLI::App& app) {
   auto params = std::make_shared<std::vector<std::string>>();
   cmd->add_flag("--balanced-routing", *balanced, "node workload moe: round-robin routing (equal load per rank)");
   cmd->add_option("--param", *params, "a node workload parameter, name=value (repeatable)");
-  cmd->callback([opts, balanced, params, node_only] {
+  cmd->callback([cmd, opts, balanced, params, node_only] {
     if (is_node_workload(opts->workload)) {
+      if (cmd->count("--ranks") > 0) {
+        std::fprintf(stderr, "taskring bench: --ranks forks ranks of a chip workload; %s is a node workload: "
+                             "--chips sets its chips (and --nodes its MPI ranks)\n", opts->workload.c_str());
+        set_exit_code(2);
+        return;
+      }
       NodeBenchOptions no{opts->workload, opts->chips, opts->rounds, opts->warmup,
                           opts->json, opts->log_path, opts->timeout_ms, {}, opts->runtime};
       if (*balanced) no.params.emplace_back("balanced-routing", 1);

@@ -60,7 +60,11 @@ inline void add_param_option(CLI::App* sub, workloads::Param& p) {
     opt->capture_default_str();
   }
   opt->check(CLI::Range(p.min, p.max));
-}bool node_run_parsed();
+}// The node workload named after `taskring run`, run once the whole command
+// line parsed: its exit status, or -1 when none was named.
+int run_parsed_node_workload();
+// The node workloads' names, comma-separated (for "known workloads").
+std::string node_workload_names();
 bool is_node_workload(std::string_view name);
 struct NodeBenchOptions {
   std::string workload;

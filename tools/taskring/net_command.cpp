@@ -140,6 +140,14 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
   // The workload's inputs are set up on every rank before it says HELLO,
   // so no round reaches a rank whose inputs are not there yet.
   cfg.node_setup = [&w](node::NodeWorker& n) { return w.setup(n); };
+  // What every rank must agree on (the startup handshake refuses a rank
+  // that would run something else, naming it and the field).
+  cfg.expected_ranks = static_cast<uint32_t>(nodes);
+  cfg.job.emplace_back("command", capture_fd >= 0 ? "bench" : "run");
+  cfg.job.emplace_back("workload", std::string(w.name()));
+  for (const workloads::Param& p : w.params().entries()) cfg.job.emplace_back("--" + p.name, std::to_string(p.value));
+  cfg.job.emplace_back("rounds", std::to_string(rounds));
+  cfg.job.emplace_back("warmup", std::to_string(warmup));
   NetWorker net(cfg);
   Status reg = w.register_callables(net.node());
   if (!reg.ok()) {
@@ -212,13 +220,19 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
     });
     const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
     if (print)
-      std::printf("%-8s %3d  host_ms %9.3f  golden %s on %d nodes\n", i < warmup ? "warmup" : "round",
-                  i < warmup ? i : i - warmup + 1, ms, s.ok() ? "PASS" : "FAIL", nodes);
-    if (!s.ok()) std::fprintf(stderr, "%s: round %d: %s\n", who.c_str(), i, s.to_string().c_str());
-    if (i >= warmup && s.ok()) ++passed;
+      std::printf("%-8s %3d  host_ms %9.3f  %s on %d nodes\n", i < warmup ? "warmup" : "round",
+                  i < warmup ? i : i - warmup + 1, ms, s.ok() ? "golden PASS" : "FAILED", nodes);
+    if (!s.ok()) {
+      // The first failed round ends the command: after a lost rank every
+      // later round would fail at once, and after a domain that cannot be
+      // allocated each would wait out its deadline again (issue 38).
+      std::fprintf(stderr, "%s: round %d failed; stopping: %s\n", who.c_str(), i, s.to_string().c_str());
+      break;
+    }
+    if (i >= warmup) ++passed;
   }
-  if (capture_fd >= 0 && !out.host_before.empty()) probe_nodes(&out.host_after);
-  if (capture_fd >= 0) {
+  if (capture_fd >= 0 && s.ok() && !out.host_before.empty()) probe_nodes(&out.host_after);
+  if (capture_fd >= 0 && s.ok()) {
     std::vector<net::RemoteBuffer> bufs;
     Status cs;
     for (int r = 0; r < nodes && cs.ok(); ++r) {

@@ -53,7 +53,7 @@ struct NodeRunBinding {
 NodeRunBinding g_bind;
 int g_nodes = 0;  // --nodes: > 0 runs the workload on that many MPI ranks (L4)
 std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> g_node_workloads;
-bool g_node_parsed = false;
+NodeWorkload* g_picked = nullptr;  // the node workload named on the command line
 
 double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
@@ -209,24 +209,33 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     sub->add_option("--nodes", g_nodes, "L4: run on this many nodes (MPI ranks); start under mpirun -np N")
         ->check(CLI::Range(1, 256));
     NodeWorkload* raw = w.get();
-    sub->callback([raw] {
-      g_node_parsed = true;
-      std::string rt = *g_bind.runtime == "tensormap_and_ringbuffer" ? "tmr"
-                       : *g_bind.runtime == "host_build_graph"       ? "hbg"
-                                                                     : *g_bind.runtime;
-      // The chip children read their knobs from the environment at init.
-      if (*g_bind.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
-      if (g_nodes > 0) {
-        set_exit_code(run_net_rounds(*raw, rt, g_nodes, *g_bind.warmup, *g_bind.rounds));
-        return;
-      }
-      set_exit_code(run_node_rounds(*raw, rt, *g_bind.warmup, *g_bind.rounds, true, *g_bind.json));
-    });
+    // Only remembers the choice: `run`'s own callback, which comes after
+    // this one, first refuses unknown options and stray arguments, then
+    // calls run_parsed_node_workload(). Running here would run every round
+    // before a typo (`--chip 8`) is reported.
+    sub->callback([raw] { g_picked = raw; });
     g_node_workloads.emplace_back(sub, std::move(w));
   }
 }
 
-bool node_run_parsed() { return g_node_parsed; }
+int run_parsed_node_workload() {
+  if (g_picked == nullptr) return -1;
+  NodeWorkload& w = *g_picked;
+  std::string rt = *g_bind.runtime == "tensormap_and_ringbuffer" ? "tmr"
+                   : *g_bind.runtime == "host_build_graph"       ? "hbg"
+                                                                 : *g_bind.runtime;
+  // The chips read their knobs from the environment at init.
+  if (*g_bind.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
+  if (g_nodes > 0) return run_net_rounds(w, rt, g_nodes, *g_bind.warmup, *g_bind.rounds);
+  return run_node_rounds(w, rt, *g_bind.warmup, *g_bind.rounds, true, *g_bind.json);
+}
+
+std::string node_workload_names() {
+  std::string names;
+  for (const workloads::NodeCatalogEntry& e : workloads::node_catalog())
+    names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return names;
+}
 
 bool is_node_workload(std::string_view name) {
   for (const workloads::NodeCatalogEntry& e : workloads::node_catalog())

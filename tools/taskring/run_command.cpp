@@ -397,7 +397,9 @@ void add_run_command(CLI::App& app) {
       const std::string first = cmd->remaining().front();
       std::string known;
       for (const auto& [sub, w] : g_workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
-      const bool named = std::any_of(g_workloads.begin(), g_workloads.end(), [](auto& e) { return e.first->parsed(); });
+      known += ", " + node_workload_names();
+      const std::vector<CLI::App*> subs = cmd->get_subcommands({});
+      const bool named = std::any_of(subs.begin(), subs.end(), [](const CLI::App* sub) { return sub->parsed(); });
       if (named) {
         std::fprintf(stderr, "taskring run: unexpected argument '%s'\n", first.c_str());
       } else if (first.empty() || first[0] != '-') {
@@ -421,7 +423,10 @@ void add_run_command(CLI::App& app) {
         return;
       }
     }
-    if (node_run_parsed()) return;  // a node workload ran (node_command.cpp)
+    if (const int rc = run_parsed_node_workload(); rc >= 0) {  // node_command.cpp
+      set_exit_code(rc);
+      return;
+    }
     std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s",
                  cmd->help().c_str());
     set_exit_code(2);

@@ -52,6 +52,10 @@ struct alignas(64) CommBell {
   std::atomic<uint32_t> parked{0};
 };
 
+// DomainHeader::abort at or above this: kAbortMismatch + n, node n's
+// domain of this name and sequence is not this one (L4, docs/l4.md).
+inline constexpr uint32_t kAbortMismatch = 1u << 30;
+
 // Domain-wide state, written by the parent before the members map it (name,
 // sizes) and by the members during allocation (arrivals).
 struct alignas(64) DomainHeader {
@@ -67,7 +71,9 @@ struct alignas(64) DomainHeader {
   uint64_t ring_bytes = 0;
   // Non-zero once the run failed: every wait in the domain ends with an
   // error instead of running into its deadline. Set by the parent: 1 when
-  // this node's run failed, 2 + n when node (MPI rank) n reported a failure.
+  // this node's run failed, 2 + n when node (MPI rank) n reported a failure,
+  // kAbortMismatch + n when node n allocated another domain under this
+  // name and sequence (other members, ranks or window size).
   alignas(64) std::atomic<uint32_t> abort{0};
   // arrived[r] = 1 once rank r zeroed its window and filled its context:
   // the allocation barrier that publishes the windows.

@@ -24,10 +24,14 @@
 // MPI_THREAD_SERIALIZED: one progress thread per rank makes the MPI calls
 // after init; under MULTIPLE the scheduler and executors also send their
 // control messages themselves), then every rank sends
-// rank 0 a HELLO: protocol version, taskring version, build, the names of
-// its L4 callables, its node's init result. Rank 0 answers READY only when
-// every rank's node is READY and everything matches; otherwise every rank's
-// init() fails with the same error naming the rank and the mismatch. One
+// rank 0 a HELLO: protocol version, taskring version and compiler, the
+// build (size and hash of the binary holding the L4 code), the names of its
+// L4 callables, its node's chips, SUB workers and L2 runtime, the number of
+// ranks it expects (NetConfig::expected_ranks), the caller's job fields
+// (NetConfig::job: e.g. workload and parameters) and its node's init result.
+// Rank 0 answers READY only when every rank's node is READY and everything
+// matches rank 0's; otherwise every rank's init() fails with the same error
+// naming the rank and the first field that differs. One
 // deadline (startup_timeout_ms) covers the node init and the handshake.
 // MPI_Init itself is not bounded by it (mpirun starts the ranks).
 //
@@ -59,6 +63,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "taskring/base/clock.hpp"
 #include "taskring/base/expected.hpp"
@@ -73,7 +79,7 @@ using node::Orchestrator;
 using node::RunHandle;
 
 // Wire protocol version; ranks that disagree are rejected at startup.
-inline constexpr uint32_t kNetProtocolVersion = 2;  // 2: FETCH without a reply on success
+inline constexpr uint32_t kNetProtocolVersion = 3;  // 2: FETCH without a reply on success; 3: job identity in HELLO
 // Error text carried per hop (rank -> rank 0); longer text is cut and ends
 // with "[truncated]".
 inline constexpr size_t kMaxErrorBytes = 1024;
@@ -142,6 +148,15 @@ struct NetConfig {
   // HELLO, so no L4 task reaches a rank before it finished; an error fails
   // every rank's init() naming this rank, like a failed node init.
   std::function<Status(NodeWorker& node)> node_setup;
+  // What defines the job besides the node config, as (field, value) pairs in
+  // HELLO: every rank must send the same set (order aside), else init()
+  // fails on every rank naming the rank and the field. The CLI sends the
+  // workload, its parameters, the command and the rounds.
+  std::vector<std::pair<std::string, std::string>> job;
+  // The number of ranks this rank expects mpirun to start (`--nodes`); a
+  // rank started in a job of another size fails init() on every rank.
+  // 0: any.
+  uint32_t expected_ranks = 0;
   // What this rank announces; differs from kNetProtocolVersion only in the
   // tests of the mismatch check.
   uint32_t protocol_version = kNetProtocolVersion;

@@ -85,6 +85,12 @@ struct NodeConfig {
   // memory (ranks x window) until it is reused, evicted (oldest first) or
   // the worker closes. 0: every domain is unmapped at its fence. In [0, 64].
   int domain_cache = 4;
+  // A child (chip or SUB) that stays stopped (SIGSTOP, SIGTSTP, a
+  // debugger) this long is SIGKILLed, and its task and the run fail naming
+  // the child and its pid, instead of waiting for it forever. Checked every
+  // quarter of it (at least every 50 ms). 0: off. The knob
+  // TASKRING_NODE_STALL_TIMEOUT_MS in `env` wins.
+  uint64_t stall_timeout_ms = 30000;
   // Deadline of close()'s drain and reap steps.
   uint64_t close_timeout_ms = 10000;
   // Chip i's chip.run spans carry rank = rank_base + i (TASKRING_RANK). L4

@@ -108,6 +108,10 @@ class NodeWorker {
 
   // Runs `orch` now on this thread and returns the run's handle. Errors of
   // the function itself and of its tasks arrive through the handle.
+  // FAILED_PRECONDITION at once (through the handle) when called from
+  // inside one of this worker's orchestration functions (runs do not nest)
+  // or from a forked copy of the process that initialised the worker (the
+  // children, mailboxes and engine thread belong to that process).
   RunHandle submit(OrchFunction orch);
   // submit(orch).wait().
   Status run(OrchFunction orch, Deadline deadline = Deadline::after_ms(600000));
@@ -115,7 +119,13 @@ class NodeWorker {
   // Cancels unstarted work, drains running tasks (close_timeout_ms), shuts
   // the children down (SHUTDOWN, then SIGTERM, then SIGKILL, reap). Every
   // pending RunHandle resolves. Idempotent; a failed close may be retried.
+  // In a forked copy of the owner it does nothing (OK): the children are
+  // the owner's. From inside an orchestration function: FAILED_PRECONDITION.
   Status close();
+  // close() without the drain: every child is SIGKILLed first, so running
+  // tasks (a SUB that never returns) end at once and the pending run fails.
+  // For an interrupt (Ctrl-C in Python's NodeWorker.run).
+  Status close_now();
 
   // One round trip through chip `chip`'s control frame; the child holds the
   // frame `hold_ns` first. When `started` is given (it must lie in the
