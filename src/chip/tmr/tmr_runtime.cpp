@@ -24,17 +24,22 @@ Status TmrRuntime::init() {
     total_slots += config_.rings.task_window[r];
     total_nodes += config_.rings.dep_pool[r];
   }
-  const uint64_t slot_bytes = total_slots * sizeof(TaskSlot);  // a multiple of 64: TaskSlot is aligned so
-  slot_memory_bytes_ = slot_bytes + total_nodes * sizeof(DepNode);
+  slot_memory_bytes_ = total_slots * sizeof(TaskSlot);
   slot_memory_ = mmap(nullptr, slot_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                       -1, 0);
   if (slot_memory_ == MAP_FAILED) {
     slot_memory_ = nullptr;
-    return unavailable("TmrRuntime: cannot reserve " + std::to_string(slot_memory_bytes_) +
-                       " bytes of task slots and dependency nodes");
+    return unavailable("TmrRuntime: cannot reserve " + std::to_string(slot_memory_bytes_) + " bytes of task slots");
+  }
+  dep_memory_bytes_ = total_nodes * sizeof(DepNode);
+  dep_memory_ = mmap(nullptr, dep_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+  if (dep_memory_ == MAP_FAILED) {
+    dep_memory_ = nullptr;
+    return unavailable("TmrRuntime: cannot reserve " + std::to_string(dep_memory_bytes_) + " bytes of dependency nodes");
   }
   TaskSlot* slots = static_cast<TaskSlot*>(slot_memory_);
-  DepNode* nodes = reinterpret_cast<DepNode*>(static_cast<char*>(slot_memory_) + slot_bytes);
+  DepNode* nodes = static_cast<DepNode*>(dep_memory_);
   for (int r = 0; r < kRingLevels; ++r) {
     TaskRing& ring = rings_[r];
     ring.index = r;
@@ -63,6 +68,7 @@ TmrRuntime::~TmrRuntime() {
     if (ring.heap_base != 0) (void)config_.device->free(ring.heap_base);
   }
   if (slot_memory_ != nullptr) munmap(slot_memory_, slot_memory_bytes_);
+  if (dep_memory_ != nullptr) munmap(dep_memory_, dep_memory_bytes_);
 }
 
 // ---------------------------------------------------------------- run control

@@ -98,8 +98,10 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   void maybe_finish_run();
 
   TaskRing rings_[kRingLevels];
-  void* slot_memory_ = nullptr;  // every ring's task slots, then every ring's dependency nodes
+  void* slot_memory_ = nullptr;  // every ring's task slots
   size_t slot_memory_bytes_ = 0;
+  void* dep_memory_ = nullptr;  // every ring's dependency nodes (a mapping of their own)
+  size_t dep_memory_bytes_ = 0;
   TensorMap tensor_map_;
 
   // Orchestrator state.
