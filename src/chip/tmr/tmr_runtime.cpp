@@ -18,7 +18,10 @@ Status TmrRuntime::init() {
   // run touches costs memory (zero pages are both's initial state), so the
   // upstream default window (16384 per ring) is cheap, also in time: value-
   // initialising the 1 MiB of nodes took a page fault per 4 KiB at a chip's
-  // first run.
+  // first run. The nodes get a mapping of their own: laid out after the
+  // slots in the slots' mapping (1a7e2af) they cost the threaded runtime
+  // 1.2x per task on chain, fan-out and mix8 (scripts/bench-compare;
+  // docs/benchmarks.md#l2-hot-path).
   uint64_t total_slots = 0, total_nodes = 0;
   for (int r = 0; r < kRingLevels; ++r) {
     total_slots += config_.rings.task_window[r];
