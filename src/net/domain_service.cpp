@@ -36,7 +36,7 @@ struct DomainService::Part {
   std::vector<int> local;    // domain ranks on this node
   std::vector<int> peers;    // the other member nodes
   uint64_t fingerprint = 0;  // members, ranks, window size: the same on every member node
-  bool announced = false, abort_sent = false;
+  bool announced = false, abort_sent = false, print_sent = false;
 
   cm::DomainHeader* header() const { return reinterpret_cast<cm::DomainHeader*>(base); }
   cm::SyncBlock* sync(int r) const { return reinterpret_cast<cm::SyncBlock*>(base + layout.sync(r)); }
@@ -250,6 +250,18 @@ bool DomainService::poll() {
     if (h->abort.load(std::memory_order_acquire) == 1 && !p.abort_sent) {  // this node's run failed
       for (int n : p.peers) progress_->send(n, head(Msg::kDomainAbort, k));
       p.abort_sent = true;
+      any = true;
+    }
+    if (!p.announced && !p.print_sent && h->abort.load(std::memory_order_acquire) >= cm::kAbortMismatch) {
+      // This node refused the domain (another node's fingerprint differs)
+      // before its own members all arrived, so it would never announce: its
+      // peers would wait out the comm deadline. Send the fingerprint alone
+      // (no arrivals) so that they refuse the domain now too.
+      std::vector<char> m = head(Msg::kDomainArrived, k);
+      append(m, uint32_t{0});
+      append(m, p.fingerprint);
+      for (int n : p.peers) progress_->send(n, m);
+      p.print_sent = true;
       any = true;
     }
     if (!p.announced) {
