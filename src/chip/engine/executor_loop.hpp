@@ -54,14 +54,7 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
       auto* item = local.next != nullptr ? local.next : sched.pop_ready(local);
       local.next = nullptr;
       if (item != nullptr) {
-        if (searching) {
-          gate.set_searching(index, searching = false);
-          // A pusher may have skipped waking a parked executor because this
-          // one was searching; this one now runs `item`, so pass the wake on
-          // while more work is queued (else a second ready task would wait
-          // for this task's kernel, or for a parked executor's timeout).
-          if (sched.has_ready()) gate.notify_work_after_push();
-        }
+        if (searching) gate.set_searching(index, searching = false);
         idle = 0;
         sched.execute(item, index, &local);
         continue;

@@ -55,8 +55,7 @@ class RunGate {
   // a parking executor re-checks the queues (has_ready) after announcing itself.
   // No wake while an executor is searching (polling the queues): it will
   // find the item, because it clears its flag (seq_cst) before it announces
-  // a park and re-checks the queues after that; and one that stops searching
-  // because it found work calls this again if more is queued. Waking a parked executor
+  // a park and re-checks the queues after that. Waking a parked executor
   // for a task a searching one then took was a futex wake per chained task.
   void notify_work_after_push() {
     work_.notify_all_ordered_unless([this] { return anyone_searching(); });
