@@ -198,14 +198,20 @@ std::string load_average() {
 int main(int argc, char** argv) {
   std::string json_path;
   int iters = 2000, reps = 20;
+  std::string only;  // one section alone, for a profiler: rtt | sub | chip | init
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (a == "--quick") iters = 200, reps = 5;
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE]\n");
+      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE] [--only rtt|sub|chip|init]\n");
       return 2;
     }
+  }
+  if (!only.empty() && only != "rtt" && only != "sub" && only != "chip" && only != "init") {
+    std::fprintf(stderr, "bench_node: --only takes rtt, sub, chip or init, not '%s'\n", only.c_str());
+    return 2;
   }
   // TASKRING_LOG_LEVEL=warn keeps the children's spans out of the table.
   Status logging = log::init_logging(process_env());
@@ -216,11 +222,12 @@ int main(int argc, char** argv) {
   const std::string load_before = load_average();
   // Every NodeWorker is made before this process starts a thread: the bench
   // itself is single-threaded between workers.
-  auto [floor_spin, floor_park] = floor_round_trip(iters);
-  auto [node_spin, node_park] = node_round_trip(iters);
-  Fit sub = run_overhead(false, reps);
-  Fit chip = run_overhead(true, reps);
-  auto init = init_cost();
+  auto want = [&](const char* s) { return only.empty() || only == s; };
+  auto [floor_spin, floor_park] = want("rtt") ? floor_round_trip(iters) : std::pair<Stats, Stats>{};
+  auto [node_spin, node_park] = want("rtt") ? node_round_trip(iters) : std::pair<Stats, Stats>{};
+  Fit sub = want("sub") ? run_overhead(false, reps) : Fit{};
+  Fit chip = want("chip") ? run_overhead(true, reps) : Fit{};
+  auto init = want("init") ? init_cost() : std::vector<std::pair<int, double>>{};
   const std::string load_after = load_average();
 
   std::printf("bench_node  (loadavg before: %s; after: %s)\n\n", load_before.c_str(), load_after.c_str());

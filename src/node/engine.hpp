@@ -63,6 +63,22 @@ struct ScopeFrame {
   uint32_t id;
 };
 
+class Engine;
+
+// Lets a thread that waits for a run make the run's progress itself
+// (Engine::drive) instead of waking the scheduler thread for it: on a node
+// whose chips and parent fill the CPUs, each hand-off to that thread was a
+// wake of a parked thread, and four of them made the 117 µs a one-task run
+// cost. Shared by the engine and its runs, so a handle waited on after the
+// engine is gone finds `engine` null; Engine::shutdown clears it and waits
+// until no driver is inside.
+struct DriveGate {
+  std::mutex mu;
+  std::condition_variable left;
+  Engine* engine = nullptr;  // under mu
+  int inside = 0;            // drivers between enter and leave, under mu
+};
+
 struct RunState {
   uint64_t id = 0;
   // Published once with release; `status` and `counts` are final after.
@@ -70,6 +86,8 @@ struct RunState {
   Status status;
   RunCounts counts;
   Waiter waiter;
+  // Set where waiters drive the engine (EngineConfig::waiters_drive).
+  std::shared_ptr<DriveGate> gate;
 
   // ---- engine-private, under Engine::mu_ ----
   std::deque<std::unique_ptr<Task>> tasks;
@@ -120,6 +138,12 @@ struct EngineConfig {
   uint64_t comm_timeout_ms = 30000;
   // Idle one-node comm domains kept mapped for reuse (NodeConfig::domain_cache).
   int domain_cache = 4;
+  // Whether the threads that orchestrate and wait for a run move it along
+  // themselves: each submit dispatches what is ready, and RunHandle::wait
+  // drains completions and dispatches (Engine::drive) while the scheduler
+  // thread stays parked aside. L3 sets it; L4's endpoints post to MPI,
+  // which only its own threads may call, so L4 leaves it off.
+  bool waiters_drive = false;
 };
 
 class Engine {
@@ -146,8 +170,18 @@ class Engine {
   // `drain`), stops the scheduler, fails what still runs with `why`.
   void shutdown(const Status& why, Deadline drain);
 
-  // Runs `orch` as one run and returns it (finished or not).
-  std::shared_ptr<RunState> run_orchestration(const std::function<Status(Orchestrator&)>& orch);
+  // Runs `orch` as one run and returns it (finished or not). `caller_waits`:
+  // the caller waits for the run next (NodeWorker::run), so the scheduler
+  // thread is not recalled to carry the run meanwhile.
+  std::shared_ptr<RunState> run_orchestration(const std::function<Status(Orchestrator&)>& orch,
+                                              bool caller_waits = false);
+  // Waits for `run` until `deadline`, moving it along from this thread when
+  // its gate is open (EngineConfig::waiters_drive), else parked on its
+  // waiter. The run's Status, or DEADLINE_EXCEEDED (the run goes on).
+  static Status wait_run(RunState& run, Deadline deadline);
+  // A thread polls `run` without waiting: the scheduler thread, if parked
+  // aside, goes back to carrying the engine's runs.
+  static void nudge(RunState& run);
 
   // ---- what Orchestrator forwards ----
   Status submit(RunState* run, bool sub, int callable, std::span<const ChipTaskArgs* const> args,
@@ -172,6 +206,9 @@ class Engine {
                                                                std::span<const GlobalMember> members,
                                                                uint64_t window_size,
                                                                std::span<const DomainBufferSpec> buffers);
+  // Scheduling passes the scheduler thread made (not the drivers'). For
+  // tests: a driven run should cost it none.
+  uint64_t scheduler_passes() const { return scheduler_passes_.load(std::memory_order_relaxed); }
   // Comm domains alive now (allocated, not yet swept). For tests and tools.
   int live_domains() const { return live_domains_.load(std::memory_order_acquire); }
   // Swept domains kept mapped for a later allocation of the same shape.
@@ -200,6 +237,21 @@ class Engine {
                   const std::string& what);
 
   void scheduler_loop();
+  // One scheduling pass under mu_: completions, then dispatch. `last_check`:
+  // the caller's time of its last liveness check (waitpid on busy children).
+  struct Pass {
+    bool progressed = false;
+    bool busy = false;
+  };
+  Pass pass(uint64_t* last_check);
+  // The driving thread's loop (see DriveGate).
+  Status drive(RunState& run, Deadline deadline);
+  // The scheduler thread parks aside while a driver runs, and stays aside
+  // after the last driver left an idle engine, until recall() or an idle
+  // slice passes.
+  void park_aside();
+  void recall_locked();  // under mu_
+  bool idle_locked() const { return running_members_ == 0 && current_ == nullptr; }
   bool drain_completions(bool check_liveness);
   bool dispatch();
   bool dispatch_groups();
@@ -254,6 +306,16 @@ class Engine {
   friend class DomainRegistry;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+
+  // Driving (EngineConfig::waiters_drive): threads now in drive(), whether
+  // the scheduler thread stays aside with no driver (the last one left the
+  // engine idle; under mu_ for writes), and the word it parks on.
+  std::shared_ptr<DriveGate> gate_;
+  std::atomic<int> drivers_{0};
+  std::atomic<bool> aside_{false};
+  std::atomic<uint64_t> scheduler_passes_{0};
+  std::atomic<uint32_t> recall_gen_{0};
+  Waiter recall_waiter_;
 };
 
 }  // namespace taskring::node

@@ -27,7 +27,12 @@ Engine::Engine(EngineConfig config, std::vector<std::unique_ptr<Endpoint>> chips
       chip_slot_(chips_.size()),
       sub_slot_(subs_.size()),
       sub_dead_(subs_.size(), false),
-      heap_(cfg_.heap_base, cfg_.heap_bytes) {}
+      heap_(cfg_.heap_base, cfg_.heap_bytes) {
+  if (cfg_.waiters_drive) {
+    gate_ = std::make_shared<DriveGate>();
+    gate_->engine = this;
+  }
+}
 
 Engine::~Engine() { shutdown(aborted("the node engine was destroyed"), Deadline::after_ms(0)); }
 
@@ -62,35 +67,128 @@ void Engine::start() {
   thread_ = std::thread([this] { scheduler_loop(); });
 }
 
+Engine::Pass Engine::pass(uint64_t* last_check) {
+  const uint64_t now = mono_ns();
+  // waitpid on every busy child when one exited, else at most once per slice.
+  const bool exited = exit_seen_.exchange(false, std::memory_order_acq_rel);
+  const bool check_liveness = exited || now - *last_check >= (watched_ ? kIdleSliceNs : kBusySliceNs);
+  if (check_liveness) *last_check = now;
+  Pass p;
+  std::lock_guard<std::mutex> lk(mu_);
+  p.progressed = drain_completions(check_liveness);
+  p.progressed |= dispatch();
+  p.busy = any_busy();
+  return p;
+}
+
 void Engine::scheduler_loop() {
   uint64_t last_check = 0;
   while (!stop_.load(std::memory_order_acquire)) {
-    const uint32_t seen = bell_->epoch.load(std::memory_order_seq_cst);
-    const uint64_t now = mono_ns();
-    // waitpid on every busy child when one exited, else at most once per slice.
-    const bool exited = exit_seen_.exchange(false, std::memory_order_acq_rel);
-    const bool check_liveness = exited || now - last_check >= (watched_ ? kIdleSliceNs : kBusySliceNs);
-    if (check_liveness) last_check = now;
-    bool progressed;
-    bool busy;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      progressed = drain_completions(check_liveness);
-      progressed |= dispatch();
-      busy = any_busy();
+    if (drivers_.load(std::memory_order_acquire) > 0 || aside_.load(std::memory_order_acquire)) {
+      park_aside();
+      continue;
     }
-    if (progressed) continue;
+    const uint32_t seen = bell_->epoch.load(std::memory_order_seq_cst);
+    const Pass p = pass(&last_check);
+    scheduler_passes_.fetch_add(1, std::memory_order_relaxed);
+    if (p.progressed) continue;
     bool moved = false;
-    for (uint32_t i = 0, n = std::min(kSchedulerSpin, bell_->spin); i < n && !moved; ++i) {
+    // Nothing in flight: nothing can ring soon, so no spin.
+    const uint32_t spin = p.busy ? std::min(kSchedulerSpin, bell_->spin) : 0;
+    for (uint32_t i = 0; i < spin && !moved; ++i) {
       moved = bell_->epoch.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed);
-      Waiter::cpu_relax();
+      bell_spin_pause(i);
     }
     if (moved) continue;
     bell_->parked.fetch_add(1, std::memory_order_seq_cst);
-    if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !stop_.load(std::memory_order_seq_cst))
-      bell_park(*bell_, seen, busy && !watched_ ? kBusySliceNs : kIdleSliceNs);
+    if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !stop_.load(std::memory_order_seq_cst) &&
+        drivers_.load(std::memory_order_seq_cst) == 0)
+      bell_park(*bell_, seen, p.busy && !watched_ ? kBusySliceNs : kIdleSliceNs);
     bell_->parked.fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+void Engine::park_aside() {
+  const uint32_t gen = recall_gen_.load(std::memory_order_seq_cst);
+  const Status s = recall_waiter_.wait(
+      [&] {
+        return recall_gen_.load(std::memory_order_seq_cst) != gen || stop_.load(std::memory_order_seq_cst);
+      },
+      Deadline::after_ns(kIdleSliceNs), "a recall", 0);
+  // An idle slice passed with no driver: carry the engine again (a bound on
+  // how long a run nobody waits for can sit still, whatever was missed).
+  if (!s.ok() && drivers_.load(std::memory_order_acquire) == 0) aside_.store(false, std::memory_order_release);
+}
+
+void Engine::recall_locked() {
+  aside_.store(false, std::memory_order_seq_cst);
+  recall_gen_.fetch_add(1, std::memory_order_seq_cst);
+  recall_waiter_.notify_all();
+}
+
+Status Engine::wait_run(RunState& run, Deadline deadline) {
+  if (run.gate) {
+    DriveGate& g = *run.gate;
+    Engine* e = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(g.mu);
+      e = g.engine;
+      if (e != nullptr) ++g.inside;
+    }
+    if (e != nullptr) {
+      Status s = e->drive(run, deadline);
+      std::lock_guard<std::mutex> lk(g.mu);
+      if (--g.inside == 0) g.left.notify_all();
+      if (run.done.load(std::memory_order_acquire) || s.code() == StatusCode::kDeadlineExceeded) return s;
+    }
+  }
+  // No engine to drive (L4, or it shut down): its run ends by a notify.
+  TASKRING_RETURN_IF_ERROR(
+      run.waiter.wait([&] { return run.done.load(std::memory_order_acquire); }, deadline, "the node run to finish"));
+  return run.status;
+}
+
+void Engine::nudge(RunState& run) {
+  if (!run.gate || run.done.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lk(run.gate->mu);
+  if (Engine* e = run.gate->engine; e != nullptr && e->aside_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> elk(e->mu_);
+    e->recall_locked();
+  }
+}
+
+Status Engine::drive(RunState& run, Deadline deadline) {
+  drivers_.fetch_add(1, std::memory_order_seq_cst);
+  uint64_t last_check = 0;
+  auto finished = [&] { return run.done.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire); };
+  while (!finished()) {
+    const uint32_t seen = bell_->epoch.load(std::memory_order_seq_cst);
+    const Pass p = pass(&last_check);
+    if (finished() || deadline.expired()) break;
+    if (p.progressed) continue;
+    bool moved = false;
+    for (uint32_t i = 0, n = std::min(kSchedulerSpin, bell_->spin); i < n && !moved; ++i) {
+      moved = bell_->epoch.load(std::memory_order_acquire) != seen || finished();
+      bell_spin_pause(i);
+    }
+    if (moved) continue;
+    bell_->parked.fetch_add(1, std::memory_order_seq_cst);
+    if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !finished())
+      bell_park(*bell_, seen, std::min(deadline.remaining_ns(), p.busy && !watched_ ? kBusySliceNs : kIdleSliceNs));
+    bell_->parked.fetch_sub(1, std::memory_order_relaxed);
+  }
+  {
+    // The last driver out leaves the scheduler thread aside only when
+    // nothing is left for it to carry.
+    std::lock_guard<std::mutex> lk(mu_);
+    if (drivers_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
+      if (idle_locked() && !stop_.load(std::memory_order_acquire)) aside_.store(true, std::memory_order_release);
+      else recall_locked();
+    }
+  }
+  if (run.done.load(std::memory_order_acquire)) return run.status;
+  if (stop_.load(std::memory_order_acquire)) return Status::Ok();  // wait_run falls back to the waiter
+  return deadline_exceeded("deadline passed while waiting for the node run to finish");
 }
 
 bool Engine::any_busy() const { return running_members_ > 0; }
@@ -395,6 +493,7 @@ void Engine::shutdown(const Status& why, Deadline drain) {
     closing_ = true;
     closing_status_ = why;
   }
+  recall_locked();  // the drain below needs the scheduler thread
   if (current_) {
     note_error(current_.get(), why);
     cancel_unstarted(current_.get(), why);
@@ -405,6 +504,20 @@ void Engine::shutdown(const Status& why, Deadline drain) {
   lk.unlock();
   stop_.store(true, std::memory_order_release);
   bell_ring(*bell_);
+  {
+    std::lock_guard<std::mutex> elk(mu_);
+    recall_locked();
+  }
+  if (gate_) {
+    // Drivers see stop_ within a park slice; none may be inside once the
+    // engine can go away.
+    std::unique_lock<std::mutex> glk(gate_->mu);
+    gate_->engine = nullptr;
+    while (gate_->inside > 0) {
+      bell_ring(*bell_);
+      gate_->left.wait_for(glk, std::chrono::milliseconds(10));
+    }
+  }
   if (thread_.joinable()) thread_.join();
   watch_.stop();
   lk.lock();

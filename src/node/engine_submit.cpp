@@ -17,7 +17,8 @@ std::string target_text(bool sub, std::span<const int> chips, const std::string&
 }
 }  // namespace
 
-std::shared_ptr<RunState> Engine::run_orchestration(const std::function<Status(Orchestrator&)>& orch) {
+std::shared_ptr<RunState> Engine::run_orchestration(const std::function<Status(Orchestrator&)>& orch,
+                                                    bool caller_waits) {
   Status err;
   std::shared_ptr<RunState> run = begin_run(&err);
   if (!run) {
@@ -36,6 +37,11 @@ std::shared_ptr<RunState> Engine::run_orchestration(const std::function<Status(O
     st = internal_error("the orchestration function threw a non-std exception");
   }
   end_orchestration(run.get(), st);
+  if (gate_ && !caller_waits) {
+    // Nobody drives this run now: the scheduler thread carries it.
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!idle_locked()) recall_locked();
+  }
   return run;
 }
 
@@ -43,6 +49,7 @@ std::shared_ptr<RunState> Engine::begin_run(Status* error) {
   std::unique_lock<std::mutex> lk(mu_);
   const Deadline d = Deadline::after_ms(cfg_.run_admission_ms);
   while (current_ && !closing_) {
+    recall_locked();  // the previous run needs the scheduler thread to end
     if (d.expired()) {
       *error = deadline_exceeded("NodeWorker::submit: the previous run did not finish within " +
                                  std::to_string(cfg_.run_admission_ms) + " ms");
@@ -56,6 +63,7 @@ std::shared_ptr<RunState> Engine::begin_run(Status* error) {
   }
   deps_.reset();
   auto run = std::make_shared<RunState>();
+  run->gate = gate_;
   run->id = next_run_id_++;
   run->t_begin = mono_ns();
   current_ = run;
@@ -230,8 +238,14 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
     } else {
       t->status = TaskStatus::kPending;
     }
+    if (cfg_.waiters_drive) {
+      // The orchestrating thread dispatches what is ready itself: no wake
+      // of the scheduler thread for it.
+      drain_completions(false);
+      dispatch();
+    }
   }
-  bell_ring(*bell_);
+  if (!cfg_.waiters_drive || !watched_) bell_ring(*bell_);
   return Status::Ok();
 }
 
@@ -290,6 +304,7 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
       cancel_unstarted(run, e);
       return e;
     }
+    recall_locked();  // completions free what this waits for
     cv_.wait_for(lk, std::chrono::nanoseconds(std::min<uint64_t>(d.remaining_ns(), 50'000'000)));
   }
 }
@@ -305,6 +320,7 @@ Status Engine::drain_submitted(RunState* run, const std::string& api) {
                                " task(s) submitted earlier in this run did not finish within " +
                                std::to_string(cfg_.run_admission_ms) +
                                " ms; the members attach to a new domain only between tasks");
+    recall_locked();  // completions free what this waits for
     cv_.wait_for(lk, std::chrono::nanoseconds(std::min<uint64_t>(d.remaining_ns(), 50'000'000)));
   }
   return Status::Ok();

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "child_main.hpp"
 #include "child_process.hpp"
@@ -108,6 +109,10 @@ struct NodeWorker::Impl {
   // The thread now running an orchestration function: a submit() from it
   // would wait for its own run (a deadlock), so it is refused.
   std::atomic<std::thread::id> orchestrating{};
+  // Set by run() for the submit() it makes: its caller waits (and drives
+  // the run) at once, so the scheduler thread need not take the run over.
+  // Owner thread only (check_caller).
+  bool next_submit_waited = false;
   // FAILED_PRECONDITION when called from a fork of the owner or from inside
   // an orchestration function of this worker; OK otherwise.
   Status check_caller(const char* api) const;
@@ -311,13 +316,15 @@ bool NodeWorker::Impl::stop_children(Deadline graceful, uint64_t term_ms) {
 
 Status RunHandle::wait(Deadline deadline) const {
   if (!run_) return failed_precondition("RunHandle::wait: empty handle");
-  RunState& r = *run_;
-  TASKRING_RETURN_IF_ERROR(
-      r.waiter.wait([&] { return r.done.load(std::memory_order_acquire); }, deadline, "the node run to finish"));
-  return r.status;
+  return Engine::wait_run(*run_, deadline);
 }
 
-bool RunHandle::done() const { return run_ && run_->done.load(std::memory_order_acquire); }
+bool RunHandle::done() const {
+  if (!run_) return false;
+  if (run_->done.load(std::memory_order_acquire)) return true;
+  Engine::nudge(*run_);  // a poller does not drive: the scheduler thread must
+  return false;
+}
 
 RunCounts RunHandle::counts() const { return done() ? run_->counts : RunCounts{}; }
 
@@ -474,6 +481,7 @@ Status NodeWorker::init() {
   ec.global_domains = m.cfg.global_domains.get();
   ec.comm_timeout_ms = m.cfg.comm_timeout_ms;
   ec.domain_cache = m.cfg.domain_cache;
+  ec.waiters_drive = true;
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {
     auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i], m.parent_socks[i]);
@@ -520,6 +528,7 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
                                                                                    "failed its init or is closed")));
     ++m.active_submits;
   }
+  const bool caller_waits = std::exchange(m.next_submit_waited, false);
   std::shared_ptr<RunState> run = m.engine->run_orchestration([&m, &orch](Orchestrator& o) {
     struct Mark {  // cleared however the function ends
       std::atomic<std::thread::id>& at;
@@ -527,7 +536,7 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
       ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
     } mark(m.orchestrating);
     return orch(o);
-  });
+  }, caller_waits);
   {
     std::lock_guard<std::mutex> lk(m.mu);
     --m.active_submits;
@@ -536,7 +545,10 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
   return RunHandle(std::move(run));
 }
 
-Status NodeWorker::run(OrchFunction orch, Deadline deadline) { return submit(std::move(orch)).wait(deadline); }
+Status NodeWorker::run(OrchFunction orch, Deadline deadline) {
+  impl_->next_submit_waited = true;
+  return submit(std::move(orch)).wait(deadline);
+}
 
 Status NodeWorker::close_now() {
   Impl& m = *impl_;

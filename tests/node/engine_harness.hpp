@@ -34,8 +34,9 @@ struct Harness {
   // `staged`: groups are staged behind a group bell and get countdown slots
   // (Engine::set_group_bell), as on a NodeWorker. `exchange`: comm domains
   // over it (the fake members "map" domain rank r at base r).
+  // `waiters_drive`: EngineConfig::waiters_drive (on at L3, off at L4).
   explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false,
-                   WindowExchange* exchange = nullptr) {
+                   WindowExchange* exchange = nullptr, bool waiters_drive = true) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
@@ -60,6 +61,7 @@ struct Harness {
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
     ec.exchange = exchange;
+    ec.waiters_drive = waiters_drive;
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
     if (staged) engine->set_group_bell(&group_bell, countdowns);
     engine->start();
@@ -79,10 +81,10 @@ struct Harness {
 
   std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn); }
 
+  // Waits as RunHandle::wait does: driving the run where the engine lets
+  // waiters drive.
   static Status wait(const std::shared_ptr<RunState>& r, uint64_t ms = 10000) {
-    Status w = r->waiter.wait([&] { return r->done.load(std::memory_order_acquire); }, Deadline::after_ms(ms), "run");
-    if (!w.ok()) return w;
-    return r->status;
+    return Engine::wait_run(*r, Deadline::after_ms(ms));
   }
 
   ShmBell bell, group_bell;

@@ -1,0 +1,113 @@
+// Waiters that drive their runs (EngineConfig::waiters_drive, see DriveGate
+// in engine.hpp): a run whose caller waits costs the scheduler thread no
+// pass, a run nobody waits for still finishes, a shutdown ends a driving
+// wait, and an engine whose waiters do not drive (L4) still finishes runs.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine_harness.hpp"
+
+namespace taskring::node::testing {
+namespace {
+
+using TA = TensorArgType;
+
+// Three SUB tasks in a chain on rows [0, 4) of the host buffer.
+Status chain_of_three(Harness& h, Orchestrator& o) {
+  for (int i = 0; i < 3; ++i) {
+    Args1 a(h.tensor(0), TA::INOUT, kRun);
+    TASKRING_RETURN_IF_ERROR(o.submit_sub(0, a.args));
+  }
+  return Status::Ok();
+}
+
+TEST(EngineDrive, RunsWhoseCallerWaitsCostTheSchedulerThreadNoPass) {
+  Harness h(0, 1);
+  constexpr int kRuns = 200;
+  // The first run puts the scheduler thread aside; count from there.
+  ASSERT_TRUE(Engine::wait_run(*h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true),
+                               Deadline::after_ms(10000))
+                  .ok());
+  const uint64_t before = h.engine->scheduler_passes();
+  for (int r = 0; r < kRuns; ++r) {
+    auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true);
+    Status s = Engine::wait_run(*run, Deadline::after_ms(10000));
+    ASSERT_TRUE(s.ok()) << "run " << r << ": " << s.to_string();
+    ASSERT_EQ(run->counts.completed, 3u);
+  }
+  // Each run had three completions and three dispatches; a scheduler thread
+  // carrying them makes at least one pass per run. Aside, it only wakes
+  // once per idle slice (50 ms) to re-check.
+  const uint64_t passes = h.engine->scheduler_passes() - before;
+  EXPECT_LT(passes, static_cast<uint64_t>(kRuns / 4)) << "the scheduler thread carried driven runs";
+  EXPECT_EQ(h.sub[0]->started_count(), static_cast<size_t>(3 * (kRuns + 1)));
+}
+
+TEST(EngineDrive, ARunNobodyWaitsForFinishesOnTheSchedulerThread) {
+  Harness h(0, 1);
+  // A driven run first, so the scheduler thread is aside when the next run
+  // is submitted without a waiter.
+  ASSERT_TRUE(Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true)).ok());
+  auto run = h.engine->run_orchestration([&](Orchestrator& o) {
+    Args1 a(h.tensor(0), TA::INOUT, kHold);
+    TASKRING_RETURN_IF_ERROR(o.submit_sub(0, a.args));
+    return chain_of_three(h, o);
+  });
+  ASSERT_TRUE(h.sub[0]->wait_started(4, Deadline::after_ms(10000)).ok());
+  h.sub[0]->finish();
+  // Wait without driving: only the scheduler thread can finish the chain.
+  Status w = run->waiter.wait([&] { return run->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000),
+                              "the run");
+  ASSERT_TRUE(w.ok()) << w.to_string();
+  EXPECT_TRUE(run->status.ok()) << run->status.to_string();
+  EXPECT_EQ(run->counts.completed, 4u);
+}
+
+TEST(EngineDrive, ShutdownEndsAWaitThatDrives) {
+  Harness h(1);
+  auto run = h.engine->run_orchestration(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INOUT, kHold);  // never finishes
+        return o.submit_next_level(0, a.args, 0);
+      },
+      true);
+  Status waited;
+  std::thread waiter([&] { waited = Engine::wait_run(*run, Deadline::after_ms(30000)); });
+  ASSERT_TRUE(h.chip[0]->wait_started(1, Deadline::after_ms(10000)).ok());
+  h.engine->shutdown(aborted("test shutdown"), Deadline::after_ms(0));
+  waiter.join();
+  EXPECT_EQ(waited.code(), StatusCode::kAborted) << waited.to_string();
+  EXPECT_NE(waited.message().find("test shutdown"), std::string::npos) << waited.message();
+  EXPECT_TRUE(run->done.load());
+  h.engine.reset();  // the gate is closed: no driver touches the engine now
+  EXPECT_EQ(Engine::wait_run(*run, Deadline::after_ms(0)).code(), StatusCode::kAborted);
+}
+
+TEST(EngineDrive, ADeadlineEndsADrivingWaitAndTheRunGoesOn) {
+  Harness h(1);
+  auto run = h.engine->run_orchestration(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INOUT, kHold);
+        return o.submit_next_level(0, a.args, 0);
+      },
+      true);
+  Status first = Engine::wait_run(*run, Deadline::after_ms(20));
+  EXPECT_EQ(first.code(), StatusCode::kDeadlineExceeded) << first.to_string();
+  EXPECT_NE(first.message().find("the node run to finish"), std::string::npos) << first.message();
+  h.chip[0]->finish();
+  EXPECT_TRUE(Engine::wait_run(*run, Deadline::after_ms(10000)).ok());
+}
+
+TEST(EngineDrive, AnEngineWhoseWaitersDoNotDriveFinishesRuns) {
+  Harness h(0, 1, 10000, false, nullptr, /*waiters_drive=*/false);
+  for (int r = 0; r < 20; ++r) {
+    auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true);
+    EXPECT_EQ(run->gate, nullptr);
+    ASSERT_TRUE(Harness::wait(run).ok()) << "run " << r;
+  }
+  EXPECT_GE(h.engine->scheduler_passes(), 20u) << "without drivers the scheduler thread carries every run";
+}
+
+}  // namespace
+}  // namespace taskring::node::testing
