@@ -97,7 +97,7 @@ void Engine::scheduler_loop() {
     const uint32_t spin = p.busy ? std::min(kSchedulerSpin, bell_->spin) : 0;
     for (uint32_t i = 0; i < spin && !moved; ++i) {
       moved = bell_->epoch.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed);
-      bell_spin_pause(i);
+      Waiter::spin_pause(i);
     }
     if (moved) continue;
     bell_->parked.fetch_add(1, std::memory_order_seq_cst);
@@ -169,7 +169,7 @@ Status Engine::drive(RunState& run, Deadline deadline) {
     bool moved = false;
     for (uint32_t i = 0, n = std::min(kSchedulerSpin, bell_->spin); i < n && !moved; ++i) {
       moved = bell_->epoch.load(std::memory_order_acquire) != seen || finished();
-      bell_spin_pause(i);
+      Waiter::spin_pause(i);
     }
     if (moved) continue;
     bell_->parked.fetch_add(1, std::memory_order_seq_cst);

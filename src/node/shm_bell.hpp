@@ -11,8 +11,6 @@
 // spin phase is skipped (ShmBell::spin = 0) and every idle wait parks.
 #pragma once
 
-#include <sched.h>
-
 #include <atomic>
 #include <cstdint>
 
@@ -24,15 +22,6 @@ namespace taskring::node {
 
 inline constexpr uint32_t kDefaultSpin = 4000;
 
-// One step of a spin that waits for another process or thread of the node.
-// Every 128th step yields the CPU: when the peer it waits for sits on the
-// same CPU (the other one busy), a pure spin runs its whole budget (50-110
-// µs here) before parking lets the peer run; bench_node measured no-op SUB
-// runs at 2 µs on two CPUs and 62 µs + 111 µs/task on one without it.
-inline void bell_spin_pause(uint32_t step) {
-  Waiter::cpu_relax();
-  if ((step & 127) == 127) sched_yield();
-}
 
 struct alignas(64) ShmBell {
   std::atomic<uint32_t> epoch{0};
@@ -64,7 +53,7 @@ Status wait(ShmBell& bell, ShmBell* also, Pred&& pred, Between&& between, Deadli
             uint64_t slice_ns, uint32_t spin) {
   for (uint32_t i = 0, n = spin < bell.spin ? spin : bell.spin; i < n; ++i) {
     if (pred()) return Status::Ok();
-    bell_spin_pause(i);
+    Waiter::spin_pause(i);
   }
   auto unpark = [&] {
     bell.parked.fetch_sub(1, std::memory_order_relaxed);
