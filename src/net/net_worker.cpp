@@ -94,6 +94,9 @@ struct NetWorker::Impl {
   std::vector<MpiEndpoint*> endpoints;  // owned by the engine
   std::unique_ptr<node::Engine> engine;
   std::shared_ptr<RunHandle> last_run;
+  // Set by run() for the submit() it makes: its caller waits (and drives
+  // the run) at once. Rank 0's orchestrating thread only.
+  bool next_submit_waited = false;
 
   // Handshake and shutdown, written on the progress thread.
   mutable std::mutex mu;
@@ -501,6 +504,10 @@ Status NetWorker::init() {
     ec.target_word = "rank";
     ec.span_family = "network";  // network.run: upstream's L4 word; the trace analyser skips it
     ec.control_timeout_ms = m.cfg.transfer_timeout_ms;
+    // The threads that orchestrate and wait drive the runs: an endpoint's
+    // start and poll call MPI only under MPI_THREAD_MULTIPLE (Transport's
+    // direct paths), where any thread may.
+    ec.waiters_drive = true;
     m.engine = std::make_unique<node::Engine>(std::move(ec), std::move(eps),
                                               std::vector<std::unique_ptr<node::Endpoint>>{}, bell);
   }
@@ -603,12 +610,15 @@ RunHandle NetWorker::submit(OrchFunction orch) {
     r->done.store(true, std::memory_order_release);
     return RunHandle(std::move(r));
   }
-  RunHandle h(m.engine->run_orchestration(orch));
+  RunHandle h(m.engine->run_orchestration(orch, std::exchange(m.next_submit_waited, false)));
   m.last_run = std::make_shared<RunHandle>(h);
   return h;
 }
 
-Status NetWorker::run(OrchFunction orch, Deadline deadline) { return submit(std::move(orch)).wait(deadline); }
+Status NetWorker::run(OrchFunction orch, Deadline deadline) {
+  impl_->next_submit_waited = true;
+  return submit(std::move(orch)).wait(deadline);
+}
 
 Status NetWorker::serve() {
   Impl& m = *impl_;

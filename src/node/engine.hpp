@@ -141,8 +141,9 @@ struct EngineConfig {
   // Whether the threads that orchestrate and wait for a run move it along
   // themselves: each submit dispatches what is ready, and RunHandle::wait
   // drains completions and dispatches (Engine::drive) while the scheduler
-  // thread stays parked aside. L3 sets it; L4's endpoints post to MPI,
-  // which only its own threads may call, so L4 leaves it off.
+  // thread stays parked aside. L3 and L4 set it (an L4 endpoint calls MPI
+  // from the calling thread only under MPI_THREAD_MULTIPLE); off, every
+  // pass runs on the scheduler thread (tests of that mode).
   bool waiters_drive = false;
 };
 
