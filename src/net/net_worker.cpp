@@ -17,7 +17,7 @@
 #include "domain_service.hpp"
 #include "job_identity.hpp"
 #include "mpi_endpoint.hpp"
-#include "node/engine.hpp"
+#include "node/dag/engine.hpp"
 #include "rank_server.hpp"
 #include "remote_key.hpp"
 #include "transport.hpp"

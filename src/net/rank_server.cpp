@@ -3,7 +3,7 @@
 #include <cstring>
 #include <exception>
 
-#include "node/mailbox.hpp"
+#include "node/dag/engine.hpp"
 #include "remote_key.hpp"
 
 namespace taskring::net {

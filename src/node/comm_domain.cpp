@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-#include "engine.hpp"
+#include "dag/engine.hpp"
 #include "taskring/kernels/comm_remote.hpp"
 #include "taskring/node/comm_domain.hpp"
 #include "window_exchange.hpp"

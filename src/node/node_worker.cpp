@@ -20,7 +20,7 @@
 #include "child_main.hpp"
 #include "child_process.hpp"
 #include "chip_placement.hpp"
-#include "engine.hpp"
+#include "dag/engine.hpp"
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
 #include "taskring/base/cpus.hpp"

@@ -1,7 +1,7 @@
 // Orchestrator: forwards to the Engine with the run it belongs to.
 #include "taskring/node/orchestrator.hpp"
 
-#include "engine.hpp"
+#include "dag/engine.hpp"
 
 namespace taskring::node {
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine.hpp"
-#include "fake_endpoint.hpp"
+#include "dag/engine.hpp"
+#include "dag/fake_endpoint.hpp"
 #include "window_exchange.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
