@@ -498,6 +498,7 @@ Status NetWorker::init() {
     ec.chip_callables = m.names;
     ec.host_visible = [](uint64_t, uint64_t) { return false; };
     ec.check_tensor = [&m](const ChipTensor& t) { return m.check_tensor(t); };
+    ec.api = node::EngineApi{"NetWorker", ""};
     ec.target_word = "rank";
     ec.span_family = "network";  // network.run: upstream's L4 word; the trace analyser skips it
     ec.control_timeout_ms = m.cfg.transfer_timeout_ms;

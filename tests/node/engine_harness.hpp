@@ -13,6 +13,7 @@
 
 #include "dag/engine.hpp"
 #include "dag/fake_endpoint.hpp"
+#include "domain_registry.hpp"
 #include "window_exchange.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
@@ -59,13 +60,20 @@ struct Harness {
     ec.heap_base = reinterpret_cast<uintptr_t>(mem);
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
-    ec.exchange = exchange;
+    ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers"};
+    ec.at_every_fence = [this](const RunFence& f) { return domains ? domains->at_every_fence(f) : Status::Ok(); };
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
+    if (exchange != nullptr) {
+      DomainRegistryConfig dc;
+      dc.exchange = exchange;
+      domains = std::make_unique<DomainRegistry>(*engine, dc);
+    }
     if (staged) engine->set_group_bell(&group_bell, countdowns);
     engine->start();
   }
   ~Harness() {
-    engine.reset();
+    engine.reset();  // its fence hooks use the registry
+    domains.reset();
     std::free(mem);
   }
 
@@ -77,7 +85,7 @@ struct Harness {
     return whole.view({rows, 64}, {at_rows, 0});
   }
 
-  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn); }
+  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn, domains.get()); }
 
   static Status wait(const std::shared_ptr<RunState>& r, uint64_t ms = 10000) {
     Status w = r->waiter.wait([&] { return r->done.load(std::memory_order_acquire); }, Deadline::after_ms(ms), "run");
@@ -90,6 +98,7 @@ struct Harness {
   char* mem = nullptr;
   std::vector<FakeEndpoint*> chip, sub;
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<DomainRegistry> domains;  // with an exchange only
 };
 
 // Arguments with one tensor and the mode scalar.

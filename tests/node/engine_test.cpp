@@ -384,7 +384,7 @@ TEST(EngineDomainCache, AReuseSendsNoRequestAndHintsOnlyItsMembersWithOneRing) {
     }));
   };
   ASSERT_TRUE(allocate().ok());
-  ASSERT_EQ(h.engine->cached_domains(), 1);
+  ASSERT_EQ(h.domains->cached(), 1);
   const int requests[] = {h.chip[0]->control_requests(), h.chip[1]->control_requests(), h.chip[2]->control_requests()};
   EXPECT_EQ(requests[0], 1);  // the attach
   EXPECT_EQ(requests[1], 0);
@@ -400,7 +400,7 @@ TEST(EngineDomainCache, AReuseSendsNoRequestAndHintsOnlyItsMembersWithOneRing) {
   ASSERT_EQ(bases.size(), 4u);
   EXPECT_EQ(bases[2], bases[0]);
   EXPECT_EQ(bases[3], bases[1]);
-  EXPECT_EQ(h.engine->cached_domains(), 1);
+  EXPECT_EQ(h.domains->cached(), 1);
 }
 
 }  // namespace
