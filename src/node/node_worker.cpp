@@ -462,7 +462,7 @@ Status NodeWorker::init() {
   ec.control_timeout_ms = m.cfg.control_timeout_ms;
   ec.stall_timeout_ms = m.stall_timeout_ms;
   ec.stall_knob = m.stall_knob;
-  ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers"};
+  ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
   Impl* mp = &m;
   ec.at_every_fence = [mp](const RunFence& f) { return mp->domains ? mp->domains->at_every_fence(f) : Status::Ok(); };
   std::vector<std::unique_ptr<Endpoint>> chips, subs;

@@ -60,7 +60,7 @@ struct Harness {
     ec.heap_base = reinterpret_cast<uintptr_t>(mem);
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
-    ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers"};
+    ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
     ec.at_every_fence = [this](const RunFence& f) { return domains ? domains->at_every_fence(f) : Status::Ok(); };
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
     if (exchange != nullptr) {

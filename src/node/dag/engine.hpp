@@ -111,6 +111,9 @@ struct EngineApi {
   // The setting that gives SUB workers ("NodeConfig::sub_workers"); empty
   // where the level has none.
   std::string sub_workers_setting;
+  // The setting that sizes the heap ring of Orchestrator::alloc
+  // ("NodeConfig::heap_ring_bytes"); empty where the level has no heap ring.
+  std::string heap_setting;
 };
 
 class DomainRegistry;

@@ -286,7 +286,9 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
   if (!run->orchestrating) return failed_precondition("Orchestrator::alloc: the run's orchestration has ended");
   if (bytes > heap_.capacity()) {
     Status e = resource_exhausted("Orchestrator::alloc: " + std::to_string(bytes) + " B exceeds the whole heap ring (" +
-                                  std::to_string(heap_.capacity()) + " B); raise NodeConfig::heap_ring_bytes");
+                                  std::to_string(heap_.capacity()) + " B); " +
+                                  (cfg_.api.heap_setting.empty() ? cfg_.api.worker + " has no heap ring"
+                                                                 : "raise " + cfg_.api.heap_setting));
     note_error(run, e);
     return e;
   }
@@ -304,7 +306,7 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
           "Orchestrator::alloc: heap ring full: " + std::to_string(bytes) + " B requested, " +
           std::to_string(heap_.in_use()) + " of " + std::to_string(heap_.capacity()) + " B still in use after " +
           std::to_string(cfg_.heap_wait_ms) +
-          " ms; raise NodeConfig::heap_ring_bytes or end scopes earlier so blocks retire");
+          " ms; raise " + cfg_.api.heap_setting + " or end scopes earlier so blocks retire");
       note_error(run, e);
       cancel_unstarted(run, e);
       return e;
