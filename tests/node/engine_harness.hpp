@@ -34,9 +34,11 @@ struct Harness {
 
   // `staged`: groups are staged behind a group bell and get countdown slots
   // (Engine::set_group_bell), as on a NodeWorker. `exchange`: comm domains
-  // over it (the fake members "map" domain rank r at base r).
+  // over it (the fake members "map" domain rank r at base r). `api`: the
+  // caller the engine's messages name.
   explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false,
-                   WindowExchange* exchange = nullptr) {
+                   WindowExchange* exchange = nullptr,
+                   EngineApi api = {"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"}) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
@@ -60,8 +62,11 @@ struct Harness {
     ec.heap_base = reinterpret_cast<uintptr_t>(mem);
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
-    ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
-    ec.at_every_fence = [this](const RunFence& f) { return domains ? domains->at_every_fence(f) : Status::Ok(); };
+    ec.api = std::move(api);
+    ec.at_every_fence = [this](const RunFence& f) {
+      if (every_fence) TASKRING_RETURN_IF_ERROR(every_fence(f));
+      return domains ? domains->at_every_fence(f) : Status::Ok();
+    };
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
     if (exchange != nullptr) {
       DomainRegistryConfig dc;
@@ -99,6 +104,9 @@ struct Harness {
   std::vector<FakeEndpoint*> chip, sub;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<DomainRegistry> domains;  // with an exchange only
+  // Called at every run's fence (EngineConfig::at_every_fence); set it
+  // before the run starts.
+  std::function<Status(const RunFence&)> every_fence;
 };
 
 // Arguments with one tensor and the mode scalar.
