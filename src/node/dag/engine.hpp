@@ -204,7 +204,6 @@ class Engine {
   // published done, the last added first; its error fails the run.
   void add_run_hooks(RunState* run, std::function<void()> on_abort, std::function<Status(const RunFence&)> at_fence);
   uint64_t control_timeout_ms() const { return cfg_.control_timeout_ms; }
-  const EngineApi& api() const { return cfg_.api; }
 
   bool host_visible(uint64_t addr, uint64_t bytes) const { return cfg_.host_visible(addr, bytes); }
   int chips() const { return static_cast<int>(chips_.size()); }

@@ -325,7 +325,7 @@ Status Engine::drain_submitted(RunState* run, const std::string& api) {
       return deadline_exceeded(api + ": " + std::to_string(run->unfinished) +
                                " task(s) submitted earlier in this run did not finish within " +
                                std::to_string(cfg_.run_admission_ms) +
-                               " ms; the members attach to a new domain only between tasks");
+                               " ms; a chip serves this call only between its tasks");
     cv_.wait_for(lk, std::chrono::nanoseconds(std::min<uint64_t>(d.remaining_ns(), 50'000'000)));
   }
   return Status::Ok();
