@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
-#include "fake_endpoint.hpp"
+#include "dag/engine.hpp"
+#include "dag/fake_endpoint.hpp"
 #include "latency_stats.hpp"
 #include "load_average.hpp"
 #include "taskring/base/clock.hpp"
@@ -42,7 +42,7 @@ struct Point {
 };
 
 // One engine over `nodes` fake endpoints, set up as L4 sets up its own
-// (target_word "rank", waiters do not drive).
+// (target_word "rank"; the orchestrating and waiting thread drives).
 struct FakeCluster {
   explicit FakeCluster(int nodes) : host(static_cast<size_t>(nodes) * kRow) {
     std::vector<std::unique_ptr<Endpoint>> eps;
@@ -51,6 +51,8 @@ struct FakeCluster {
     ec.chip_callables = {"noop"};
     ec.target_word = "rank";
     ec.span_family = "network";
+    ec.api = EngineApi{"NetWorker", "", ""};
+    ec.waiters_drive = true;
     const auto base = reinterpret_cast<uintptr_t>(host.data());
     const uint64_t bytes = host.size() * sizeof(float);
     ec.host_visible = [base, bytes](uint64_t a, uint64_t n) { return a >= base && a + n <= base + bytes; };
@@ -73,13 +75,15 @@ double one_run_us(FakeCluster& c, int nodes, int tasks, bool tracked) {
     if (tracked) args[static_cast<size_t>(n)].add_tensor(bufs.back(), TensorArgType::INOUT);
   }
   const uint64_t t0 = mono_ns();
-  auto run = c.engine->run_orchestration([&](Orchestrator& o) -> Status {
-    for (int i = 0; i < tasks; ++i) {
-      const int n = i % nodes;
-      TASKRING_RETURN_IF_ERROR(o.submit_next_level(0, args[static_cast<size_t>(n)], n));
-    }
-    return Status::Ok();
-  });
+  auto run = c.engine->run_orchestration(
+      [&](Orchestrator& o) -> Status {
+        for (int i = 0; i < tasks; ++i) {
+          const int n = i % nodes;
+          TASKRING_RETURN_IF_ERROR(o.submit_next_level(0, args[static_cast<size_t>(n)], n));
+        }
+        return Status::Ok();
+      },
+      nullptr, /*caller_waits=*/true);
   Status s = Engine::wait_run(*run, Deadline::after_ms(600000));
   const double us = static_cast<double>(mono_ns() - t0) / 1000.0;
   if (!s.ok()) {

@@ -2,21 +2,9 @@
 
 #include <cstring>
 
-namespace taskring::net {
+#include "wire_messages.hpp"
 
-namespace {
-void put_desc(Writer& w, int tag, const RemoteTensor& d) {
-  w.put(static_cast<int32_t>(tag)).put(d.buffer_id).put(d.generation).put(d.offset).put(d.nbytes);
-}
-Status read_status(Reader& r) {
-  const auto code = static_cast<StatusCode>(r.get<int32_t>());
-  std::string msg = r.str(kMaxErrorBytes);
-  return Status(code, std::move(msg));
-}
-void put_status(Writer& w, const Status& s) {
-  w.put(static_cast<int32_t>(s.code())).str(truncate_error(s.message()), kMaxErrorBytes);
-}
-}  // namespace
+namespace taskring::net {
 
 Expected<char*> DataMover::local(const RemoteTensor& d) const {
   auto e = own_.check(d);
@@ -54,9 +42,8 @@ Status DataMover::transfer(const RemoteTensor& d, void* dst, const void* src, bo
     // The receive is posted before FETCH goes out: the owner sends the data
     // at once, with no reply round trip first.
     if (!x->is_put) t_.recv_data(d.owner, tag, x->dst, x->n, [this, tag](Status st) { finish(tag, st); });
-    Writer w(x->is_put ? Msg::kPut : Msg::kFetch);
-    put_desc(w, tag, d);
-    t_.send(d.owner, w.take());
+    t_.send(d.owner, TransferMsg{x->is_put ? Msg::kPut : Msg::kFetch, tag, d.buffer_id, d.generation, d.offset,
+                                 d.nbytes}.encode());
   });
   const std::string what = std::string(is_put ? "PUT to" : "FETCH from") + " rank " + std::to_string(d.owner);
   t_.expect(1);
@@ -90,68 +77,66 @@ void DataMover::handle(int src, Msg type, Reader& r) {
   switch (type) {
     case Msg::kFetch:
     case Msg::kPut: {
-      const int tag = r.get<int32_t>();
-      RemoteTensor d;
-      d.owner = t_.rank();
-      d.buffer_id = r.get<uint32_t>();
-      d.generation = r.get<uint32_t>();
-      d.offset = r.get<uint64_t>();
-      d.nbytes = r.get<uint64_t>();
-      Expected<char*> p = r.ok() ? local(d) : Expected<char*>(r.error(msg_name(type)));
-      // FETCH: the data when OK (the requester's receive is posted), else
-      // FETCH_REPLY with the error. PUT: PUT_READY either way.
-      if (!p.ok() || type == Msg::kPut) {
-        Writer w(type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady);
-        w.put(static_cast<int32_t>(tag));
-        put_status(w, p.status().ok() ? Status::Ok()
-                                      : p.status().with_context(std::string(msg_name(type)) + " from rank " +
-                                                                std::to_string(src)));
-        t_.send(src, w.take());
-      }
-      if (!p.ok()) return;
-      if (type == Msg::kFetch) {
-        t_.send_data(src, tag, *p, d.nbytes, nullptr);
-      } else {
-        Transport* t = &t_;
-        t_.recv_data(src, tag, *p, d.nbytes, [t, src, tag](Status s) {
-          Writer done(Msg::kPutDone);
-          done.put(static_cast<int32_t>(tag));
-          put_status(done, s);
-          t->send(src, done.take());
-        });
-      }
+      TransferMsg m;
+      m.type = type;
+      Status s = m.decode(r);
+      serve(src, m, s);
       return;
     }
     case Msg::kFetchReply:
-    case Msg::kPutReady: {
-      const int tag = r.get<int32_t>();
-      Status s = read_status(r);
-      auto it = mine_.find(tag);
-      if (it == mine_.end()) return;
-      if (!r.ok()) s = r.error(msg_name(type));
-      if (type == Msg::kFetchReply) {
-        // Only a refusal is answered: the data will not come.
-        t_.cancel_recv(tag);
-        finish(tag, s.ok() ? internal_error("FETCH_REPLY from rank " + std::to_string(src) + " without an error")
-                           : s);
-        return;
-      }
-      if (!s.ok()) {
-        finish(tag, s);
-        return;
-      }
-      t_.send_data(src, tag, it->second->src, it->second->n, nullptr);  // PUT_DONE finishes it
-      return;
-    }
+    case Msg::kPutReady:
     case Msg::kPutDone: {
-      const int tag = r.get<int32_t>();
-      Status s = read_status(r);
-      finish(tag, r.ok() ? s : r.error("PUT_DONE"));
+      TransferReplyMsg m;
+      m.type = type;
+      Status s = m.decode(r);
+      on_reply(src, m, s.ok() ? m.status : s);
       return;
     }
     default:
       return;
   }
+}
+
+// FETCH: the data when OK (the requester's receive is posted), else
+// FETCH_REPLY with the error. PUT: PUT_READY either way.
+void DataMover::serve(int src, const TransferMsg& m, const Status& decoded) {
+  const RemoteTensor d{t_.rank(), m.buffer_id, m.generation, m.offset, m.nbytes};
+  Expected<char*> p = decoded.ok() ? local(d) : Expected<char*>(decoded);
+  if (!p.ok() || m.type == Msg::kPut) {
+    const Status s = p.status().ok() ? Status::Ok()
+                                     : p.status().with_context(std::string(msg_name(m.type)) + " from rank " +
+                                                               std::to_string(src));
+    t_.send(src, TransferReplyMsg{m.type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady, m.tag, s}.encode());
+  }
+  if (!p.ok()) return;
+  if (m.type == Msg::kFetch) {
+    t_.send_data(src, m.tag, *p, d.nbytes, nullptr);
+    return;
+  }
+  Transport* t = &t_;
+  const int tag = m.tag;
+  t_.recv_data(src, tag, *p, d.nbytes,
+               [t, src, tag](Status s) { t->send(src, TransferReplyMsg{Msg::kPutDone, tag, s}.encode()); });
+}
+
+void DataMover::on_reply(int src, const TransferReplyMsg& m, const Status& s) {
+  if (m.type == Msg::kPutDone) {
+    finish(m.tag, s);
+    return;
+  }
+  auto it = mine_.find(m.tag);
+  if (it == mine_.end()) return;
+  if (m.type == Msg::kFetchReply) {
+    // Only a refusal is answered: the data will not come.
+    t_.cancel_recv(m.tag);
+    finish(m.tag, s.ok() ? internal_error("FETCH_REPLY from rank " + std::to_string(src) + " without an error") : s);
+    return;
+  }
+  if (!s.ok()) {
+    finish(m.tag, s);
+    return;
+  }
+  t_.send_data(src, m.tag, it->second->src, it->second->n, nullptr);  // PUT_DONE finishes it
 }
 
 }  // namespace taskring::net

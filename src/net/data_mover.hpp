@@ -28,6 +28,9 @@
 
 namespace taskring::net {
 
+struct TransferMsg;
+struct TransferReplyMsg;
+
 class DataMover {
  public:
   DataMover(Transport& t, BufferTable& own, char* pool_base) : t_(t), own_(own), pool_(pool_base) {}
@@ -56,6 +59,11 @@ class DataMover {
   };
   Status transfer(const RemoteTensor& d, void* dst, const void* src, bool is_put, Deadline deadline);
   void finish(int tag, Status s);
+  // A FETCH or PUT for a range of ours (`decoded`: its decode's Status).
+  void serve(int src, const TransferMsg& m, const Status& decoded);
+  // FETCH_REPLY / PUT_READY / PUT_DONE of a transfer of ours; `s` is the
+  // reply's Status, or its decode error.
+  void on_reply(int src, const TransferReplyMsg& m, const Status& s);
 
   Transport& t_;
   BufferTable& own_;

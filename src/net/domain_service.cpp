@@ -1,5 +1,6 @@
 // Comm domains spanning nodes over MPI (see domain_service.hpp).
 #include "domain_service.hpp"
+#include "wire_messages.hpp"
 
 #include <sys/mman.h>
 
@@ -21,11 +22,7 @@ namespace {
 constexpr size_t kBatchBytes = 512 << 10;
 static_assert(kBatchBytes + cm::kRemoteChunkBytes + 64 < kMaxMessageBytes);
 
-template <typename T>
-void append(std::vector<char>& b, const T& v) {
-  const char* p = reinterpret_cast<const char*>(&v);
-  b.insert(b.end(), p, p + sizeof(T));
-}
+DomainKey key_of(const DomainService::Key& k) { return DomainKey{k.first, k.second}; }
 }  // namespace
 
 struct DomainService::Part {
@@ -194,12 +191,6 @@ void mark_mismatch(DomainService::Part& p, int from_node) {
 
 }  // namespace
 
-std::vector<char> DomainService::head(Msg type, const Key& k) const {
-  Writer w(type);
-  w.str(k.first, cm::kNameBytes).put(k.second);
-  return w.take();
-}
-
 void DomainService::add(std::shared_ptr<Part> p) {
   const Key k = p->key;
   live_[k] = p;
@@ -248,7 +239,7 @@ bool DomainService::poll() {
     Part& p = *pp;
     cm::DomainHeader* h = p.header();
     if (h->abort.load(std::memory_order_acquire) == 1 && !p.abort_sent) {  // this node's run failed
-      for (int n : p.peers) progress_->send(n, head(Msg::kDomainAbort, k));
+      for (int n : p.peers) progress_->send(n, DomainAbortMsg{key_of(k)}.encode());
       p.abort_sent = true;
       any = true;
     }
@@ -257,9 +248,7 @@ bool DomainService::poll() {
       // before its own members all arrived, so it would never announce: its
       // peers would wait out the comm deadline. Send the fingerprint alone
       // (no arrivals) so that they refuse the domain now too.
-      std::vector<char> m = head(Msg::kDomainArrived, k);
-      append(m, uint32_t{0});
-      append(m, p.fingerprint);
+      const std::vector<char> m = DomainArrivedMsg{key_of(k), {}, p.fingerprint}.encode();
       for (int n : p.peers) progress_->send(n, m);
       p.print_sent = true;
       any = true;
@@ -268,10 +257,8 @@ bool DomainService::poll() {
       bool all = true;
       for (int r : p.local) all = all && h->arrived[r].load(std::memory_order_acquire) != 0;
       if (!all) continue;
-      std::vector<char> m = head(Msg::kDomainArrived, k);
-      append(m, static_cast<uint32_t>(p.local.size()));
-      for (int r : p.local) append(m, static_cast<int32_t>(r));
-      append(m, p.fingerprint);
+      const std::vector<char> m =
+          DomainArrivedMsg{key_of(k), std::vector<int32_t>(p.local.begin(), p.local.end()), p.fingerprint}.encode();
       for (int n : p.peers) progress_->send(n, m);
       p.announced = true;
       any = true;
@@ -313,13 +300,10 @@ void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
       if (q.peer < 0 || q.peer >= nranks || p.node_of[static_cast<size_t>(q.peer)] == node_) continue;
       const int dst = p.node_of[static_cast<size_t>(q.peer)];
       std::vector<char>& b = out[dst];
-      if (b.empty()) b = head(Msg::kDomainData, p.key);
-      append(b, static_cast<int32_t>(L));
-      append(b, q);
-      if (put) {
-        const char* payload = ring->data + (t - cm::remote_entry_bytes(q.len)) % cap + sizeof(q);
-        b.insert(b.end(), payload, payload + q.len);
-      }
+      if (b.empty()) b = DomainDataMsg::start(key_of(p.key));
+      DomainRecord rec{static_cast<int32_t>(L), q, {}};
+      if (put) rec.payload = std::string_view(ring->data + (t - cm::remote_entry_bytes(q.len)) % cap + sizeof(q), q.len);
+      DomainDataMsg::append(b, rec);
       if (b.size() >= kBatchBytes) {
         progress_->send(dst, std::move(b));
         b.clear();
@@ -330,26 +314,16 @@ void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
   }
 }
 
-void DomainService::apply(Part& p, int src, Reader& r) {
+// Applies the requests of node `src`'s members to this node's; the first
+// one that breaks the rules (or a malformed message, `decoded`) aborts the
+// domain, and the requests after it are dropped.
+void DomainService::apply(Part& p, int src, const DomainDataMsg& m, const Status& decoded) {
   const int nranks = p.layout.nranks;
   const uint64_t ws = p.layout.window_size;
   const char* bad = nullptr;
-  while (r.ok() && r.left() > 0 && bad == nullptr) {
-    const int32_t from = r.get<int32_t>();
-    cm::RemoteReq q;
-    const char* qb = r.bytes(sizeof(q));
-    if (qb == nullptr) break;
-    std::memcpy(&q, qb, sizeof(q));
-    const auto op = static_cast<cm::RemoteOp>(q.op);
-    const char* payload = nullptr;
-    if (op == cm::RemoteOp::kPut) {
-      if (q.len > cm::kRemoteChunkBytes) {
-        bad = "an oversized put";
-        break;
-      }
-      payload = r.bytes(q.len);
-      if (payload == nullptr) break;
-    }
+  for (size_t i = 0; i < m.records.size() && bad == nullptr; ++i) {
+    const int32_t from = m.records[i].from;
+    const cm::RemoteReq& q = m.records[i].req;
     if (from < 0 || from >= nranks || p.node_of[static_cast<size_t>(from)] != src || q.peer < 0 || q.peer >= nranks ||
         p.node_of[static_cast<size_t>(q.peer)] != node_) {
       bad = "a request between ranks that are not on these nodes";
@@ -357,13 +331,13 @@ void DomainService::apply(Part& p, int src, Reader& r) {
     }
     char* win = p.base + p.layout.window(q.peer);
     cm::SyncBlock* s = p.sync(q.peer);
-    switch (op) {
+    switch (static_cast<cm::RemoteOp>(q.op)) {
       case cm::RemoteOp::kPut:
         if (q.off > ws || q.len > ws - q.off) {
           bad = "a put outside the window";
           break;
         }
-        std::memcpy(win + q.off, payload, q.len);
+        std::memcpy(win + q.off, m.records[i].payload.data(), q.len);
         break;
       case cm::RemoteOp::kNotify: {
         if (q.off % 4 != 0 || q.off > ws - 4) {
@@ -389,54 +363,60 @@ void DomainService::apply(Part& p, int src, Reader& r) {
         bad = "an unknown request";
     }
   }
-  if (bad == nullptr && r.ok()) return;
+  if (bad == nullptr && decoded.ok()) return;
   std::fprintf(stderr, "taskring L4 node %d: DOMAIN_DATA from rank %d for domain '%s' has %s; aborting the domain\n",
-               node_, src, p.key.first.c_str(), bad != nullptr ? bad : "a short request");
+               node_, src, p.key.first.c_str(), bad != nullptr ? bad : decoded.message().c_str());
   abort_part(p, src);
 }
 
 void DomainService::handle(int src, Msg type, Reader& r) {
-  Key k;
-  k.first = r.str(cm::kNameBytes);
-  k.second = r.get<uint64_t>();
-  if (!r.ok()) return;
-  auto it = live_.find(k);
   switch (type) {
     case Msg::kDomainArrived: {
-      const uint32_t n = r.get<uint32_t>();
-      std::vector<int> ranks;
-      for (uint32_t i = 0; i < n && i < static_cast<uint32_t>(cm::kMaxRanks) && r.ok(); ++i)
-        ranks.push_back(r.get<int32_t>());
-      const uint64_t print = r.get<uint64_t>();
-      if (!r.ok()) return;
-      if (it == live_.end()) {
-        auto& e = early_arrivals_[k];
-        for (int x : ranks)
-          if (x >= 0 && x < cm::kMaxRanks) e.push_back(x);
-        early_prints_[k].emplace_back(src, print);
-        return;
-      }
-      Part& p = *it->second;
-      if (print != p.fingerprint) {
-        mark_mismatch(p, src);  // its arrivals are of another domain: not counted
-        return;
-      }
-      for (int x : ranks)
-        if (x >= 0 && x < p.layout.nranks && p.node_of[static_cast<size_t>(x)] == src)
-          p.header()->arrived[x].store(1, std::memory_order_release);
-      cm::ring(p.header()->bell);
+      DomainArrivedMsg m;
+      if (m.decode(r).ok()) on_arrived(src, m);
       return;
     }
-    case Msg::kDomainData:
-      if (it != live_.end()) apply(*it->second, src, r);  // else: a swept domain's last words
+    case Msg::kDomainData: {
+      DomainDataMsg m;
+      Status s = m.decode(r);
+      if (m.key.name.empty() && !s.ok()) return;  // not even a key
+      auto it = live_.find(Key{m.key.name, m.key.seq});
+      if (it != live_.end()) apply(*it->second, src, m, s);  // else: a swept domain's last words
       return;
-    case Msg::kDomainAbort:
+    }
+    case Msg::kDomainAbort: {
+      DomainAbortMsg m;
+      if (!m.decode(r).ok()) return;
+      const Key k{m.key.name, m.key.seq};
+      auto it = live_.find(k);
       if (it == live_.end()) early_aborts_[k] = src;
       else abort_part(*it->second, src);
       return;
+    }
     default:
       return;
   }
+}
+
+void DomainService::on_arrived(int src, const DomainArrivedMsg& m) {
+  const Key k{m.key.name, m.key.seq};
+  auto it = live_.find(k);
+  if (it == live_.end()) {
+    auto& e = early_arrivals_[k];
+    for (int x : m.ranks)
+      if (x >= 0 && x < cm::kMaxRanks) e.push_back(x);
+    early_prints_[k].emplace_back(src, m.fingerprint);
+    return;
+  }
+  Part& p = *it->second;
+  if (m.fingerprint != p.fingerprint) {
+    mark_mismatch(p, src);  // its arrivals are of another domain: not counted
+    return;
+  }
+  for (int x : m.ranks)
+    if (x >= 0 && x < p.layout.nranks && p.node_of[static_cast<size_t>(x)] == src)
+      p.header()->arrived[x].store(1, std::memory_order_release);
+  cm::ring(p.header()->bell);
 }
 
 }  // namespace taskring::net

@@ -42,6 +42,9 @@
 
 namespace taskring::net {
 
+struct DomainArrivedMsg;
+struct DomainDataMsg;
+
 class DomainService final : public node::GlobalDomainTransport,
                             public std::enable_shared_from_this<DomainService> {
  public:
@@ -71,9 +74,9 @@ class DomainService final : public node::GlobalDomainTransport,
   void add(std::shared_ptr<Part> p);
   void remove(const Key& k);
   void drain(Part& p, std::map<int, std::vector<char>>& out);
-  void apply(Part& p, int src, Reader& r);
+  void apply(Part& p, int src, const DomainDataMsg& m, const Status& decoded);
+  void on_arrived(int src, const DomainArrivedMsg& m);
   void abort_part(Part& p, int from_node);
-  std::vector<char> head(Msg type, const Key& k) const;
 
   std::unique_ptr<node::WindowExchange> memfd_;
   mutable std::mutex mu_;

@@ -1,5 +1,7 @@
 #include "mpi_endpoint.hpp"
 
+#include "wire_messages.hpp"
+
 #include "taskring/net/net_worker.hpp"
 
 namespace taskring::net {
@@ -23,16 +25,17 @@ void MpiEndpoint::fail(Status why) {
 Status MpiEndpoint::start(uint64_t, const node::TaskPayload& task) {
   if (failed_.load(std::memory_order_acquire)) return health();
   const uint64_t seq = seq_.load(std::memory_order_relaxed) + 1;
-  Writer w(Msg::kTask);
-  w.put(seq).put(static_cast<int32_t>(task.callable)).put(static_cast<uint32_t>(task.tensors.size()));
-  for (size_t i = 0; i < task.tensors.size(); ++i) w.put(task.tensors[i]).put(static_cast<int32_t>(task.tags[i]));
-  w.put(static_cast<uint32_t>(task.scalars.size()));
-  for (uint64_t s : task.scalars) w.put(s);
+  TaskMsg m;
+  m.seq = seq;
+  m.callable = task.callable;
+  m.tensors = task.tensors;
+  m.tags = task.tags;
+  m.scalars = task.scalars;
   done_.store(false, std::memory_order_relaxed);
   seq_.store(seq, std::memory_order_release);
   in_flight_.store(true, std::memory_order_release);
   t_.expect(1);
-  t_.send_any(rank_, w.take(), Transport::Channel::kExecutor);
+  t_.send_any(rank_, m.encode(), Transport::Channel::kExecutor);
   return Status::Ok();
 }
 
@@ -47,10 +50,9 @@ void MpiEndpoint::on_completion(uint64_t seq, Status s) {
 }
 
 void MpiEndpoint::on_message(Reader& r) {
-  const uint64_t seq = r.get<uint64_t>();
-  const auto code = static_cast<StatusCode>(r.get<int32_t>());
-  std::string msg = r.str(kMaxErrorBytes);
-  on_completion(seq, r.ok() ? Status(code, msg) : r.error("COMPLETION"));
+  CompletionMsg m;
+  Status s = m.decode(r);
+  on_completion(m.seq, s.ok() ? std::move(m.status) : s);
 }
 
 void MpiEndpoint::take_direct() {

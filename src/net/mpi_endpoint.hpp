@@ -18,7 +18,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "node/endpoint.hpp"
+#include "node/dag/engine.hpp"
 #include "transport.hpp"
 
 namespace taskring::net {

@@ -3,8 +3,9 @@
 #include <cstring>
 #include <exception>
 
-#include "node/mailbox.hpp"
+#include "node/dag/engine.hpp"
 #include "remote_key.hpp"
+#include "wire_messages.hpp"
 
 namespace taskring::net {
 
@@ -21,32 +22,22 @@ void RankServer::stop() {
 }
 
 void RankServer::reply(int src, uint64_t seq, const Status& s) {
-  Writer w(Msg::kCompletion);
-  w.put(seq).put(static_cast<int32_t>(s.code())).str(truncate_error(s.message()), kMaxErrorBytes);
-  t_.send_any(src, w.take(), Transport::Channel::kEngine);
+  t_.send_any(src, CompletionMsg{seq, s}.encode(), Transport::Channel::kEngine);
 }
 
 void RankServer::on_task(int src, Reader& r) {
-  Job j;
-  j.src = src;
-  j.seq = r.get<uint64_t>();
-  j.callable = r.get<int32_t>();
-  const uint32_t n = r.get<uint32_t>();
-  if (r.ok() && n <= static_cast<uint32_t>(node::kMaxTaskTensors)) {
-    for (uint32_t i = 0; i < n && r.ok(); ++i) {
-      j.tensors.push_back(r.get<ChipTensor>());
-      j.tags.push_back(static_cast<TensorArgType>(r.get<int32_t>()));
-    }
-    const uint32_t ns = r.get<uint32_t>();
-    if (ns <= static_cast<uint32_t>(node::kMaxTaskScalars))
-      for (uint32_t i = 0; i < ns && r.ok(); ++i) j.scalars.push_back(r.get<uint64_t>());
-    else
-      r.fail();
-  }
-  if (!r.ok() || n > static_cast<uint32_t>(node::kMaxTaskTensors)) {
-    reply(src, j.seq, r.error("TASK"));
+  TaskMsg m;
+  if (Status s = m.decode(r); !s.ok()) {
+    reply(src, m.seq, s);
     return;
   }
+  Job j;
+  j.src = src;
+  j.seq = m.seq;
+  j.callable = m.callable;
+  j.tensors = std::move(m.tensors);
+  j.tags = std::move(m.tags);
+  j.scalars = std::move(m.scalars);
   {
     std::lock_guard<std::mutex> lk(mu_);
     queue_.push_back(std::move(j));
@@ -61,30 +52,25 @@ void RankServer::take_direct() {
 }
 
 void RankServer::on_control(int src, Reader& r) {
-  const uint64_t seq = r.get<uint64_t>();
-  const auto op = static_cast<ControlOp>(r.get<uint32_t>());
-  const uint64_t a0 = r.get<uint64_t>(), a1 = r.get<uint64_t>();
-  Status st;
+  ControlMsg m;
+  Status st = m.decode(r);
   BufferEntry e;
-  if (!r.ok()) {
-    st = r.error("CONTROL");
-  } else if (op == ControlOp::kAlloc) {
-    auto got = own_.alloc(a0);
+  if (st.ok()) st = serve_control(m, &e);
+  t_.send(src, ControlReplyMsg{m.seq, st, e}.encode());
+}
+
+Status RankServer::serve_control(const ControlMsg& m, BufferEntry* e) {
+  if (m.op == ControlOp::kAlloc) {
+    auto got = own_.alloc(m.a0);
     if (got.ok()) {
-      e = *got;
-      Expected<char*> p = mover_.local(RemoteTensor{t_.rank(), e.id, e.generation, 0, e.bytes});
-      if (p.ok()) std::memset(*p, 0, e.bytes);
+      *e = *got;
+      Expected<char*> p = mover_.local(RemoteTensor{t_.rank(), e->id, e->generation, 0, e->bytes});
+      if (p.ok()) std::memset(*p, 0, e->bytes);
     }
-    st = got.status();
-  } else if (op == ControlOp::kFree) {
-    st = own_.free(static_cast<uint32_t>(a0), static_cast<uint32_t>(a1));
-  } else {
-    st = invalid_argument("CONTROL op " + std::to_string(static_cast<uint32_t>(op)) + " is unknown");
+    return got.status();
   }
-  Writer w(Msg::kControlReply);
-  w.put(seq).put(static_cast<int32_t>(st.code())).str(truncate_error(st.message()), kMaxErrorBytes);
-  w.put(e.id).put(e.generation).put(e.bytes);
-  t_.send(src, w.take());
+  if (m.op == ControlOp::kFree) return own_.free(static_cast<uint32_t>(m.a0), static_cast<uint32_t>(m.a1));
+  return invalid_argument("CONTROL op " + std::to_string(static_cast<uint32_t>(m.op)) + " is unknown");
 }
 
 void RankServer::loop() {

@@ -30,6 +30,8 @@
 
 namespace taskring::net {
 
+struct ControlMsg;
+
 struct RankServerConfig {
   std::vector<std::string> names;  // L4 callables
   std::vector<NodeTask> fns;
@@ -64,6 +66,8 @@ class RankServer {
   // MPI_Improbe).
   static constexpr uint32_t kSpin = 64;
   void loop();
+  // A decoded CONTROL: allocate (zeroed) or free; the entry of an allocation.
+  Status serve_control(const ControlMsg& m, BufferEntry* e);
   // Executor thread: queues the TASKs that arrived on the direct channel.
   void take_direct();
   Status execute(const Job& j);

@@ -14,7 +14,7 @@
 #include <mutex>
 
 #include "child_process.hpp"
-#include "endpoint.hpp"
+#include "dag/endpoint.hpp"
 
 namespace taskring::node {
 

@@ -21,7 +21,8 @@
 #include "child_main.hpp"
 #include "child_process.hpp"
 #include "chip_placement.hpp"
-#include "engine.hpp"
+#include "dag/engine.hpp"
+#include "domain_registry.hpp"
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
 #include "taskring/base/cpus.hpp"
@@ -78,6 +79,9 @@ struct NodeWorker::Impl {
   SharedRegion bell_region;
   std::vector<SharedRegion> mailboxes;  // subs first, then chips
   std::vector<std::shared_ptr<ChildProcess>> children;  // same order
+  // Comm domains of the runs; declared before the engine, whose fence hooks
+  // (run at its shutdown) use it.
+  std::unique_ptr<DomainRegistry> domains;
   std::unique_ptr<Engine> engine;
   // Comm domains: how windows reach the chips, and one socket pair per
   // child (the parent's end here until an endpoint owns it, -1 for SUBs).
@@ -314,20 +318,6 @@ bool NodeWorker::Impl::stop_children(Deadline graceful, uint64_t term_ms) {
 
 // ---------------------------------------------------------------------------
 
-Status RunHandle::wait(Deadline deadline) const {
-  if (!run_) return failed_precondition("RunHandle::wait: empty handle");
-  return Engine::wait_run(*run_, deadline);
-}
-
-bool RunHandle::done() const {
-  if (!run_) return false;
-  if (run_->done.load(std::memory_order_acquire)) return true;
-  Engine::nudge(*run_);  // a poller does not drive: the scheduler thread must
-  return false;
-}
-
-RunCounts RunHandle::counts() const { return done() ? run_->counts : RunCounts{}; }
-
 NodeWorker::NodeWorker(NodeConfig config) : impl_(std::make_unique<Impl>()) { impl_->cfg = std::move(config); }
 
 NodeWorker::~NodeWorker() {
@@ -477,10 +467,9 @@ Status NodeWorker::init() {
   ec.control_timeout_ms = m.cfg.control_timeout_ms;
   ec.stall_timeout_ms = m.stall_timeout_ms;
   ec.stall_knob = m.stall_knob;
-  ec.exchange = m.exchange.get();
-  ec.global_domains = m.cfg.global_domains.get();
-  ec.comm_timeout_ms = m.cfg.comm_timeout_ms;
-  ec.domain_cache = m.cfg.domain_cache;
+  ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
+  Impl* mp = &m;
+  ec.at_every_fence = [mp](const RunFence& f) { return mp->domains ? mp->domains->at_every_fence(f) : Status::Ok(); };
   ec.waiters_drive = true;
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {
@@ -489,6 +478,12 @@ Status NodeWorker::init() {
     (static_cast<int>(i) < m.cfg.sub_workers ? subs : chips).push_back(std::move(ep));
   }
   m.engine = std::make_unique<Engine>(std::move(ec), std::move(chips), std::move(subs), m.bell());
+  DomainRegistryConfig dc;
+  dc.exchange = m.exchange.get();
+  dc.global = m.cfg.global_domains.get();
+  dc.comm_timeout_ms = m.cfg.comm_timeout_ms;
+  dc.cache = m.cfg.domain_cache;
+  m.domains = std::make_unique<DomainRegistry>(*m.engine, dc);
   // The first thread of the parent: every fork is behind us.
   if (bell_either_available()) m.engine->set_group_bell(m.group_bell(), m.group_countdowns());
   m.engine->start();
@@ -536,7 +531,7 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
       ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
     } mark(m.orchestrating);
     return orch(o);
-  }, caller_waits);
+  }, m.domains.get(), caller_waits);
   {
     std::lock_guard<std::mutex> lk(m.mu);
     --m.active_submits;
@@ -630,12 +625,12 @@ Expected<ChipRunTotals> NodeWorker::take_chip_run_totals(int chip) {
 
 int NodeWorker::cached_domains() const {
   const Impl& m = *impl_;
-  return m.engine ? m.engine->cached_domains() : 0;
+  return m.domains ? m.domains->cached() : 0;
 }
 
 int NodeWorker::live_domains() const {
   const Impl& m = *impl_;
-  return m.engine ? m.engine->live_domains() : 0;
+  return m.domains ? m.domains->live() : 0;
 }
 
 int NodeWorker::chip_pid(int i) const {

@@ -1,7 +1,8 @@
 // Orchestrator: forwards to the Engine with the run it belongs to.
 #include "taskring/node/orchestrator.hpp"
 
-#include "engine.hpp"
+#include "dag/engine.hpp"
+#include "domain_registry.hpp"
 
 namespace taskring::node {
 
@@ -76,14 +77,18 @@ Status Orchestrator::copy_from(int chip, void* host, uint64_t device_addr, uint6
 Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_domain(const std::string& name,
                                                                     std::span<const int> chips, uint64_t window_size,
                                                                     std::span<const DomainBufferSpec> buffers) {
-  return engine_->allocate_domain(run_, name, chips, window_size, buffers);
+  if (domains_ == nullptr)
+    return unimplemented("allocate_domain('" + name + "'): this node has no comm transport");
+  return domains_->allocate(run_, name, chips, window_size, buffers);
 }
 
 Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_global_domain(const std::string& name,
                                                                            std::span<const GlobalMember> members,
                                                                            uint64_t window_size,
                                                                            std::span<const DomainBufferSpec> buffers) {
-  return engine_->allocate_global_domain(run_, name, members, window_size, buffers);
+  if (domains_ == nullptr)
+    return unimplemented("allocate_global_domain('" + name + "'): this node has no comm transport");
+  return domains_->allocate_global(run_, name, members, window_size, buffers);
 }
 
 int Orchestrator::chips() const { return engine_->chips(); }

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "buffer_table.hpp"
-#include "engine.hpp"
-#include "fake_endpoint.hpp"
+#include "node/dag/engine.hpp"
+#include "node/dag/fake_endpoint.hpp"
 #include "remote_key.hpp"
 
 namespace taskring::net {

@@ -26,12 +26,12 @@ TEST(EngineDrive, RunsWhoseCallerWaitsCostTheSchedulerThreadNoPass) {
   Harness h(0, 1);
   constexpr int kRuns = 200;
   // The first run puts the scheduler thread aside; count from there.
-  ASSERT_TRUE(Engine::wait_run(*h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true),
+  ASSERT_TRUE(Engine::wait_run(*h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true),
                                Deadline::after_ms(10000))
                   .ok());
   const uint64_t before = h.engine->scheduler_passes();
   for (int r = 0; r < kRuns; ++r) {
-    auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true);
+    auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true);
     Status s = Engine::wait_run(*run, Deadline::after_ms(10000));
     ASSERT_TRUE(s.ok()) << "run " << r << ": " << s.to_string();
     ASSERT_EQ(run->counts.completed, 3u);
@@ -48,7 +48,7 @@ TEST(EngineDrive, ARunNobodyWaitsForFinishesOnTheSchedulerThread) {
   Harness h(0, 1);
   // A driven run first, so the scheduler thread is aside when the next run
   // is submitted without a waiter.
-  ASSERT_TRUE(Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true)).ok());
+  ASSERT_TRUE(Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true)).ok());
   auto run = h.engine->run_orchestration([&](Orchestrator& o) {
     Args1 a(h.tensor(0), TA::INOUT, kHold);
     TASKRING_RETURN_IF_ERROR(o.submit_sub(0, a.args));
@@ -71,7 +71,7 @@ TEST(EngineDrive, ShutdownEndsAWaitThatDrives) {
         Args1 a(h.tensor(0), TA::INOUT, kHold);  // never finishes
         return o.submit_next_level(0, a.args, 0);
       },
-      true);
+      nullptr, true);
   Status waited;
   std::thread waiter([&] { waited = Engine::wait_run(*run, Deadline::after_ms(30000)); });
   ASSERT_TRUE(h.chip[0]->wait_started(1, Deadline::after_ms(10000)).ok());
@@ -91,7 +91,7 @@ TEST(EngineDrive, ADeadlineEndsADrivingWaitAndTheRunGoesOn) {
         Args1 a(h.tensor(0), TA::INOUT, kHold);
         return o.submit_next_level(0, a.args, 0);
       },
-      true);
+      nullptr, true);
   Status first = Engine::wait_run(*run, Deadline::after_ms(20));
   EXPECT_EQ(first.code(), StatusCode::kDeadlineExceeded) << first.to_string();
   EXPECT_NE(first.message().find("the node run to finish"), std::string::npos) << first.message();
@@ -100,9 +100,10 @@ TEST(EngineDrive, ADeadlineEndsADrivingWaitAndTheRunGoesOn) {
 }
 
 TEST(EngineDrive, AnEngineWhoseWaitersDoNotDriveFinishesRuns) {
-  Harness h(0, 1, 10000, false, nullptr, /*waiters_drive=*/false);
+  Harness h(0, 1, 10000, false, nullptr, EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
+            /*waiters_drive=*/false);
   for (int r = 0; r < 20; ++r) {
-    auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, true);
+    auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true);
     EXPECT_EQ(run->gate, nullptr);
     ASSERT_TRUE(Harness::wait(run).ok()) << "run " << r;
   }

@@ -11,8 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "engine.hpp"
-#include "fake_endpoint.hpp"
+#include "dag/engine.hpp"
+#include "dag/fake_endpoint.hpp"
+#include "domain_registry.hpp"
 #include "window_exchange.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
@@ -33,10 +34,14 @@ struct Harness {
 
   // `staged`: groups are staged behind a group bell and get countdown slots
   // (Engine::set_group_bell), as on a NodeWorker. `exchange`: comm domains
-  // over it (the fake members "map" domain rank r at base r).
-  // `waiters_drive`: EngineConfig::waiters_drive (on at L3, off at L4).
+  // over it (the fake members "map" domain rank r at base r). `api`: the
+  // caller the engine's messages name. `waiters_drive`:
+  // EngineConfig::waiters_drive (on at L3 and L4; off tests the scheduler
+  // thread alone).
   explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false,
-                   WindowExchange* exchange = nullptr, bool waiters_drive = true) {
+                   WindowExchange* exchange = nullptr,
+                   EngineApi api = {"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
+                   bool waiters_drive = true) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
@@ -60,14 +65,24 @@ struct Harness {
     ec.heap_base = reinterpret_cast<uintptr_t>(mem);
     ec.heap_bytes = kRing;
     ec.heap_wait_ms = heap_wait_ms;
-    ec.exchange = exchange;
+    ec.api = std::move(api);
+    ec.at_every_fence = [this](const RunFence& f) {
+      if (every_fence) TASKRING_RETURN_IF_ERROR(every_fence(f));
+      return domains ? domains->at_every_fence(f) : Status::Ok();
+    };
     ec.waiters_drive = waiters_drive;
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
+    if (exchange != nullptr) {
+      DomainRegistryConfig dc;
+      dc.exchange = exchange;
+      domains = std::make_unique<DomainRegistry>(*engine, dc);
+    }
     if (staged) engine->set_group_bell(&group_bell, countdowns);
     engine->start();
   }
   ~Harness() {
-    engine.reset();
+    engine.reset();  // its fence hooks use the registry
+    domains.reset();
     std::free(mem);
   }
 
@@ -79,7 +94,7 @@ struct Harness {
     return whole.view({rows, 64}, {at_rows, 0});
   }
 
-  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn); }
+  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn, domains.get()); }
 
   // Waits as RunHandle::wait does: driving the run where the engine lets
   // waiters drive.
@@ -92,6 +107,10 @@ struct Harness {
   char* mem = nullptr;
   std::vector<FakeEndpoint*> chip, sub;
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<DomainRegistry> domains;  // with an exchange only
+  // Called at every run's fence (EngineConfig::at_every_fence); set it
+  // before the run starts.
+  std::function<Status(const RunFence&)> every_fence;
 };
 
 // Arguments with one tensor and the mode scalar.

@@ -384,7 +384,7 @@ TEST(EngineDomainCache, AReuseSendsNoRequestAndHintsOnlyItsMembersWithOneRing) {
     }));
   };
   ASSERT_TRUE(allocate().ok());
-  ASSERT_EQ(h.engine->cached_domains(), 1);
+  ASSERT_EQ(h.domains->cached(), 1);
   const int requests[] = {h.chip[0]->control_requests(), h.chip[1]->control_requests(), h.chip[2]->control_requests()};
   EXPECT_EQ(requests[0], 1);  // the attach
   EXPECT_EQ(requests[1], 0);
@@ -400,7 +400,92 @@ TEST(EngineDomainCache, AReuseSendsNoRequestAndHintsOnlyItsMembersWithOneRing) {
   ASSERT_EQ(bases.size(), 4u);
   EXPECT_EQ(bases[2], bases[0]);
   EXPECT_EQ(bases[3], bases[1]);
-  EXPECT_EQ(h.engine->cached_domains(), 1);
+  EXPECT_EQ(h.domains->cached(), 1);
+}
+
+// What a run borrows hooks into it (Engine::add_run_hooks): a passed run
+// runs each fence hook once, the last added first, then at_every_fence,
+// all before the run is done, and never the abort hooks.
+TEST(EngineRunHooks, APassedRunFencesLastAddedFirstAndNeverAborts) {
+  Harness h(1);
+  std::vector<std::string> log;  // the scheduler thread appends; read after the run
+  bool done_at_fence = true;
+  h.every_fence = [&](const RunFence& f) {
+    log.push_back(std::string("every") + (f.failed ? " failed" : "") + (f.closing ? " closing" : ""));
+    return Status::Ok();
+  };
+  auto run = h.run([&](Orchestrator& o) {
+    Args1 a(h.tensor(0), TA::OUTPUT_EXISTING, kHold);
+    return o.submit_next_level(0, a.args, 0);
+  });
+  ASSERT_TRUE(h.chip[0]->wait_started(1, soon()).ok());
+  for (const char* name : {"a", "b"})
+    h.engine->add_run_hooks(
+        run.get(), [&log, name] { log.push_back(std::string("abort ") + name); },
+        [&, name, r = run.get()](const RunFence& f) {
+          done_at_fence = done_at_fence && !r->done.load(std::memory_order_acquire);
+          log.push_back(std::string("fence ") + name + (f.failed ? " failed" : ""));
+          return Status::Ok();
+        });
+  h.chip[0]->finish();
+  ASSERT_TRUE(Harness::wait(run).ok());
+  EXPECT_EQ(log, (std::vector<std::string>{"fence b", "fence a", "every"}));
+  EXPECT_TRUE(done_at_fence) << "a fence hook ran after the run was published done";
+}
+
+// A failed run: every abort hook runs once at its first error, a hook added
+// after that aborts at once, the fence says `failed`, and a fence hook's
+// own error does not replace the first error.
+TEST(EngineRunHooks, AFailedRunAbortsEveryHookOnceAndFencesAsFailed) {
+  Harness h(1);
+  int aborts_a = 0, aborts_late = 0;
+  std::vector<std::string> fences;
+  h.every_fence = [&](const RunFence& f) {
+    fences.push_back(f.failed ? "every failed" : "every");
+    return Status::Ok();
+  };
+  auto run = h.run([&](Orchestrator& o) {
+    Args1 a(h.tensor(0), TA::OUTPUT_EXISTING, kHold);
+    return o.submit_next_level(0, a.args, 0);
+  });
+  ASSERT_TRUE(h.chip[0]->wait_started(1, soon()).ok());
+  h.engine->add_run_hooks(
+      run.get(), [&] { ++aborts_a; },
+      [&](const RunFence& f) {
+        fences.push_back(f.failed ? "a failed" : "a");
+        return internal_error("releasing a failed");
+      });
+  EXPECT_TRUE(h.engine->run_open(run.get()).ok());
+  h.chip[0]->finish(Outcome{OutcomeKind::kTaskFailure, internal_error("injected")});
+  Status s = Harness::wait(run);
+  EXPECT_NE(s.message().find("injected"), std::string::npos) << s.to_string();
+  EXPECT_EQ(aborts_a, 1);
+  EXPECT_EQ(fences, (std::vector<std::string>{"a failed", "every failed"}));
+  EXPECT_NE(h.engine->run_open(run.get()).message().find("injected"), std::string::npos);
+  // Too late for the fence, but a hook added to a failed run aborts at once.
+  h.engine->add_run_hooks(run.get(), [&] { ++aborts_late; }, [](const RunFence&) { return Status::Ok(); });
+  EXPECT_EQ(aborts_late, 1);
+}
+
+// The engine names no caller of its own: its messages use EngineConfig::api.
+TEST(EngineApiNames, MessagesNameTheCallersApi) {
+  Harness h(1, 0, 10000, false, nullptr, EngineApi{"NetWorker", "", ""});
+  auto run = h.engine->run_orchestration(nullptr);
+  Status s = Harness::wait(run);
+  EXPECT_NE(s.message().find("NetWorker::submit: empty orchestration function"), std::string::npos) << s.to_string();
+  auto sub = h.run([&](Orchestrator& o) {
+    Args1 a(h.tensor(0), TA::INPUT, kRun);
+    return o.submit_sub(0, a.args);
+  });
+  s = Harness::wait(sub);
+  EXPECT_NE(s.message().find("NetWorker runs no SUB workers"), std::string::npos) << s.to_string();
+  EXPECT_EQ(s.message().find("NodeConfig"), std::string::npos) << s.to_string();
+  auto big = h.run([&](Orchestrator& o) {
+    const uint32_t shape[] = {1u << 20};
+    return o.alloc(shape, DataType::FLOAT32).status();
+  });
+  s = Harness::wait(big);
+  EXPECT_NE(s.message().find("NetWorker has no heap ring"), std::string::npos) << s.to_string();
 }
 
 }  // namespace

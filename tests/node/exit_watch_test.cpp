@@ -1,5 +1,5 @@
 // ExitWatch: reports each watched process's exit once, and nothing else.
-#include "exit_watch.hpp"
+#include "dag/exit_watch.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>

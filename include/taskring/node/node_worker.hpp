@@ -40,41 +40,9 @@
 #include "taskring/node/chip_run_totals.hpp"
 #include "taskring/node/node_config.hpp"
 #include "taskring/node/orchestrator.hpp"
-
-namespace taskring::net {
-class NetWorker;  // L4 hands out RunHandles of its own engine
-}
+#include "taskring/node/run_types.hpp"
 
 namespace taskring::node {
-
-using OrchFunction = std::function<Status(Orchestrator&)>;
-
-// Counts of one run's tasks (a group counts once).
-struct RunCounts {
-  uint64_t submitted = 0;
-  uint64_t completed = 0;  // finished OK
-  uint64_t failed = 0;     // ran and failed, or failed at dispatch (dead child)
-  uint64_t skipped = 0;    // never started: poisoned by a failed producer or cancelled
-};
-
-// The completion of one run. Copyable; every copy and every waiter sees the
-// same Status.
-class RunHandle {
- public:
-  RunHandle() = default;
-  // Waits for the run until `deadline`: the run's Status, or
-  // DEADLINE_EXCEEDED (the run goes on; wait again). An empty handle is
-  // FAILED_PRECONDITION.
-  Status wait(Deadline deadline = Deadline::after_ms(600000)) const;
-  bool done() const;
-  RunCounts counts() const;
-
- private:
-  friend class NodeWorker;
-  friend class net::NetWorker;
-  explicit RunHandle(std::shared_ptr<RunState> run) : run_(std::move(run)) {}
-  std::shared_ptr<RunState> run_;
-};
 
 class NodeWorker {
  public:

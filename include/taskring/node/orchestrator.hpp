@@ -27,6 +27,7 @@
 namespace taskring::node {
 
 class Engine;
+class DomainRegistry;
 struct RunState;
 
 class Orchestrator {
@@ -106,9 +107,11 @@ class Orchestrator {
 
  private:
   friend class Engine;
-  Orchestrator(Engine* engine, RunState* run) : engine_(engine), run_(run) {}
+  Orchestrator(Engine* engine, RunState* run, DomainRegistry* domains)
+      : engine_(engine), run_(run), domains_(domains) {}
   Engine* engine_;
   RunState* run_;
+  DomainRegistry* domains_;  // nullptr: no comm transport (UNIMPLEMENTED)
 };
 
 }  // namespace taskring::node

@@ -21,6 +21,13 @@
 // submits of that run return it at once.
 //
 // Runs do not overlap: begin_run() waits until the previous run finished.
+//
+// The component: this folder (src/node/dag) is the engine; this header is
+// its one internal header, which the node's NodeWorker and L4's NetWorker
+// include (scripts/check-includes allows src/net this header only). What a
+// run borrows besides its tasks (comm domains, DomainRegistry) is not the
+// engine's: it hooks into the run through add_run_hooks() and
+// EngineConfig::at_every_fence.
 #pragma once
 
 #include <atomic>
@@ -38,7 +45,8 @@
 #include "exit_watch.hpp"
 #include "heap_ring.hpp"
 #include "taskring/base/waiter.hpp"
-#include "taskring/node/node_worker.hpp"
+#include "taskring/node/orchestrator.hpp"
+#include "taskring/node/run_types.hpp"
 
 namespace taskring::node {
 
@@ -79,6 +87,16 @@ struct DriveGate {
   int inside = 0;            // drivers between enter and leave, under mu
 };
 
+// What a fence hook learns: every task of the run finished (or never
+// started); `failed`: the run has an error; `closing`: the engine shuts
+// down (its endpoints are about to stop; a hook should not talk to them).
+struct RunFence {
+  bool failed = false;
+  bool closing = false;
+};
+
+// The engine's live record of one run; a RunHandle shares it
+// (run_types.hpp: how it relates to the run summaries).
 struct RunState {
   uint64_t id = 0;
   // Published once with release; `status` and `counts` are final after.
@@ -98,17 +116,25 @@ struct RunState {
   std::vector<uint32_t> scopes;  // open scope ids, innermost last
   uint32_t next_scope = 1;
   uint64_t t_begin = 0, t_orch_end = 0, t_first_dispatch = 0, t_last_done = 0;
-  // Comm domains of the run (comm_domain.cpp). on_abort runs under mu_ when
-  // the run gets its first error (must not block: it flags the domains so
-  // every wait in them ends); at_fence runs once every task finished,
-  // before the run is published done, last registered first (releases).
+  // Engine::add_run_hooks: what the run borrowed (its comm domains).
   std::vector<std::function<void()>> on_abort;
-  std::vector<std::function<Status()>> at_fence;
+  std::vector<std::function<Status(const RunFence&)>> at_fence;
 };
 
-class WindowExchange;
-class GlobalDomainTransport;
-struct CachedDomain;
+// Who drives the engine, for its messages: the engine names no caller of
+// its own, so one engine serves L3 and L4 with each level's words.
+struct EngineApi {
+  // The public worker class: "<worker>::submit", "<worker>::alloc_shared".
+  std::string worker;
+  // The setting that gives SUB workers ("NodeConfig::sub_workers"); empty
+  // where the level has none.
+  std::string sub_workers_setting;
+  // The setting that sizes the heap ring of Orchestrator::alloc
+  // ("NodeConfig::heap_ring_bytes"); empty where the level has no heap ring.
+  std::string heap_setting;
+};
+
+class DomainRegistry;
 
 struct EngineConfig {
   std::vector<std::string> chip_callables;  // names, by id
@@ -129,15 +155,15 @@ struct EngineConfig {
   std::string target_word = "chip";
   // Spans of a run: <family>.run, .run.orch, .run.dispatch ("network" at L4).
   std::string span_family = "node";
+  EngineApi api;
   // When set, replaces the L3 placement rules for every tensor argument (a
   // HOST tensor in the shared heap, or a DEVICE address): non-OK rejects
   // the argument with that message. L4 uses it to check remote descriptors.
   std::function<Status(const ChipTensor&)> check_tensor;
-  WindowExchange* exchange = nullptr;  // comm domains; nullptr: none (UNIMPLEMENTED)
-  GlobalDomainTransport* global_domains = nullptr;  // domains spanning nodes (L4); nullptr: none
-  uint64_t comm_timeout_ms = 30000;
-  // Idle one-node comm domains kept mapped for reuse (NodeConfig::domain_cache).
-  int domain_cache = 4;
+  // Runs once at every run's fence, after the run's own fence hooks (the
+  // comm domain cache empties itself after a failed run); its error fails
+  // the run. Unset: nothing.
+  std::function<Status(const RunFence&)> at_every_fence;
   // Whether the threads that orchestrate and wait for a run move it along
   // themselves: each submit dispatches what is ready, and RunHandle::wait
   // drains completions and dispatches (Engine::drive) while the scheduler
@@ -171,11 +197,13 @@ class Engine {
   // `drain`), stops the scheduler, fails what still runs with `why`.
   void shutdown(const Status& why, Deadline drain);
 
-  // Runs `orch` as one run and returns it (finished or not). `caller_waits`:
-  // the caller waits for the run next (NodeWorker::run), so the scheduler
-  // thread is not recalled to carry the run meanwhile.
+  // Runs `orch` as one run and returns it (finished or not). Its
+  // Orchestrator allocates comm domains from `domains` (nullptr: it has
+  // none, UNIMPLEMENTED). `caller_waits`: the caller waits for the run next
+  // (NodeWorker::run), so the scheduler thread is not recalled to carry the
+  // run meanwhile.
   std::shared_ptr<RunState> run_orchestration(const std::function<Status(Orchestrator&)>& orch,
-                                              bool caller_waits = false);
+                                              DomainRegistry* domains = nullptr, bool caller_waits = false);
   // Waits for `run` until `deadline`, moving it along from this thread when
   // its gate is open (EngineConfig::waiters_drive), else parked on its
   // waiter. The run's Status, or DEADLINE_EXCEEDED (the run goes on).
@@ -200,23 +228,19 @@ class Engine {
   // DEADLINE_EXCEEDED after EngineConfig::run_admission_ms.
   Status drain_submitted(RunState* run, const std::string& api);
   Expected<uint64_t> control(int chip, const ControlRequest& req, const char* api);
-  Expected<std::shared_ptr<CommDomain>> allocate_domain(RunState* run, const std::string& name,
-                                                        std::span<const int> chips, uint64_t window_size,
-                                                        std::span<const DomainBufferSpec> buffers);
-  Expected<std::shared_ptr<CommDomain>> allocate_global_domain(RunState* run, const std::string& name,
-                                                               std::span<const GlobalMember> members,
-                                                               uint64_t window_size,
-                                                               std::span<const DomainBufferSpec> buffers);
+  // Whether `run` may take more work: the closing status, or the run's
+  // first error; OK otherwise.
+  Status run_open(RunState* run);
+  // Hooks what `run` borrowed: `on_abort` runs under the engine's lock when
+  // the run gets its first error (at once if it has one now) and must not
+  // block (it flags, so that every wait on the borrowed thing ends);
+  // `at_fence` runs once every task of the run finished, before the run is
+  // published done, the last added first; its error fails the run.
+  void add_run_hooks(RunState* run, std::function<void()> on_abort, std::function<Status(const RunFence&)> at_fence);
+  uint64_t control_timeout_ms() const { return cfg_.control_timeout_ms; }
   // Scheduling passes the scheduler thread made (not the drivers'). For
   // tests: a driven run should cost it none.
   uint64_t scheduler_passes() const { return scheduler_passes_.load(std::memory_order_relaxed); }
-  // Comm domains alive now (allocated, not yet swept). For tests and tools.
-  int live_domains() const { return live_domains_.load(std::memory_order_acquire); }
-  // Swept domains kept mapped for a later allocation of the same shape.
-  int cached_domains() const;
-  // Every member unmaps every cached domain; the first failure. Called
-  // after the fence of a failed run, whose chips may be gone or stuck.
-  Status flush_domain_cache();
 
   bool host_visible(uint64_t addr, uint64_t bytes) const { return cfg_.host_visible(addr, bytes); }
   int chips() const { return static_cast<int>(chips_.size()); }
@@ -297,14 +321,6 @@ class Engine {
   HeapRing heap_;
   DepMap deps_;  // orchestrating thread (under mu_ for simplicity)
 
-  std::atomic<int> live_domains_{0};
-  // The domain cache (comm_domain.cpp): swept one-node domains of passed
-  // runs, still mapped by their members, oldest first. Its own mutex: the
-  // fence fills it under mu_, an orchestration takes from it without mu_.
-  mutable std::mutex domain_cache_mu_;
-  std::deque<std::shared_ptr<CachedDomain>> domain_cache_;
-  std::atomic<uint64_t> next_domain_id_{1};
-  friend class DomainRegistry;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 

@@ -18,7 +18,7 @@ std::string target_text(bool sub, std::span<const int> chips, const std::string&
 }  // namespace
 
 std::shared_ptr<RunState> Engine::run_orchestration(const std::function<Status(Orchestrator&)>& orch,
-                                                    bool caller_waits) {
+                                                    DomainRegistry* domains, bool caller_waits) {
   Status err;
   std::shared_ptr<RunState> run = begin_run(&err);
   if (!run) {
@@ -27,10 +27,10 @@ std::shared_ptr<RunState> Engine::run_orchestration(const std::function<Status(O
     r->done.store(true, std::memory_order_release);
     return r;
   }
-  Orchestrator o(this, run.get());
+  Orchestrator o(this, run.get(), domains);
   Status st;
   try {
-    st = orch ? orch(o) : invalid_argument("NodeWorker::submit: empty orchestration function");
+    st = orch ? orch(o) : invalid_argument(cfg_.api.worker + "::submit: empty orchestration function");
   } catch (const std::exception& e) {
     st = internal_error(std::string("the orchestration function threw: ") + e.what());
   } catch (...) {
@@ -51,7 +51,7 @@ std::shared_ptr<RunState> Engine::begin_run(Status* error) {
   while (current_ && !closing_) {
     recall_locked();  // the previous run needs the scheduler thread to end
     if (d.expired()) {
-      *error = deadline_exceeded("NodeWorker::submit: the previous run did not finish within " +
+      *error = deadline_exceeded(cfg_.api.worker + "::submit: the previous run did not finish within " +
                                  std::to_string(cfg_.run_admission_ms) + " ms");
       return nullptr;
     }
@@ -94,6 +94,20 @@ void Engine::note_error(RunState* run, const Status& s) {
   }
 }
 
+Status Engine::run_open(RunState* run) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (closing_) return closing_status_;
+  return run->first_error;
+}
+
+void Engine::add_run_hooks(RunState* run, std::function<void()> on_abort,
+                           std::function<Status(const RunFence&)> at_fence) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!run->first_error.ok()) on_abort();  // the run failed while the caller worked
+  run->on_abort.push_back(std::move(on_abort));
+  run->at_fence.push_back(std::move(at_fence));
+}
+
 Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* const> args, std::span<const int> chips,
                         const std::string& what) {
   const auto& names = sub ? cfg_.sub_callables : cfg_.chip_callables;
@@ -102,7 +116,11 @@ Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* co
                      " is not registered (" + std::to_string(names.size()) + " registered)");
   if (args.empty()) return invalid_argument(what + ": a group needs at least one member");
   if (sub) {
-    if (subs_.empty()) return failed_precondition(what + ": the node has no SUB workers (NodeConfig::sub_workers)");
+    if (subs_.empty())
+      return failed_precondition(what + ": " +
+                                 (cfg_.api.sub_workers_setting.empty()
+                                      ? cfg_.api.worker + " runs no SUB workers"
+                                      : "the node has no SUB workers (" + cfg_.api.sub_workers_setting + ")"));
     if (args.size() > subs_.size())
       return invalid_argument(what + ": " + std::to_string(args.size()) + " members but only " +
                               std::to_string(subs_.size()) + " SUB workers");
@@ -147,8 +165,8 @@ Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* co
       }
       if (!cfg_.check_tensor && t.extent_bytes() > 0 && !cfg_.host_visible(t.data_addr(), t.extent_bytes()))
         return invalid_argument(arg + " (" + t.describe() +
-                                ") is not in the node's shared heap, so no child can see it; allocate it with "
-                                "NodeWorker::alloc_shared or Orchestrator::alloc");
+                                ") is not in the node's shared heap, so no child can see it; allocate it with " +
+                                cfg_.api.worker + "::alloc_shared or Orchestrator::alloc");
       if (!sub && writes && !t.is_contiguous)
         return invalid_argument(arg + " (" + t.describe() +
                                 ") is a non-contiguous view a chip task writes; a chip writes back whole byte "
@@ -281,7 +299,9 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
   if (!run->orchestrating) return failed_precondition("Orchestrator::alloc: the run's orchestration has ended");
   if (bytes > heap_.capacity()) {
     Status e = resource_exhausted("Orchestrator::alloc: " + std::to_string(bytes) + " B exceeds the whole heap ring (" +
-                                  std::to_string(heap_.capacity()) + " B); raise NodeConfig::heap_ring_bytes");
+                                  std::to_string(heap_.capacity()) + " B); " +
+                                  (cfg_.api.heap_setting.empty() ? cfg_.api.worker + " has no heap ring"
+                                                                 : "raise " + cfg_.api.heap_setting));
     note_error(run, e);
     return e;
   }
@@ -299,7 +319,7 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
           "Orchestrator::alloc: heap ring full: " + std::to_string(bytes) + " B requested, " +
           std::to_string(heap_.in_use()) + " of " + std::to_string(heap_.capacity()) + " B still in use after " +
           std::to_string(cfg_.heap_wait_ms) +
-          " ms; raise NodeConfig::heap_ring_bytes or end scopes earlier so blocks retire");
+          " ms; raise " + cfg_.api.heap_setting + " or end scopes earlier so blocks retire");
       note_error(run, e);
       cancel_unstarted(run, e);
       return e;
@@ -319,7 +339,7 @@ Status Engine::drain_submitted(RunState* run, const std::string& api) {
       return deadline_exceeded(api + ": " + std::to_string(run->unfinished) +
                                " task(s) submitted earlier in this run did not finish within " +
                                std::to_string(cfg_.run_admission_ms) +
-                               " ms; the members attach to a new domain only between tasks");
+                               " ms; a chip serves this call only between its tasks");
     recall_locked();  // completions free what this waits for
     cv_.wait_for(lk, std::chrono::nanoseconds(std::min<uint64_t>(d.remaining_ns(), 50'000'000)));
   }

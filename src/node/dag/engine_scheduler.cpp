@@ -453,16 +453,17 @@ void Engine::maybe_finish_run(RunState* run) {
   if (run->orchestrating || run->unfinished != 0 || run->done.load(std::memory_order_relaxed)) return;
   run->t_last_done = mono_ns();
   heap_.clear();
-  // The completion fence: nothing of the run runs any more, so its comm
-  // domains can go (whether it passed or failed).
+  // The completion fence: nothing of the run runs any more, so what it
+  // borrowed can go (whether it passed or failed). The hooks word their
+  // errors themselves (what was released).
   while (!run->at_fence.empty()) {
-    Status s = run->at_fence.back()();
+    Status s = run->at_fence.back()(RunFence{!run->first_error.ok(), closing_});
     run->at_fence.pop_back();
-    if (!s.ok()) note_error(run, s.with_context("releasing the run's comm domains"));
+    if (!s.ok()) note_error(run, s);
   }
-  if (!run->first_error.ok() && !closing_) {
-    Status s = flush_domain_cache();
-    if (!s.ok()) note_error(run, s.with_context("releasing the cached comm domains after the run failed"));
+  if (cfg_.at_every_fence) {
+    Status s = cfg_.at_every_fence(RunFence{!run->first_error.ok(), closing_});
+    if (!s.ok()) note_error(run, s);
   }
   run->on_abort.clear();
   run->status = run->first_error;
