@@ -1,14 +1,15 @@
 // TensorMap: finds the earlier tasks a new task must wait for, from the byte
-// ranges its tensors cover.
+// ranges its tensors cover, while earlier tasks run and complete. Used by
+// every level that submits into a running graph: tmr (L2) and DepMap (L3, L4).
 //
 // Keyed by buffer base address: every view of one buffer lands in one bucket
-// that keeps writers (INOUT, OUTPUT_EXISTING) and readers (INPUT) apart, so a
-// reader scans only writers (RAW) while a writer scans both (WAW and WAR;
-// upstream leaves WAR to the user, taskring tracks it). Overlap is exact for
-// views on one row-major lattice and conservative otherwise: a real
-// dependency is never dropped. A writer whose region covers an entry removes
-// it (the writer now stands for it). Entries of completed tasks are dropped
-// lazily. Single-threaded: only the orchestrator touches it.
+// that keeps writers and readers apart, so a reader scans only writers while
+// a writer scans both; what a probe does with an entry it meets is rules.hpp
+// (RAW, WAW, WAR; a covering writer replaces the entry). Entries name their
+// task by its Owner record (owner.hpp) and the owner's seq at insert; an
+// entry whose owner was reused or completed is dead and dropped lazily.
+// Single-threaded: only the submitting thread touches it (owners complete on
+// other threads; their flag is atomic).
 //
 // Many live views of one buffer: once a bucket holds more than
 // kIndexWriters writer entries, its writers move from the chain into an
@@ -24,13 +25,12 @@
 #include <memory>
 #include <vector>
 
-#include "engine/overlap.hpp"
-#include "start_index.hpp"
+#include "deps/owner.hpp"
+#include "deps/rules.hpp"
+#include "deps/start_index.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
-namespace taskring::tmr {
-
-struct TaskSlot;
+namespace taskring::deps {
 
 class TensorMap {
  public:
@@ -40,13 +40,15 @@ class TensorMap {
   // Forgets every entry (start of a run).
   void reset();
 
-  // Calls `fn(TaskSlot*)` for every live entry overlapping `probe`: writers
-  // only, or writers and readers when `probe_is_writer`. A writer probe also
-  // removes the entries it covers.
+  // Calls `fn(Owner*)` for every live entry `probe` depends on (rules.hpp);
+  // a writer probe also removes the entries it replaces. `fn` may see one
+  // owner more than once (one call per entry).
   template <typename Fn>
   void for_each_dependency(const ChipTensor& probe, bool probe_is_writer, Fn&& fn);
 
-  void insert(const ChipTensor& t, TaskSlot* task, bool is_writer);
+  // Records an access of `owner`'s task (its current seq) to `t`. The owner
+  // must outlive the map's next reset() or its reuse under a new seq.
+  void insert(const ChipTensor& t, Owner* owner, bool is_writer);
 
   uint64_t live_entries_hint() const { return entries_; }
 
@@ -56,8 +58,8 @@ class TensorMap {
   // submit allocates nothing once the pool has warmed up.
   struct Entry {
     ChipTensor view;
-    TaskSlot* task;
-    uint64_t seq;
+    Owner* owner;
+    uint64_t seq;  // owner->seq at insert
     uint32_t next;
   };
   // Writers of a large bucket: first byte -> entry (start_index.hpp), and
@@ -104,6 +106,6 @@ class TensorMap {
   Bucket* last_ = nullptr;
 };
 
-}  // namespace taskring::tmr
+}  // namespace taskring::deps
 
-#include "tensor_map_inl.hpp"
+#include "deps/tensor_map_inl.hpp"

@@ -22,12 +22,12 @@
 #include <nlohmann/json.hpp>
 
 #include "load_average.hpp"
-#include "tmr/tensor_map.hpp"
+#include "deps/tensor_map.hpp"
 
 namespace {
 
 using taskring::ChipTensor;
-using taskring::tmr::TaskSlot;
+using taskring::deps::Owner;
 
 double cpu_s() {
   timespec ts;
@@ -51,20 +51,20 @@ Result measure(uint32_t live, int ops) {
   const uint32_t shape[2] = {live + 1, 64};
   const ChipTensor buf = *taskring::try_make_tensor(0x100000, uint64_t{live + 1} * 64 * 4,
                                                     std::span<const uint32_t>(shape, 2), taskring::DataType::FLOAT32);
-  std::vector<std::unique_ptr<TaskSlot>> slots;
+  std::vector<std::unique_ptr<Owner>> slots;
   auto slot = [&](uint64_t seq) {
-    slots.push_back(std::make_unique<TaskSlot>());
+    slots.push_back(std::make_unique<Owner>());
     slots.back()->seq = seq;
     slots.back()->id = taskring::PTO2TaskId::make(0, static_cast<uint32_t>(seq));
     return slots.back().get();
   };
-  taskring::tmr::TensorMap map;
+  taskring::deps::TensorMap map;
   for (uint32_t r = 0; r < live; ++r) map.insert(row_of(buf, r), slot(r + 1), true);
   const ChipTensor probe = row_of(buf, live);
-  TaskSlot* writer = slot(live + 1);
+  Owner* writer = slot(live + 1);
   uint64_t deps = 0;
   auto submit = [&] {
-    map.for_each_dependency(probe, true, [&](TaskSlot*) { ++deps; });
+    map.for_each_dependency(probe, true, [&](Owner*) { ++deps; });
     map.insert(probe, writer, true);
   };
   for (int i = 0; i < 64; ++i) submit();  // warm

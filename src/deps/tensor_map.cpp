@@ -1,8 +1,8 @@
-#include "tensor_map.hpp"
+#include "deps/tensor_map.hpp"
 
 #include <algorithm>
 
-namespace taskring::tmr {
+namespace taskring::deps {
 
 namespace {
 
@@ -153,7 +153,7 @@ void TensorMap::grow() {
   }
 }
 
-void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
+void TensorMap::insert(const ChipTensor& t, Owner* owner, bool is_writer) {
   Bucket& b = find_or_add(t.buffer.addr);
   if (!is_writer && b.reader_count >= b.reader_purge_at) {
     b.reader_count = purge(&b.readers);
@@ -162,8 +162,8 @@ void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
   uint32_t i = new_entry();
   Entry& e = pool_[i];
   e.view = t;
-  e.task = task;
-  e.seq = task->seq;
+  e.owner = owner;
+  e.seq = owner->seq;
   if (is_writer && b.index) {
     e.next = kNil;
     b.index->by_start.add(first_byte(t), first_byte(t) + t.extent_bytes(), i);
@@ -184,4 +184,4 @@ void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
   }
 }
 
-}  // namespace taskring::tmr
+}  // namespace taskring::deps
