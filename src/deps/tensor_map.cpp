@@ -4,12 +4,6 @@
 
 namespace taskring::deps {
 
-namespace {
-
-uint64_t hash_addr(uint64_t a) { return (a >> 6) * 0x9E3779B97F4A7C15ull; }
-
-}  // namespace
-
 TensorMap::TensorMap(uint64_t initial_buckets) {
   uint64_t c = 16;
   while (c < initial_buckets) c <<= 1;
@@ -47,7 +41,7 @@ void TensorMap::reset() {
 TensorMap::Bucket* TensorMap::find(uint64_t base) {
   if (last_ != nullptr && last_->base == base && last_->used) return last_;
   uint64_t mask = buckets_.size() - 1;
-  for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
+  for (uint64_t i = hash_of(base) & mask;; i = (i + 1) & mask) {
     Bucket& b = buckets_[i];
     if (!b.used) return nullptr;
     if (b.base == base) return last_ = &b;
@@ -58,7 +52,7 @@ TensorMap::Bucket& TensorMap::find_or_add(uint64_t base) {
   if (Bucket* b = find(base)) return *b;
   if ((used_ + 1) * 2 > buckets_.size()) grow();
   uint64_t mask = buckets_.size() - 1;
-  for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
+  for (uint64_t i = hash_of(base) & mask;; i = (i + 1) & mask) {
     Bucket& b = buckets_[i];
     if (!b.used) {
       b.used = true;
@@ -142,7 +136,7 @@ void TensorMap::grow() {
   uint64_t mask = cap - 1;
   for (Bucket& b : old) {
     if (!b.used || (b.writer_count == 0 && b.readers == kNil)) continue;
-    for (uint64_t i = hash_addr(b.base) & mask;; i = (i + 1) & mask) {
+    for (uint64_t i = hash_of(b.base) & mask;; i = (i + 1) & mask) {
       if (!buckets_[i].used) {
         buckets_[i] = std::move(b);
         touched_.push_back(static_cast<uint32_t>(i));

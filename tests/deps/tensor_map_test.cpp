@@ -279,6 +279,17 @@ TEST(TensorMap, ManyBuffersGrowTheTable) {
   }
 }
 
+// Buffers that differ only in high address bits (heap outputs of equal size,
+// 64 KiB or 1 MiB apart) must spread over the home slots of a table: with a
+// product's low bits alone, 1024 such buffers had 4 home slots among 4096.
+TEST(TensorMap, BuffersFarApartGetDistinctHomeSlots) {
+  for (uint64_t stride : {uint64_t{1} << 10, uint64_t{1} << 16, uint64_t{1} << 20}) {
+    std::set<uint64_t> homes;
+    for (uint64_t k = 0; k < 1024; ++k) homes.insert(TensorMap::hash_of(kAddr + k * stride) & 4095);
+    EXPECT_GT(homes.size(), 700u) << "stride " << stride;
+  }
+}
+
 // Random windows of one buffer against a byte-set model, long enough that the
 // bucket's writers move into the ordered index (> 32 live writers) and stay
 // there: every probe must report exactly the live overlapping entries
