@@ -52,16 +52,13 @@ class TensorMap {
 
   uint64_t live_entries_hint() const { return entries_; }
 
-  // The table's hash of a buffer base; a bucket's home slot is its low bits.
-  // A product's low bits depend only on the factor's low bits, so buffers
-  // whose addresses differ only above bit 16 (64 KiB apart) once shared a
-  // few home slots and probed through one cluster (bench_deps' independent
-  // pattern: 141 -> 18 ns per access); the high half folded down spreads
-  // them.
-  static uint64_t hash_of(uint64_t base) {
-    const uint64_t h = (base >> 6) * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 32);
-  }
+  // Home slot of a buffer base in a table of 2^(64 - shift) slots:
+  // Fibonacci hashing, the product's top bits. Its low bits would depend only on the
+  // address's low bits, so buffers 1 KiB to 1 MiB apart (heap outputs of one
+  // size) shared a few home slots and probed one cluster (bench_deps'
+  // independent pattern: 141 -> 18 ns per access); the top bits spread
+  // strided and consecutive addresses alike.
+  static uint64_t home_of(uint64_t base, uint32_t shift) { return ((base >> 6) * 0x9E3779B97F4A7C15ull) >> shift; }
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
@@ -92,6 +89,7 @@ class TensorMap {
     std::unique_ptr<WriterIndex> index;
   };
 
+  void resize_table(uint64_t capacity);  // empty table of `capacity` (a power of two) slots
   Bucket* find(uint64_t base);
   Bucket& find_or_add(uint64_t base);
   void grow();
@@ -107,6 +105,7 @@ class TensorMap {
   static uint64_t first_byte(const ChipTensor& t) { return t.start_offset * t.elem_size(); }
 
   std::vector<Bucket> buckets_;
+  uint32_t shift_ = 64;  // buckets_.size() == 2^(64 - shift_)
   std::vector<Entry> pool_;
   uint32_t free_head_ = kNil;
   uint64_t used_ = 0;
