@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -31,6 +30,7 @@
 
 #include "deps/build_tracker.hpp"
 #include "deps/tensor_map.hpp"
+#include "deps_bench_util.hpp"
 #include "load_average.hpp"
 
 namespace {
@@ -38,21 +38,12 @@ namespace {
 using taskring::ChipTensor;
 using taskring::deps::Owner;
 
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 ChipTensor buffer(uint64_t addr, uint32_t rows) {
   const uint32_t shape[2] = {rows, 64};
   return *taskring::try_make_tensor(addr, uint64_t{rows} * 64 * 4, std::span<const uint32_t>(shape, 2),
                                     taskring::DataType::FLOAT32);
 }
-ChipTensor row(const ChipTensor& t, uint32_t r) {
-  const uint32_t s[2] = {1, 64}, o[2] = {r, 0};
-  return *t.try_view(std::span<const uint32_t>(s, 2), std::span<const uint32_t>(o, 2));
-}
+using taskring::bench::row_of;
 
 // Access i of a pattern: the tensor and whether it writes.
 struct Access {
@@ -63,8 +54,8 @@ using Pattern = Access (*)(uint64_t i);
 
 Access chain(uint64_t) { return {buffer(0x100000, 64), true}; }
 Access independent(uint64_t i) { return {buffer(0x100000 + (i % 1024) * 0x10000, 1), true}; }
-Access fanout(uint64_t i) { return {row(buffer(0x100000, 64), static_cast<uint32_t>(i / 8 % 64)), i % 8 == 0}; }
-Access views(uint64_t i) { return {row(buffer(0x100000, 128), static_cast<uint32_t>(i % 128)), true}; }
+Access fanout(uint64_t i) { return {row_of(buffer(0x100000, 64), static_cast<uint32_t>(i / 8 % 64)), i % 8 == 0}; }
+Access views(uint64_t i) { return {row_of(buffer(0x100000, 128), static_cast<uint32_t>(i % 128)), true}; }
 
 // Median ns per access over `reps` batches; `step(i)` does access i.
 template <typename Step>
@@ -73,9 +64,9 @@ double median_ns(uint64_t accesses, int reps, Step&& step) {
   for (uint64_t k = 0; k < accesses; ++k) step(i++);  // warm-up batch
   std::vector<double> batches;
   for (int r = 0; r < reps; ++r) {
-    const double t0 = cpu_s();
+    const double t0 = taskring::bench::thread_cpu_s();
     for (uint64_t k = 0; k < accesses; ++k) step(i++);
-    batches.push_back((cpu_s() - t0) / static_cast<double>(accesses) * 1e9);
+    batches.push_back((taskring::bench::thread_cpu_s() - t0) / static_cast<double>(accesses) * 1e9);
   }
   std::sort(batches.begin(), batches.end());
   return batches[batches.size() / 2];

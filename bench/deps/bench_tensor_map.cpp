@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -23,24 +22,15 @@
 
 #include "load_average.hpp"
 #include "deps/tensor_map.hpp"
+#include "deps_bench_util.hpp"
 
 namespace {
 
 using taskring::ChipTensor;
 using taskring::deps::Owner;
 
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 using taskring::bench::loadavg;
-
-ChipTensor row_of(const ChipTensor& t, uint32_t r) {
-  const uint32_t s[2] = {1, 64}, o[2] = {r, 0};
-  return *t.try_view(std::span<const uint32_t>(s, 2), std::span<const uint32_t>(o, 2));
-}
+using taskring::bench::row_of;
 
 struct Result {
   uint32_t live;
@@ -70,9 +60,9 @@ Result measure(uint32_t live, int ops) {
   for (int i = 0; i < 64; ++i) submit();  // warm
   std::vector<double> batches;
   for (int b = 0; b < 7; ++b) {
-    const double t0 = cpu_s();
+    const double t0 = taskring::bench::thread_cpu_s();
     for (int i = 0; i < ops; ++i) submit();
-    batches.push_back((cpu_s() - t0) / ops * 1e9);
+    batches.push_back((taskring::bench::thread_cpu_s() - t0) / ops * 1e9);
   }
   std::sort(batches.begin(), batches.end());
   if (map.live_entries_hint() != live + 1) std::fprintf(stderr, "unexpected live entries %llu\n", (unsigned long long)map.live_entries_hint());

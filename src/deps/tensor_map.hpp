@@ -14,11 +14,11 @@
 // Many live views of one buffer: once a bucket holds more than
 // kIndexWriters writer entries, its writers move from the chain into an
 // index ordered by first byte (with the largest extent seen; a two-level
-// sorted array, start_index.hpp), so a probe
-// visits only the writers whose byte range can reach it instead of all of
-// them: submit cost stops growing with the number of live disjoint writer
-// views (issue 12, goal 2). Readers stay chained (a reader probe never scans
-// them; a writer probe scans them for WAR).
+// sorted array, start_index.hpp), so a probe visits only the writers whose
+// byte range can reach it instead of all of them: submit cost stops growing
+// with the number of live disjoint writer views (issue 12, goal 2). Readers
+// stay chained (a reader probe never scans them; a writer probe scans them
+// for WAR).
 #pragma once
 
 #include <cstdint>
@@ -53,11 +53,11 @@ class TensorMap {
   uint64_t live_entries_hint() const { return entries_; }
 
   // Home slot of a buffer base in a table of 2^(64 - shift) slots:
-  // Fibonacci hashing, the product's top bits. Its low bits would depend only on the
-  // address's low bits, so buffers 1 KiB to 1 MiB apart (heap outputs of one
-  // size) shared a few home slots and probed one cluster (bench_deps'
-  // independent pattern: 141 -> 18 ns per access); the top bits spread
-  // strided and consecutive addresses alike.
+  // Fibonacci hashing, the product's top bits. Its low bits would depend
+  // only on the address's low bits, so buffers 1 KiB to 1 MiB apart (heap
+  // outputs of one size) shared a few home slots and probed one cluster
+  // (bench_deps' independent pattern: 141 -> 18 ns per access); the top
+  // bits spread strided and consecutive addresses alike.
   static uint64_t home_of(uint64_t base, uint32_t shift) { return ((base >> 6) * 0x9E3779B97F4A7C15ull) >> shift; }
 
  private:

@@ -6,7 +6,8 @@
 // task slot) from a pool reused across runs: `id.raw` carries the task's
 // index in its run, `seq` a fresh number per use (so entries of an earlier
 // use are dead), `completed` is set when the task completes so later lookups
-// skip it. Orchestrating thread only, except mark_completed (atomic store).
+// skip it. Not thread-safe: add_task may grow the pool while mark_completed
+// indexes it, so callers serialise the two (the engine holds its mutex).
 #pragma once
 
 #include <cstdint>
