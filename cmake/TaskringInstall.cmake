@@ -15,7 +15,7 @@ include(CMakePackageConfigHelpers)
 set(TASKRING_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/taskring)
 
 # The static layers, exported as taskring::<name>. Order is bottom-up.
-set(TASKRING_EXPORTED_LAYERS base log tensor device kernels chip node trace_capture trace)
+set(TASKRING_EXPORTED_LAYERS base log tensor deps device kernels chip node trace_capture trace)
 if(TARGET taskring_net)
   list(APPEND TASKRING_EXPORTED_LAYERS net)
 endif()

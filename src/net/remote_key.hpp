@@ -1,6 +1,6 @@
 // Remote keys: how a remote buffer appears inside a ChipTensor.
 //
-// The L4 engine infers dependencies with the L2 TensorMap, which keys on
+// The L4 engine infers dependencies with the TensorMap (src/deps), which keys on
 // `buffer.addr` and compares byte ranges inside one buffer. A remote buffer
 // therefore gets a synthetic address, its key, that no host pointer can
 // equal (bit 63 set; user-space addresses on Linux x86-64/arm64 never have

@@ -1,28 +1,31 @@
-// DepMap: L3 dependency inference over host tensors, a thin adaptor on the
-// L2 TensorMap (src/chip/tmr/tensor_map.hpp), so both levels apply one set
-// of rules (RAW, WAW and WAR over buffer base + byte ranges; see that
-// header) from one implementation.
+// DepMap: L3 (and L4) dependency inference over host tensors, a thin adaptor
+// on the one dependency component (src/deps): every level applies one set of
+// rules (deps/rules.hpp) from one implementation (deps/tensor_map.hpp).
 //
-// The TensorMap records tmr::TaskSlot pointers. Each L3 task gets a proxy
-// slot from a pool reused across runs: `id.raw` carries the task's index in
-// its run, `seq` a fresh number per use (so entries of an earlier use are
-// dead), `completed_flag` is set when the task completes so later lookups
-// skip it. Orchestrating thread only, except mark_completed (atomic store).
+// Each node task is one deps::Owner record (24 bytes, not a chip runtime's
+// task slot) from a pool reused across runs: `id.raw` carries the task's
+// index in its run, `seq` a fresh number per use (so entries of an earlier
+// use are dead), `completed` is set when the task completes so later lookups
+// skip it. Not thread-safe: add_task may grow the pool while mark_completed
+// indexes it, so callers serialise the two (the engine holds its mutex).
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <deque>
 #include <span>
 #include <vector>
 
-#include "tmr/task_state.hpp"
-#include "tmr/tensor_map.hpp"
+#include "deps/owner.hpp"
+#include "deps/tensor_map.hpp"
 #include "taskring/tensor/task_args.hpp"
 
 namespace taskring::node {
 
 class DepMap {
  public:
+  // What the map keeps per task, and all it keeps besides its TensorMap.
+  using Record = deps::Owner;
+
   // Forgets every task (start of a run; no dependencies cross runs).
   void reset();
 
@@ -36,11 +39,15 @@ class DepMap {
   // Task `index` completed: later lookups no longer see it.
   void mark_completed(uint64_t index);
 
+  // Owner records held (the most tasks of any run so far).
+  size_t record_count() const { return records_.size(); }
+
  private:
-  tmr::TaskSlot* slot(uint64_t index);
-  tmr::TensorMap map_{256};
-  std::vector<std::unique_ptr<tmr::TaskSlot>> slots_;
-  uint64_t used_ = 0;
+  Record* record(uint64_t index);
+  deps::TensorMap map_{256};
+  // A deque: records never move (the TensorMap holds their addresses) and
+  // growing allocates one block per few records.
+  std::deque<Record> records_;
   uint64_t next_seq_ = 1;
 };
 

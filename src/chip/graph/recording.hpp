@@ -6,7 +6,7 @@
 // kRecordRing, local = node index), so nothing touches the run's heap, task
 // window or TensorMap. Dependencies come from the same rules as the
 // ordinary path, applied to the body alone: creator edges, a private
-// DepTracker (RAW/WAW/WAR) outside MANUAL scopes, and explicit dependencies
+// BuildTracker (RAW/WAW/WAR) outside MANUAL scopes, and explicit dependencies
 // between nodes. Edges to tasks before the body are the outer GRAPH task's
 // business (its boundary).
 //
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "definition.hpp"
-#include "engine/dep_tracker.hpp"
+#include "deps/build_tracker.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 
 namespace taskring::graph {
@@ -81,7 +81,7 @@ class Recording {
   std::vector<RecordedNode> nodes_;
   std::deque<ChipTensor> outputs_;
   std::vector<uint16_t> stamp_;  // dedup of producers per node
-  engine::DepTracker map_;
+  deps::BuildTracker map_;
   uint64_t vtop_ = 0;
   std::vector<bool> scopes_;  // manual flag per open body scope
   std::string error_;

@@ -4,7 +4,7 @@
 //   - host (the runtime's host thread, handed the run by start_run; the
 //     calling thread itself under TASKRING_RUN_INLINE): the orchestration
 //     entry runs to completion; every rt_* call appends to a host-built task list (task,
-//     tensor, scalar and fanin pools; dependencies from a DepTracker and
+//     tensor, scalar and fanin pools; dependencies from a BuildTracker and
 //     explicit deps; runtime OUTPUTs bump-allocated from one device heap).
 //     rt_submit_graph records or replays Graph Definitions (graph/). Then:
 //     new Definitions are uploaded (one copy each, kept across runs), every
@@ -28,7 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/dep_tracker.hpp"
+#include "deps/build_tracker.hpp"
 #include "engine/runtime_base.hpp"
 #include "engine/submit_kind.hpp"
 #include "graph/aligned_buffer.hpp"
@@ -114,7 +114,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // Host build state of the current run.
   HostBuild build_;
-  engine::DepTracker map_;
+  deps::BuildTracker map_;
   std::vector<uint8_t> scopes_;      // 1 = MANUAL
   std::vector<uint32_t> fanin_stamp_;  // per task: last consumer that listed it
   uint32_t cur_task_ = 0;

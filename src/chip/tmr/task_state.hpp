@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "deps/owner.hpp"
 #include "engine/task_shape.hpp"
 #include "exec/predicate.hpp"
 #include "taskring/base/waiter.hpp"
@@ -22,9 +23,6 @@
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::tmr {
-
-
-
 
 // Test-and-test-and-set lock for the short fanout critical sections.
 class SpinLock {
@@ -51,19 +49,24 @@ struct DepNode {
 
 inline constexpr int kMaxRetainedProducers = 96;
 
-struct alignas(64) TaskSlot {
+// The slot embeds its dependency owner record (deps/owner.hpp) as its base:
+// the TensorMap stores the Owner's address, and an owner handed back by a
+// lookup is this slot (static_cast, no offset). Owner::seq is the ring
+// sequence number (64-bit, never wraps), Owner::id the task id, and
+// Owner::completed the completion, readable without the fanout lock (set
+// with seq_cst: get/set_tensor_data waits on it).
+struct alignas(64) TaskSlot : deps::Owner {
+  static TaskSlot* of(deps::Owner* o) { return static_cast<TaskSlot*>(o); }
+
   // ---- hot, shared between orchestrator and executors ----
   std::atomic<int32_t> fanin_pending{0};
   std::atomic<int32_t> release_pending{0};
   std::atomic<int32_t> next_block{0};   // SPMD: next block index to claim
   std::atomic<int32_t> blocks_done{0};  // SPMD: blocks finished
   SpinLock fanout_lock;
-  bool completed = false;               // guarded by fanout_lock
-  std::atomic<bool> completed_flag{false};  // same fact, readable without the lock
+  bool fanout_closed = false;           // completed; guarded by fanout_lock (no consumer may join)
   std::atomic<bool> consumed{false};
   DepNode* fanout_head = nullptr;       // guarded by fanout_lock
-  uint64_t seq = 0;                     // ring sequence number (64-bit, never wraps)
-  PTO2TaskId id;
 
   // ---- written by the orchestrator before publication, read by executors ----
   engine::TaskShape shape = engine::TaskShape::kDummy;

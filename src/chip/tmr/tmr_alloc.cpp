@@ -15,7 +15,7 @@ std::string TmrRuntime::stall_diagnostics(TaskRing& ring) {
   return "; oldest live " + task_name(s.id) + ": fanin_pending=" +
          std::to_string(s.fanin_pending.load(std::memory_order_acquire)) +
          " release_pending=" + std::to_string(s.release_pending.load(std::memory_order_acquire)) +
-         " completed=" + std::to_string(s.completed_flag.load(std::memory_order_acquire)) +
+         " completed=" + std::to_string(s.completed.load(std::memory_order_acquire)) +
          " consumed=" + std::to_string(s.consumed.load(std::memory_order_acquire)) +
          " live=" + std::to_string(ring.next_seq - alive) + " pinned_by_open_scopes=" +
          std::to_string(ring.pinned_by_open_scopes);
@@ -167,8 +167,8 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   t->ring = static_cast<uint8_t>(ring.index);
   t->heap_end = ring.heap.top;
   t->dep_mark = ring.dep_pool.top;
-  t->completed = false;
-  t->completed_flag.store(false, std::memory_order_relaxed);
+  t->fanout_closed = false;
+  t->completed.store(false, std::memory_order_relaxed);
   t->consumed.store(false, std::memory_order_relaxed);
   t->fanout_head = nullptr;
   t->retained_count = 0;

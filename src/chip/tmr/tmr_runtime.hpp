@@ -24,7 +24,7 @@
 #include "engine/runtime_base.hpp"
 #include "engine/submit_kind.hpp"
 #include "task_ring.hpp"
-#include "tensor_map.hpp"
+#include "deps/tensor_map.hpp"
 
 namespace taskring::tmr {
 
@@ -102,7 +102,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   size_t slot_memory_bytes_ = 0;
   void* dep_memory_ = nullptr;  // every ring's dependency nodes (a mapping of their own)
   size_t dep_memory_bytes_ = 0;
-  TensorMap tensor_map_;
+  deps::TensorMap tensor_map_;
 
   // Orchestrator state.
   std::vector<Scope> scopes_;

@@ -13,12 +13,12 @@ void TmrRuntime::execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>
 
 void TmrRuntime::complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local) {
   t->fanout_lock.lock();
-  t->completed = true;
+  t->fanout_closed = true;
   DepNode* n = t->fanout_head;
   t->fanout_head = nullptr;
   t->fanout_lock.unlock();
   // seq_cst: get/set_tensor_data waits for this flag (wake_on_completion_).
-  t->completed_flag.store(true, std::memory_order_seq_cst);
+  t->completed.store(true, std::memory_order_seq_cst);
   if (wake_on_completion_.load(std::memory_order_seq_cst)) ring_progress_.notify_all_ordered();
   while (n != nullptr) {
     DepNode* next = n->next;  // read before the consumer may run and retire

@@ -175,7 +175,9 @@ int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, P
     if (TaskSlot* p = slot_of(t.owner_task_id)) add_producer(producers, &np, p, t.owner_task_id, DEP_WAIT | DEP_RETAIN);
     if (t.manual_dep || tag == TensorArgType::NO_DEP) continue;
     bool writer = tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING;
-    tensor_map_.for_each_dependency(t, writer, [&](TaskSlot* p) { add_producer(producers, &np, p, p->id, DEP_WAIT); });
+    tensor_map_.for_each_dependency(t, writer, [&](deps::Owner* o) {
+      add_producer(producers, &np, TaskSlot::of(o), o->id, DEP_WAIT);
+    });
   }
   return np;
 }
@@ -247,7 +249,7 @@ void TmrRuntime::wire(TaskSlot* t, DepNode* nodes, const Producer* producers, in
     TaskSlot* p = producers[i].slot;
     p->fanout_lock.lock();
     if (p->id == producers[i].id) {
-      if ((producers[i].flags & DEP_WAIT) && !p->completed) {
+      if ((producers[i].flags & DEP_WAIT) && !p->fanout_closed) {
         t->fanin_pending.fetch_add(1, std::memory_order_relaxed);
         DepNode* n = &nodes[used_nodes++];
         n->consumer = t;
@@ -284,18 +286,18 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
   if (!t.manual_dep) {
     // A read removes nothing; a write probe would drop covered entries, so
     // collect via a reader probe plus an explicit reader scan when writing.
-    tensor_map_.for_each_dependency(elem, false, [&](TaskSlot* p) { waits.push_back(p); });
+    tensor_map_.for_each_dependency(elem, false, [&](deps::Owner* o) { waits.push_back(TaskSlot::of(o)); });
     if (write) {
       // Tasks submitted later must still order after this write: register it
       // as if a writer task covering the element had run, by waiting for all
       // readers too.
-      tensor_map_.for_each_dependency(elem, true, [&](TaskSlot* p) { waits.push_back(p); });
+      tensor_map_.for_each_dependency(elem, true, [&](deps::Owner* o) { waits.push_back(TaskSlot::of(o)); });
     }
   }
   Deadline deadline = Deadline::after_ms(config_.tensor_wait_timeout_ms);
   for (TaskSlot* p : waits) {
     PTO2TaskId id = p->id;
-    auto done = [&] { return is_fatal() || p->id != id || p->completed_flag.load(std::memory_order_seq_cst); };
+    auto done = [&] { return is_fatal() || p->id != id || p->completed.load(std::memory_order_seq_cst); };
     if (config_.run_inline) {
       // Nobody else runs tasks: run them here until the producer is done.
       while (!done() && run_one_inline()) {

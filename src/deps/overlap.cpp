@@ -1,6 +1,6 @@
-#include "overlap.hpp"
+#include "deps/overlap.hpp"
 
-namespace taskring::engine {
+namespace taskring::deps {
 
 namespace {
 
@@ -49,4 +49,4 @@ Overlap compute_overlap(const ChipTensor& p, const ChipTensor& e) {
   return covers ? Overlap::kCovered : Overlap::kPartial;
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::deps

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace taskring::tmr {
+namespace taskring::deps {
 
 class StartIndex {
  public:
@@ -111,4 +111,4 @@ class StartIndex {
   size_t size_ = 0;
 };
 
-}  // namespace taskring::tmr
+}  // namespace taskring::deps

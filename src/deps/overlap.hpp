@@ -1,6 +1,6 @@
-// Overlap of two views of one buffer, the question both dependency trackers
-// (tmr's TensorMap, the build-time DepTracker of hbg and Graph recording)
-// ask. Exact for views on one row-major lattice, conservative otherwise: a
+// Overlap of two views of one buffer, the question every dependency tracker
+// (TensorMap, BuildTracker; rules.hpp states what they do with the answer)
+// asks. Exact for views on one row-major lattice, conservative otherwise: a
 // real overlap is never reported as kNone.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "taskring/tensor/chip_tensor.hpp"
 
-namespace taskring::engine {
+namespace taskring::deps {
 
 enum class Overlap : uint8_t { kNone, kPartial, kCovered };
 
@@ -16,4 +16,4 @@ enum class Overlap : uint8_t { kNone, kPartial, kCovered };
 // kCovered: probe contains every element of entry.
 Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry);
 
-}  // namespace taskring::engine
+}  // namespace taskring::deps

@@ -1,4 +1,6 @@
-// Unit tests of the tmr building blocks: compute_overlap, TensorMap, BumpRing.
+// Unit tests of the dependency component's rules and its TensorMap:
+// compute_overlap (deps/overlap.hpp) and TensorMap over owner records
+// (deps/tensor_map.hpp).
 #include <gtest/gtest.h>
 
 #include <bitset>
@@ -7,17 +9,15 @@
 #include <set>
 #include <vector>
 
-#include "test_kernels.hpp"
 #include "test_scale.hpp"
-#include "tmr/task_ring.hpp"
-#include "tmr/tensor_map.hpp"
+#include "deps/tensor_map.hpp"
 
 namespace {
 
 using taskring::ChipTensor;
 using taskring::DataType;
-using taskring::engine::compute_overlap;
-using taskring::engine::Overlap;
+using taskring::deps::compute_overlap;
+using taskring::deps::Overlap;
 
 constexpr uint64_t kAddr = 0x100000;
 
@@ -33,10 +33,25 @@ ChipTensor win(const ChipTensor& t, uint32_t h, uint32_t w, uint32_t y, uint32_t
   return *v;
 }
 
+// Calls fn(element offset) for every element of a view, dimension by
+// dimension from the outermost.
+template <typename Fn>
+void visit_elements(const ChipTensor& t, uint32_t dim, uint64_t off, Fn& fn) {
+  if (dim >= t.ndims || dim >= taskring::MAX_TENSOR_DIMS) {
+    fn(off);
+    return;
+  }
+  for (uint32_t i = 0; i < t.shapes[dim]; ++i) visit_elements(t, dim + 1, off + uint64_t{i} * t.strides[dim], fn);
+}
+template <typename Fn>
+void visit_elements(const ChipTensor& t, Fn fn) {
+  if (t.numel() > 0) visit_elements(t, 0, t.start_offset, fn);
+}
+
 // Byte set of a view.
 std::set<uint64_t> bytes_of(const ChipTensor& t) {
   std::set<uint64_t> b;
-  taskring::testing::for_each_offset(t, [&](uint64_t, uint64_t off) {
+  visit_elements(t, [&](uint64_t off) {
     for (uint64_t i = 0; i < t.elem_size(); ++i) b.insert(off * t.elem_size() + i);
   });
   return b;
@@ -182,33 +197,36 @@ TEST(ComputeOverlap, RandomViewsAgreeWithByteSets) {
 
 // ---------------------------------------------------------------- TensorMap
 
+using taskring::deps::Owner;
+using taskring::deps::TensorMap;
+
 struct Slots {
-  std::vector<std::unique_ptr<taskring::tmr::TaskSlot>> v;
-  taskring::tmr::TaskSlot* add(uint64_t seq) {
-    v.push_back(std::make_unique<taskring::tmr::TaskSlot>());
+  std::vector<std::unique_ptr<Owner>> v;
+  Owner* add(uint64_t seq) {
+    v.push_back(std::make_unique<Owner>());
     v.back()->seq = seq;
     v.back()->id = taskring::PTO2TaskId::make(0, static_cast<uint32_t>(seq));
     return v.back().get();
   }
 };
 
-std::vector<taskring::tmr::TaskSlot*> deps(taskring::tmr::TensorMap& m, const ChipTensor& t, bool writer) {
-  std::vector<taskring::tmr::TaskSlot*> out;
-  m.for_each_dependency(t, writer, [&](taskring::tmr::TaskSlot* s) { out.push_back(s); });
+std::vector<Owner*> deps(TensorMap& m, const ChipTensor& t, bool writer) {
+  std::vector<Owner*> out;
+  m.for_each_dependency(t, writer, [&](Owner* s) { out.push_back(s); });
   return out;
 }
 
 TEST(TensorMap, ReadersSeeWritersWritersSeeBoth) {
-  taskring::tmr::TensorMap m(16);
+  TensorMap m(16);
   Slots s;
   ChipTensor t = base();
   auto* w = s.add(1);
   auto* r = s.add(2);
   m.insert(win(t, 2, 8, 0, 0), w, true);
   m.insert(win(t, 2, 8, 4, 0), r, false);
-  EXPECT_EQ(deps(m, win(t, 1, 8, 1, 0), false), std::vector<taskring::tmr::TaskSlot*>{w});
+  EXPECT_EQ(deps(m, win(t, 1, 8, 1, 0), false), std::vector<Owner*>{w});
   EXPECT_TRUE(deps(m, win(t, 1, 8, 4, 0), false).empty()) << "a reader does not wait for a reader";
-  EXPECT_EQ(deps(m, win(t, 1, 8, 5, 0), true), std::vector<taskring::tmr::TaskSlot*>{r}) << "WAR";
+  EXPECT_EQ(deps(m, win(t, 1, 8, 5, 0), true), std::vector<Owner*>{r}) << "WAR";
   EXPECT_TRUE(deps(m, win(t, 1, 8, 7, 0), true).empty());
   // Another buffer never matches.
   ChipTensor other = t;
@@ -217,16 +235,16 @@ TEST(TensorMap, ReadersSeeWritersWritersSeeBoth) {
 }
 
 TEST(TensorMap, CoveringWriterReplacesEntriesAndCompletedTasksDrop) {
-  taskring::tmr::TensorMap m(16);
+  TensorMap m(16);
   Slots s;
   ChipTensor t = base();
   auto* w1 = s.add(1);
   auto* w2 = s.add(2);
   m.insert(win(t, 2, 2, 0, 0), w1, true);
   // A writer covering w1's region waits for it and removes the entry.
-  EXPECT_EQ(deps(m, t, true), std::vector<taskring::tmr::TaskSlot*>{w1});
+  EXPECT_EQ(deps(m, t, true), std::vector<Owner*>{w1});
   m.insert(t, w2, true);
-  EXPECT_EQ(deps(m, win(t, 1, 1, 0, 0), false), std::vector<taskring::tmr::TaskSlot*>{w2});
+  EXPECT_EQ(deps(m, win(t, 1, 1, 0, 0), false), std::vector<Owner*>{w2});
   // A partial writer does not remove.
   auto* w3 = s.add(3);
   m.insert(win(t, 2, 2, 6, 6), w3, true);
@@ -235,8 +253,8 @@ TEST(TensorMap, CoveringWriterReplacesEntriesAndCompletedTasksDrop) {
   d = deps(m, win(t, 1, 1, 6, 6), false);
   EXPECT_EQ(d.size(), 2u) << "the partial probe left both entries";
   // Completed producers are skipped; a reused slot (new seq) is stale.
-  w2->completed_flag.store(true);
-  EXPECT_EQ(deps(m, win(t, 1, 1, 6, 6), false), std::vector<taskring::tmr::TaskSlot*>{w3});
+  w2->completed.store(true);
+  EXPECT_EQ(deps(m, win(t, 1, 1, 6, 6), false), std::vector<Owner*>{w3});
   w3->seq = 99;
   EXPECT_TRUE(deps(m, t, true).empty());
   m.reset();
@@ -244,10 +262,10 @@ TEST(TensorMap, CoveringWriterReplacesEntriesAndCompletedTasksDrop) {
 }
 
 TEST(TensorMap, ManyBuffersGrowTheTable) {
-  taskring::tmr::TensorMap m(16);
+  TensorMap m(16);
   Slots s;
   ChipTensor t = base(1, 4);
-  std::vector<taskring::tmr::TaskSlot*> w;
+  std::vector<Owner*> w;
   for (int i = 0; i < 500; ++i) {
     ChipTensor b = t;
     b.buffer.addr = kAddr + 1024ull * static_cast<uint64_t>(i);
@@ -257,7 +275,18 @@ TEST(TensorMap, ManyBuffersGrowTheTable) {
   for (int i = 0; i < 500; ++i) {
     ChipTensor b = t;
     b.buffer.addr = kAddr + 1024ull * static_cast<uint64_t>(i);
-    ASSERT_EQ(deps(m, b, false), std::vector<taskring::tmr::TaskSlot*>{w[static_cast<size_t>(i)]}) << i;
+    ASSERT_EQ(deps(m, b, false), std::vector<Owner*>{w[static_cast<size_t>(i)]}) << i;
+  }
+}
+
+// Buffers that differ only in high address bits (heap outputs of equal size,
+// 64 KiB or 1 MiB apart) must spread over the home slots of a table: with a
+// product's low bits alone, 1024 such buffers had 4 home slots among 4096.
+TEST(TensorMap, BuffersFarApartGetDistinctHomeSlots) {
+  for (uint64_t stride : {uint64_t{1} << 10, uint64_t{1} << 16, uint64_t{1} << 20}) {
+    std::set<uint64_t> homes;
+    for (uint64_t k = 0; k < 1024; ++k) homes.insert(TensorMap::home_of(kAddr + k * stride, 64 - 12));  // 4096 slots
+    EXPECT_GT(homes.size(), 700u) << "stride " << stride;
   }
 }
 
@@ -269,18 +298,18 @@ TEST(TensorMap, ManyBuffersGrowTheTable) {
 TEST(TensorMap, ManyLiveViewsOfOneBufferMatchAByteModel) {
   for (uint32_t seed : {1u, 2u, 3u}) {
     std::mt19937 rng(seed);
-    taskring::tmr::TensorMap m(16);
+    TensorMap m(16);
     Slots s;
     ChipTensor t = base(64, 64);
     using Elems = std::bitset<64 * 64>;  // elements of the 64x64 lattice (one dtype: bytes follow)
     auto elems_of = [](const ChipTensor& v) {
       Elems e;
-      taskring::testing::for_each_offset(v, [&](uint64_t, uint64_t off) { e.set(off); });
+      visit_elements(v, [&](uint64_t off) { e.set(off); });
       return e;
     };
     struct Model {
       Elems elems;
-      taskring::tmr::TaskSlot* slot;
+      Owner* slot;
       bool writer;
     };
     std::vector<Model> model;
@@ -293,10 +322,10 @@ TEST(TensorMap, ManyLiveViewsOfOneBufferMatchAByteModel) {
       const ChipTensor v = win(t, h, w, rng() % (64 - h + 1), rng() % (64 - w + 1));
       const bool writer = rng() % 4 != 0;
       const Elems ve = elems_of(v);
-      std::set<taskring::tmr::TaskSlot*> want;
+      std::set<Owner*> want;
       std::vector<Model> kept;
       for (Model& e : model) {
-        if (e.slot->completed_flag.load()) continue;  // the map may drop it any time
+        if (e.slot->completed.load()) continue;  // the map may drop it any time
         const bool overlaps = (e.elems & ve).any();
         const bool covered = (e.elems & ~ve).none();
         if (overlaps && (e.writer || writer)) want.insert(e.slot);
@@ -304,76 +333,17 @@ TEST(TensorMap, ManyLiveViewsOfOneBufferMatchAByteModel) {
       }
       model.swap(kept);
       auto got_v = deps(m, v, writer);
-      std::set<taskring::tmr::TaskSlot*> got(got_v.begin(), got_v.end());
+      std::set<Owner*> got(got_v.begin(), got_v.end());
       ASSERT_EQ(got, want) << "seed " << seed << " op " << op;
       auto* slot = s.add(static_cast<uint64_t>(op) + 1);
       m.insert(v, slot, writer);
       model.push_back(Model{ve, slot, writer});
-      if (rng() % 16 == 0 && !s.v.empty()) s.v[rng() % s.v.size()]->completed_flag.store(true);
+      if (rng() % 16 == 0 && !s.v.empty()) s.v[rng() % s.v.size()]->completed.store(true);
       size_t live_writers = 0;
-      for (const Model& e : model) live_writers += e.writer && !e.slot->completed_flag.load();
+      for (const Model& e : model) live_writers += e.writer && !e.slot->completed.load();
       max_live_writers = std::max(max_live_writers, live_writers);
     }
     EXPECT_GT(max_live_writers, 64u) << "the index path was not exercised";
-  }
-}
-
-// ---------------------------------------------------------------- BumpRing
-
-TEST(BumpRing, WrapsWithoutStraddlingTheEnd) {
-  taskring::tmr::BumpRing r;
-  r.size = 10;
-  uint64_t off = 0;
-  ASSERT_TRUE(r.try_alloc(4, &off));
-  EXPECT_EQ(off, 0u);
-  ASSERT_TRUE(r.try_alloc(4, &off));
-  EXPECT_EQ(off, 4u);
-  EXPECT_FALSE(r.try_alloc(4, &off)) << "2 units left at the end, 0 free at the start";
-  EXPECT_EQ(r.top, 8u) << "a failed allocation changes nothing";
-  r.tail.store(4);  // first allocation retired
-  ASSERT_TRUE(r.try_alloc(4, &off));
-  EXPECT_EQ(off, 0u) << "skips the 2-unit gap at the end";
-  EXPECT_EQ(r.top, 14u);
-  EXPECT_FALSE(r.try_alloc(1, &off));
-  r.tail.store(14);
-  ASSERT_TRUE(r.try_alloc(10, &off)) << "an empty ring holds a full-size request";
-  EXPECT_EQ(off, 0u) << "parked at 4, the full request wraps to 0";
-  EXPECT_FALSE(r.try_alloc(11, &off));
-}
-
-// Random FIFO allocate/retire against a model: allocations never overlap,
-// never leave [0, size), and a request fails only when it cannot fit.
-TEST(BumpRing, RandomFifoModel) {
-  std::mt19937 rng(7);
-  for (uint64_t size : {4ull, 7ull, 16ull, 1024ull}) {
-    taskring::tmr::BumpRing r;
-    r.size = size;
-    struct Live {
-      uint64_t off, len, end_top;
-    };
-    std::vector<Live> live;  // FIFO
-    for (int i = 0; i < 20000; ++i) {
-      if (!live.empty() && rng() % 3 == 0) {
-        r.tail.store(live.front().end_top);
-        live.erase(live.begin());
-        continue;
-      }
-      uint64_t need = 1 + rng() % size;
-      uint64_t off = 0;
-      uint64_t before = r.top;
-      if (!r.try_alloc(need, &off)) {
-        ASSERT_EQ(r.top, before);
-        ASSERT_FALSE(live.empty()) << "an empty ring must take any request up to its size";
-        // Must genuinely not fit: the live bytes plus the end gap exceed size.
-        uint64_t pos = before % size;
-        uint64_t skip = pos + need > size ? size - pos : 0;
-        ASSERT_GT(before + skip + need - r.tail.load(), size);
-        continue;
-      }
-      ASSERT_LE(off + need, size);
-      for (const Live& l : live) ASSERT_TRUE(off + need <= l.off || l.off + l.len <= off) << "overlap";
-      live.push_back(Live{off, need, r.top});
-    }
   }
 }
 

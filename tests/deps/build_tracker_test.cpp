@@ -1,4 +1,4 @@
-// DepTracker (the build-time TensorMap of hbg and Graph recording) against a
+// BuildTracker (the build-time TensorMap of hbg and Graph recording) against a
 // reference that runs compute_overlap on every entry: the byte-range
 // pre-filter must neither drop nor add a dependency, nor change which
 // entries a writer removes.
@@ -8,17 +8,17 @@
 #include <set>
 #include <vector>
 
-#include "engine/dep_tracker.hpp"
-#include "engine/overlap.hpp"
+#include "deps/build_tracker.hpp"
+#include "deps/overlap.hpp"
 #include "test_scale.hpp"
 
 namespace {
 
 using taskring::ChipTensor;
 using taskring::DataType;
-using taskring::engine::compute_overlap;
-using taskring::engine::DepTracker;
-using taskring::engine::Overlap;
+using taskring::deps::BuildTracker;
+using taskring::deps::compute_overlap;
+using taskring::deps::Overlap;
 
 struct RefEntry {
   ChipTensor view;
@@ -50,14 +50,14 @@ bool reference_has(const std::vector<RefEntry>& entries, const ChipTensor& probe
   return false;
 }
 
-TEST(DepTracker, MatchesOverlapOnEveryEntry) {
+TEST(BuildTracker, MatchesOverlapOnEveryEntry) {
   std::mt19937_64 rng(12);
   auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
   constexpr uint64_t kBuffers[2] = {0x200000, 0x300000};
   constexpr uint32_t kRows = 12, kCols = 10;
   const int steps = taskring::testing::test_scale(1500, 400, 4000);
   for (int round = 0; round < 4; ++round) {
-    DepTracker tracker;
+    BuildTracker tracker;
     std::vector<RefEntry> ref;
     for (int task = 0; task < steps; ++task) {
       DataType dt = pick(4) == 0 ? DataType::INT16 : DataType::FLOAT32;

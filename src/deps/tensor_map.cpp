@@ -1,19 +1,13 @@
-#include "tensor_map.hpp"
+#include "deps/tensor_map.hpp"
 
 #include <algorithm>
 
-namespace taskring::tmr {
-
-namespace {
-
-uint64_t hash_addr(uint64_t a) { return (a >> 6) * 0x9E3779B97F4A7C15ull; }
-
-}  // namespace
+namespace taskring::deps {
 
 TensorMap::TensorMap(uint64_t initial_buckets) {
   uint64_t c = 16;
   while (c < initial_buckets) c <<= 1;
-  buckets_.resize(c);
+  resize_table(c);
   pool_.reserve(1024);
 }
 
@@ -44,10 +38,17 @@ void TensorMap::reset() {
   entries_ = 0;
 }
 
+void TensorMap::resize_table(uint64_t capacity) {
+  buckets_.clear();
+  buckets_.resize(capacity);
+  shift_ = 64;
+  while ((uint64_t{1} << (64 - shift_)) < capacity) --shift_;
+}
+
 TensorMap::Bucket* TensorMap::find(uint64_t base) {
   if (last_ != nullptr && last_->base == base && last_->used) return last_;
   uint64_t mask = buckets_.size() - 1;
-  for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
+  for (uint64_t i = home_of(base, shift_);; i = (i + 1) & mask) {
     Bucket& b = buckets_[i];
     if (!b.used) return nullptr;
     if (b.base == base) return last_ = &b;
@@ -58,7 +59,7 @@ TensorMap::Bucket& TensorMap::find_or_add(uint64_t base) {
   if (Bucket* b = find(base)) return *b;
   if ((used_ + 1) * 2 > buckets_.size()) grow();
   uint64_t mask = buckets_.size() - 1;
-  for (uint64_t i = hash_addr(base) & mask;; i = (i + 1) & mask) {
+  for (uint64_t i = home_of(base, shift_);; i = (i + 1) & mask) {
     Bucket& b = buckets_[i];
     if (!b.used) {
       b.used = true;
@@ -135,14 +136,13 @@ void TensorMap::grow() {
   uint64_t cap = 16;
   while (cap < survivors * 4 + 16) cap <<= 1;
   if (cap < old.size() && survivors * 8 > old.size()) cap = old.size();
-  buckets_.clear();
-  buckets_.resize(cap);
+  resize_table(cap);
   touched_.clear();
   used_ = 0;
   uint64_t mask = cap - 1;
   for (Bucket& b : old) {
     if (!b.used || (b.writer_count == 0 && b.readers == kNil)) continue;
-    for (uint64_t i = hash_addr(b.base) & mask;; i = (i + 1) & mask) {
+    for (uint64_t i = home_of(b.base, shift_);; i = (i + 1) & mask) {
       if (!buckets_[i].used) {
         buckets_[i] = std::move(b);
         touched_.push_back(static_cast<uint32_t>(i));
@@ -153,7 +153,7 @@ void TensorMap::grow() {
   }
 }
 
-void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
+void TensorMap::insert(const ChipTensor& t, Owner* owner, bool is_writer) {
   Bucket& b = find_or_add(t.buffer.addr);
   if (!is_writer && b.reader_count >= b.reader_purge_at) {
     b.reader_count = purge(&b.readers);
@@ -162,8 +162,8 @@ void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
   uint32_t i = new_entry();
   Entry& e = pool_[i];
   e.view = t;
-  e.task = task;
-  e.seq = task->seq;
+  e.owner = owner;
+  e.seq = owner->seq;
   if (is_writer && b.index) {
     e.next = kNil;
     b.index->by_start.add(first_byte(t), first_byte(t) + t.extent_bytes(), i);
@@ -184,4 +184,4 @@ void TensorMap::insert(const ChipTensor& t, TaskSlot* task, bool is_writer) {
   }
 }
 
-}  // namespace taskring::tmr
+}  // namespace taskring::deps

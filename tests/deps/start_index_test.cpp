@@ -1,4 +1,4 @@
-// StartIndex (tmr/start_index.hpp): the two-level sorted array behind a
+// StartIndex (deps/start_index.hpp): the two-level sorted array behind a
 // large TensorMap bucket must behave as a std::multimap ordered by key
 // (equal keys in insertion order) under random adds, seeks, walks and
 // erases, across chunk splits and chunks that empty out.
@@ -9,10 +9,10 @@
 #include <random>
 #include <vector>
 
+#include "deps/start_index.hpp"
 #include "test_scale.hpp"
-#include "tmr/start_index.hpp"
 
-namespace taskring::tmr {
+namespace taskring::deps {
 namespace {
 
 std::vector<std::pair<uint64_t, uint32_t>> walk(const StartIndex& ix) {
@@ -86,4 +86,4 @@ TEST(StartIndex, EndByteIsKeptWithTheEntry) {
 }
 
 }  // namespace
-}  // namespace taskring::tmr
+}  // namespace taskring::deps

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -22,25 +21,16 @@
 #include <nlohmann/json.hpp>
 
 #include "load_average.hpp"
-#include "tmr/tensor_map.hpp"
+#include "deps/tensor_map.hpp"
+#include "deps_bench_util.hpp"
 
 namespace {
 
 using taskring::ChipTensor;
-using taskring::tmr::TaskSlot;
-
-double cpu_s() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+using taskring::deps::Owner;
 
 using taskring::bench::loadavg;
-
-ChipTensor row_of(const ChipTensor& t, uint32_t r) {
-  const uint32_t s[2] = {1, 64}, o[2] = {r, 0};
-  return *t.try_view(std::span<const uint32_t>(s, 2), std::span<const uint32_t>(o, 2));
-}
+using taskring::bench::row_of;
 
 struct Result {
   uint32_t live;
@@ -51,28 +41,28 @@ Result measure(uint32_t live, int ops) {
   const uint32_t shape[2] = {live + 1, 64};
   const ChipTensor buf = *taskring::try_make_tensor(0x100000, uint64_t{live + 1} * 64 * 4,
                                                     std::span<const uint32_t>(shape, 2), taskring::DataType::FLOAT32);
-  std::vector<std::unique_ptr<TaskSlot>> slots;
+  std::vector<std::unique_ptr<Owner>> slots;
   auto slot = [&](uint64_t seq) {
-    slots.push_back(std::make_unique<TaskSlot>());
+    slots.push_back(std::make_unique<Owner>());
     slots.back()->seq = seq;
     slots.back()->id = taskring::PTO2TaskId::make(0, static_cast<uint32_t>(seq));
     return slots.back().get();
   };
-  taskring::tmr::TensorMap map;
+  taskring::deps::TensorMap map;
   for (uint32_t r = 0; r < live; ++r) map.insert(row_of(buf, r), slot(r + 1), true);
   const ChipTensor probe = row_of(buf, live);
-  TaskSlot* writer = slot(live + 1);
+  Owner* writer = slot(live + 1);
   uint64_t deps = 0;
   auto submit = [&] {
-    map.for_each_dependency(probe, true, [&](TaskSlot*) { ++deps; });
+    map.for_each_dependency(probe, true, [&](Owner*) { ++deps; });
     map.insert(probe, writer, true);
   };
   for (int i = 0; i < 64; ++i) submit();  // warm
   std::vector<double> batches;
   for (int b = 0; b < 7; ++b) {
-    const double t0 = cpu_s();
+    const double t0 = taskring::bench::thread_cpu_s();
     for (int i = 0; i < ops; ++i) submit();
-    batches.push_back((cpu_s() - t0) / ops * 1e9);
+    batches.push_back((taskring::bench::thread_cpu_s() - t0) / ops * 1e9);
   }
   std::sort(batches.begin(), batches.end());
   if (map.live_entries_hint() != live + 1) std::fprintf(stderr, "unexpected live entries %llu\n", (unsigned long long)map.live_entries_hint());

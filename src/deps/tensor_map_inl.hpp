@@ -1,12 +1,10 @@
 // Inline part of tensor_map.hpp (the lookup is on the submit hot path).
 #pragma once
 
-#include "task_state.hpp"
-
-namespace taskring::tmr {
+namespace taskring::deps {
 
 inline bool TensorMap::live(const Entry& e) {
-  return e.task->seq == e.seq && !e.task->completed_flag.load(std::memory_order_acquire);
+  return e.owner->seq == e.seq && !e.owner->completed.load(std::memory_order_acquire);
 }
 
 template <typename Fn>
@@ -15,10 +13,9 @@ void TensorMap::for_each_dependency(const ChipTensor& probe, bool probe_is_write
   if (b == nullptr) return;
   auto visit = [&](Entry& e) {  // true: drop the entry
     if (!live(e)) return true;
-    engine::Overlap o = engine::compute_overlap(probe, e.view);
-    if (o == engine::Overlap::kNone) return false;
-    fn(e.task);
-    return probe_is_writer && o == engine::Overlap::kCovered;
+    const Verdict v = judge(probe, probe_is_writer, e.view);
+    if (v.depends) fn(e.owner);
+    return v.replaces;
   };
   if (b->index) {
     WriterIndex& x = *b->index;
@@ -55,7 +52,7 @@ void TensorMap::for_each_dependency(const ChipTensor& probe, bool probe_is_write
     }
   };
   if (!b->index) scan(&b->writers, false);
-  if (probe_is_writer) scan(&b->readers, true);
+  if (meets_readers(probe_is_writer)) scan(&b->readers, true);
 }
 
-}  // namespace taskring::tmr
+}  // namespace taskring::deps

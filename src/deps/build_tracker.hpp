@@ -1,43 +1,38 @@
-// DepTracker: the host-side TensorMap of a run that is built before any task
-// executes (hbg's task image, a Graph recording). Nothing completes during
-// the build, so entries carry task indices and live until a writer covers
-// them.
-//
-// Per buffer base address it keeps writers (INOUT, OUTPUT_EXISTING) and
-// readers (INPUT) apart: a reader depends on overlapping writers (RAW), a
-// writer on overlapping writers and readers (WAW, WAR). A writer removes the
-// entries its region covers (it now stands for them). Overlap is
-// compute_overlap (overlap.hpp): exact on one row-major lattice, conservative
-// otherwise, so a dependency is never dropped.
+// BuildTracker: the dependency tracker of a graph built before any of its
+// tasks runs (hbg's task image, a Graph recording): TensorMap's job when
+// nothing completes during the build. Tasks are named by their index in the
+// build, so no Owner records are needed and entries live until a writer
+// replaces them; the rules are rules.hpp's, the same as TensorMap's.
 //
 // Each list keeps the entries' byte ranges in a vector of their own: a probe
-// first compares ranges (16 bytes per entry, no call) and runs
-// compute_overlap only where they intersect, which is compute_overlap's own
-// first test. A recording whose views share one buffer (a layered DAG over
-// one grid) scans O(entries) per task either way; this makes each step a
-// few instructions instead of a call that touches a 128-byte descriptor.
+// first compares ranges (16 bytes per entry, no call) and judges only where
+// they intersect, which is compute_overlap's own first test. A recording
+// whose views share one buffer (a layered DAG over one grid) scans
+// O(entries) per task either way; this makes each step a few instructions
+// instead of a call that touches a 128-byte descriptor.
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
+#include "deps/rules.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
-namespace taskring::engine {
+namespace taskring::deps {
 
-class DepTracker {
+class BuildTracker {
  public:
   void reset() { buckets_.clear(); }
 
-  // Calls fn(task index) for every entry `probe` depends on; a writer probe
-  // also drops the entries it covers.
+  // Calls fn(task index) for every entry `probe` depends on (rules.hpp); a
+  // writer probe also drops the entries it replaces.
   template <typename Fn>
   void for_each_dependency(const ChipTensor& probe, bool probe_is_writer, Fn&& fn) {
     auto it = buckets_.find(probe.buffer.addr);
     if (it == buckets_.end()) return;
     scan(it->second.writers, probe, probe_is_writer, fn);
-    if (probe_is_writer) scan(it->second.readers, probe, true, fn);
+    if (meets_readers(probe_is_writer)) scan(it->second.readers, probe, true, fn);
   }
 
   void insert(const ChipTensor& t, int32_t task, bool is_writer) {
@@ -74,18 +69,18 @@ class DepTracker {
     return Range{lo, lo + t.extent_bytes()};
   }
   static bool disjoint(const Range& a, const Range& b) { return a.hi <= b.lo || b.hi <= a.lo || a.lo == a.hi || b.lo == b.hi; }
-  static bool overlaps(const ChipTensor& probe, const ChipTensor& entry, bool* covered);
 
   template <typename Fn>
-  static void scan(List& list, const ChipTensor& probe, bool remove_covered, Fn& fn) {
+  static void scan(List& list, const ChipTensor& probe, bool probe_is_writer, Fn& fn) {
     const Range pr = range_of(probe);
     const size_t n = list.ranges.size();
     size_t keep = 0;
     for (size_t i = 0; i < n; ++i) {
-      bool covered = false;
-      const bool hit = !disjoint(pr, list.ranges[i]) && overlaps(probe, list.entries[i].view, &covered);
-      if (hit) fn(list.entries[i].task);
-      if (hit && covered && remove_covered) continue;
+      if (!disjoint(pr, list.ranges[i])) {
+        const Verdict v = judge(probe, probe_is_writer, list.entries[i].view);
+        if (v.depends) fn(list.entries[i].task);
+        if (v.replaces) continue;
+      }
       if (keep != i) {
         list.ranges[keep] = list.ranges[i];
         list.entries[keep] = list.entries[i];
@@ -99,4 +94,4 @@ class DepTracker {
   std::unordered_map<uint64_t, Bucket> buckets_;
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::deps

@@ -1,0 +1,19 @@
+#include "deps/build_tracker.hpp"
+
+namespace taskring::deps {
+
+bool BuildTracker::has_entry(const ChipTensor& probe, bool readers) {
+  auto it = buckets_.find(probe.buffer.addr);
+  if (it == buckets_.end()) return false;
+  const Range pr = range_of(probe);
+  auto any = [&](const List& l) {
+    for (size_t i = 0; i < l.ranges.size(); ++i) {
+      if (!disjoint(pr, l.ranges[i]) && compute_overlap(probe, l.entries[i].view) != Overlap::kNone) return true;
+    }
+    return false;
+  };
+  if (any(it->second.writers)) return true;
+  return readers && any(it->second.readers);
+}
+
+}  // namespace taskring::deps
