@@ -111,7 +111,7 @@ int run_trace(const TraceFlags& f) {
 
 }  // namespace
 
-void add_trace_command(CLI::App& app) {
+Command add_trace_command(CLI::App& app) {
   auto flags = std::make_shared<TraceFlags>();
   auto* cmd = app.add_subcommand("trace", "analyse [STRACE] timing logs; validate ranks x rounds (exit 3 on missing/torn data)");
   cmd->add_option("logs", flags->logs, "log files ('-' = stdin)")->required();
@@ -139,7 +139,7 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("--orch", flags->names.orch, "dotted suffix of the orchestrator window")->capture_default_str();
   cmd->add_option("--sched", flags->names.sched, "dotted suffix of the scheduler window")->capture_default_str();
   cmd->add_option("--device-wall", flags->names.device_wall, "dotted suffix of the device window")->capture_default_str();
-  cmd->callback([flags] { set_exit_code(run_trace(*flags)); });
+  return {cmd, [flags] { return run_trace(*flags); }};
 }
 
 }  // namespace taskring::cli
