@@ -78,6 +78,17 @@ int run_trace(const TraceFlags& f) {
     start = end + 1;
   }
 
+  // The library names MatrixOptions' fields; the user typed these flags.
+  auto flag_of = [](trace::MatrixField field) -> std::string {
+    switch (field) {
+      case trace::MatrixField::kRanks: return "--expect-ranks";
+      case trace::MatrixField::kRounds: return "--expect-rounds";
+      case trace::MatrixField::kWarmup: return "--warmup";
+      case trace::MatrixField::kDispatchesPerRound: return "--dispatches-per-round";
+    }
+    return std::string(trace::matrix_field_name(field));
+  };
+  if (Status s = trace::check_matrix_options(o, flag_of); !s.ok()) return usage_error(s.message());
   auto parsed = trace::parse_files(f.logs);
   if (!parsed.ok()) return usage_error(parsed.status().message());
   const trace::Trace& t = *parsed;
