@@ -10,6 +10,7 @@
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/base/clock.hpp"
 
 namespace taskring::hbg {
@@ -17,7 +18,6 @@ namespace taskring::hbg {
 namespace {
 
 
-uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
 
 std::string runnable_name(const Runnable& r) {
@@ -221,7 +221,7 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
       sub->tensor_count != h.boundary_tensor_count || sub->scalar_count != h.boundary_scalar_count) {
     return fail("submission does not belong to its Definition");
   }
-  const uint64_t heap_used = (h.required_heap + 1023) / 1024 * 1024;
+  const uint64_t heap_used = align_up(h.required_heap, 1024);
   if (heap_used + h.storage_bytes > sub->heap_bytes) return fail("replay heap smaller than the Definition needs");
   const auto* btensors = reinterpret_cast<const ChipTensor*>(reinterpret_cast<const uint8_t*>(sub) + sub->tensors_off);
   const auto* bscalars = reinterpret_cast<const uint64_t*>(reinterpret_cast<const uint8_t*>(sub) + sub->scalars_off);
@@ -230,9 +230,9 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
   auto* storage = static_cast<uint8_t*>(*stv);
   const uint32_t n = h.node_count;
   auto* exec = new (storage) GraphExec();
-  auto* nodes = reinterpret_cast<Runnable*>(storage + a64(sizeof(GraphExec)));
-  auto* tens = reinterpret_cast<ChipTensor*>(storage + a64(sizeof(GraphExec)) + a64(sizeof(Runnable) * n));
-  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + a64(sizeof(ChipTensor) * h.tensor_arg_count));
+  auto* nodes = reinterpret_cast<Runnable*>(storage + align_up(sizeof(GraphExec), 64));
+  auto* tens = reinterpret_cast<ChipTensor*>(storage + align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * n, 64));
+  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + align_up(sizeof(ChipTensor) * h.tensor_arg_count, 64));
   if (const char* bad = bind_tensor_args(def, btensors, sub->heap_base, tens)) return fail(bad);
   const uint16_t* scalar_src = def.scalar_src();
   const uint64_t* scalar_val = def.scalars();
