@@ -21,7 +21,7 @@
 
 #include "taskring/base/expected.hpp"
 #include "taskring/chip/graph_stats.hpp"
-#include "taskring/chip/orchestration_api.hpp"
+#include "taskring/chip/orchestration_types.hpp"
 #include "taskring/chip/ring_config.hpp"
 #include "taskring/chip/run_stats.hpp"
 #include "taskring/device/device.hpp"
