@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "taskring/chip/chip_worker.hpp"
+// The orchestration below calls the orchestration API; chip_worker.hpp alone
+// gives host code only the types it shares with orchestrations.
+#include "taskring/chip/orchestration_api.hpp"
 #include "taskring/kernels/builtin_ids.hpp"
 #include "taskring/log/init.hpp"
 #include "taskring/node/node_worker.hpp"

@@ -1,4 +1,5 @@
 // Kernel-side comm primitives over a domain's windows (see comm.hpp).
+#include "taskring/base/align.hpp"
 #include "taskring/kernels/comm.hpp"
 
 #include "taskring/kernels/comm_remote.hpp"
@@ -21,7 +22,6 @@ namespace {
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kParkSliceNs = 50'000'000;  // re-check abort/deadline at least this often
 
-uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 bool compare(uint32_t v, Cmp cmp, uint32_t x) {
   switch (cmp) {
@@ -142,12 +142,12 @@ bool flags_reached(const SyncBlock& s, uint64_t mask, uint32_t tok) {
 DomainLayout DomainLayout::make(int nranks, uint64_t window_size, uint64_t ring_bytes) {
   DomainLayout l;
   l.nranks = nranks;
-  l.window_size = round_up(std::max<uint64_t>(window_size, 1), kPage);
-  l.ring_bytes = round_up(ring_bytes, kPage);
+  l.window_size = align_up(std::max<uint64_t>(window_size, 1), kPage);
+  l.ring_bytes = align_up(ring_bytes, kPage);
   l.header_off = 0;
-  l.contexts_off = round_up(sizeof(DomainHeader), 64);
-  l.sync_off = round_up(l.contexts_off + kMaxRanks * sizeof(CommContext), kPage);
-  l.windows_off = round_up(l.sync_off + static_cast<uint64_t>(nranks) * sizeof(SyncBlock), kPage);
+  l.contexts_off = align_up(sizeof(DomainHeader), 64);
+  l.sync_off = align_up(l.contexts_off + kMaxRanks * sizeof(CommContext), kPage);
+  l.windows_off = align_up(l.sync_off + static_cast<uint64_t>(nranks) * sizeof(SyncBlock), kPage);
   l.rings_off = l.windows_off + static_cast<uint64_t>(nranks) * l.window_size;
   l.total = l.rings_off + static_cast<uint64_t>(nranks) * l.ring_bytes;
   return l;

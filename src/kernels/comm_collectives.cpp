@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "builtin_util.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 
@@ -75,14 +76,13 @@ bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, u
 
 uint64_t chunk_begin(uint64_t n, int nranks, int c) { return n * static_cast<uint64_t>(c) / static_cast<uint64_t>(nranks); }
 
-uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 
 // One-phase: every rank stages its input (FP32) into its own scratch, then
 // reads every rank's and sums in rank order.
 bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
-  const uint32_t seq = cm::begin_collective(k, c, off, round64(in.n * 4));
+  const uint32_t seq = cm::begin_collective(k, c, off, align_up(in.n * 4, 64));
   if (seq == 0) return false;
-  const uint64_t slot = off + (seq & 1) * round64(in.n * 4);
+  const uint64_t slot = off + (seq & 1) * align_up(in.n * 4, 64);
   to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(c, c.rank) + slot));
   for (int p = 0; p < c.nranks; ++p)
     if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
@@ -106,7 +106,7 @@ bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Fl
 // (nranks slots per parity), then sums its own slots in rank order: the
 // same order, hence the same bits, as one-phase.
 bool allreduce_push(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
-  const uint64_t slot_bytes = round64(in.n * 4), n = static_cast<uint64_t>(c.nranks);
+  const uint64_t slot_bytes = align_up(in.n * 4, 64), n = static_cast<uint64_t>(c.nranks);
   if (off % 64 != 0)
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "allreduce: scratch offset %llu is not 64-byte aligned",
                   static_cast<unsigned long long>(off));
@@ -142,9 +142,9 @@ bool allreduce_push(const KernelArgs& k, const cm::CommContext& c, const Flat& i
 // neighbour may still read.
 bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank, left = (r + n - 1) % n, right = (r + 1) % n;
-  const uint32_t seq = cm::begin_collective(k, c, off, 2 * round64(in.n * 4));
+  const uint32_t seq = cm::begin_collective(k, c, off, 2 * align_up(in.n * 4, 64));
   if (seq == 0) return false;
-  const uint64_t a_off = off + (seq & 1) * 2 * round64(in.n * 4), b_off = a_off + round64(in.n * 4);
+  const uint64_t a_off = off + (seq & 1) * 2 * align_up(in.n * 4, 64), b_off = a_off + align_up(in.n * 4, 64);
   float* A = reinterpret_cast<float*>(cm::window_of(c, r) + a_off);
   float* B = reinterpret_cast<float*>(cm::window_of(c, r) + b_off);
   const float* LA = reinterpret_cast<const float*>(cm::window_of(c, left) + a_off);
@@ -194,9 +194,9 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
 // the other chunks is staged before that segment of the output is written.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
-  const uint32_t seq = cm::begin_collective(k, c, off, round64(in.n * 4));
+  const uint32_t seq = cm::begin_collective(k, c, off, align_up(in.n * 4, 64));
   if (seq == 0) return false;
-  const uint64_t s_off = off + (seq & 1) * round64(in.n * 4);
+  const uint64_t s_off = off + (seq & 1) * align_up(in.n * 4, 64);
   float* staged = reinterpret_cast<float*>(cm::window_of(c, r) + s_off);
   const auto peer_staged = [&](int q) { return reinterpret_cast<const float*>(cm::window_of(c, q) + s_off); };
   // Segment j of chunk q: [sub(q, j), sub(q, j + 1)).
@@ -241,9 +241,9 @@ bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat&
 // rank staged; returns the slot offset (UINT64_MAX after a failure).
 uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* src, uint64_t bytes, uint64_t off,
                    const char* what) {
-  const uint32_t seq = cm::begin_collective(k, c, off, round64(bytes));
+  const uint32_t seq = cm::begin_collective(k, c, off, align_up(bytes, 64));
   if (seq == 0) return UINT64_MAX;
-  const uint64_t slot = off + (seq & 1) * round64(bytes);
+  const uint64_t slot = off + (seq & 1) * align_up(bytes, 64);
   std::memcpy(cm::window_of(c, c.rank) + slot, src, bytes);
   for (int p = 0; p < c.nranks; ++p)
     if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
@@ -261,12 +261,12 @@ uint64_t direct_allreduce_segments(uint64_t elems, int nranks) {
 uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks) {
   switch (op) {
     case CollectiveOp::kAllreduceOnePhase:
-    case CollectiveOp::kAllreduceDirect: return 2 * round64(in_elems * 4);
-    case CollectiveOp::kAllreduceRing: return 4 * round64(in_elems * 4);
-    case CollectiveOp::kReduceScatter: return 2 * round64(in_elems * 4);
+    case CollectiveOp::kAllreduceDirect: return 2 * align_up(in_elems * 4, 64);
+    case CollectiveOp::kAllreduceRing: return 4 * align_up(in_elems * 4, 64);
+    case CollectiveOp::kReduceScatter: return 2 * align_up(in_elems * 4, 64);
     case CollectiveOp::kAllgather:
     case CollectiveOp::kBroadcast:
-    case CollectiveOp::kAllToAll: return 2 * round64(in_elems * elem_size);
+    case CollectiveOp::kAllToAll: return 2 * align_up(in_elems * elem_size, 64);
   }
   (void)nranks;
   return 0;
@@ -348,9 +348,9 @@ extern "C" void taskring_comm_reduce_scatter(int64_t* raw) {
   if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kReduceScatter, in.n, 4, c->nranks),
                     "reduce_scatter"))
     return;
-  const uint32_t seq = cm::begin_collective(k, *c, off, round64(in.n * 4));
+  const uint32_t seq = cm::begin_collective(k, *c, off, align_up(in.n * 4, 64));
   if (seq == 0) return;
-  const uint64_t slot = off + (seq & 1) * round64(in.n * 4);
+  const uint64_t slot = off + (seq & 1) * align_up(in.n * 4, 64);
   to_f32(in, 0, in.n, reinterpret_cast<float*>(cm::window_of(*c, c->rank) + slot));
   for (int p = 0; p < c->nranks; ++p)
     if (p != c->rank) cm::post_flag(*c, p, cm::token(seq, 1));
@@ -381,9 +381,9 @@ extern "C" void taskring_comm_broadcast(int64_t* raw) {
   if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kBroadcast, buf.n, buf.es, c->nranks),
                     "broadcast"))
     return;
-  const uint32_t seq = cm::begin_collective(k, *c, off, round64(bytes));
+  const uint32_t seq = cm::begin_collective(k, *c, off, align_up(bytes, 64));
   if (seq == 0) return;
-  const uint64_t slot = off + (seq & 1) * round64(bytes);
+  const uint64_t slot = off + (seq & 1) * align_up(bytes, 64);
   const int rt = static_cast<int>(root);
   if (c->rank == rt) {
     std::memcpy(cm::window_of(*c, rt) + slot, buf.data, bytes);

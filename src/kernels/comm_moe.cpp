@@ -64,6 +64,67 @@ void zero_rows(const View2D& v, int64_t from) {
   }
 }
 
+// Where dispatch's staged data sits in every window, and its sizes.
+struct DispatchLayout {
+  int64_t T, D, El, cap;
+  uint64_t row_bytes;
+  uint64_t counts_off, rx_off, rw_off, rm_off;  // window offsets: counts, staging rows, weights, meta
+  uint64_t region;                              // staging rows per source: T·K
+  uint64_t slot_words;                          // El counts, then the source's T
+};
+
+// Step (3) of dispatch, once every peer's flags are in: stages this rank's
+// received rows out in the canonical order (local expert, source rank,
+// (token, k)); rows past the received ones are zero.
+void stage_out_received(const KernelArgs& k, const cm::CommContext& c, const DispatchLayout& l, const View2D& rx,
+                        const View2D& rw, const View2D& rm, const View2D& rc) {
+  const int n = c.nranks, r = c.rank;
+  const int64_t T = l.T, El = l.El, cap = l.cap;
+  const uint64_t row_bytes = l.row_bytes, rx_off = l.rx_off, rw_off = l.rw_off, rm_off = l.rm_off;
+  const uint64_t region = l.region, slot_words = l.slot_words;
+  const char* win = cm::window_of(c, r);
+  const uint32_t* counts = reinterpret_cast<const uint32_t*>(win + l.counts_off);  // [src][El + 1]
+  uint64_t got = 0;
+  for (int s = 0; s < n; ++s) {
+    const uint32_t* from = counts + slot_words * s;
+    if (from[El] != static_cast<uint32_t>(T))
+      return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                          "rank %d routed %u tokens, this rank %lld: every rank must pass the same T", s, from[El],
+                          static_cast<long long>(T));
+    for (int64_t le = 0; le < El; ++le) got += from[le];
+  }
+  if (got > static_cast<uint64_t>(cap))
+    return (void)k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "rank %d receives %llu rows, more than the capacity %lld", r,
+                        static_cast<unsigned long long>(got), static_cast<long long>(cap));
+  char* out_x = static_cast<char*>(rx.data);
+  char* out_m = static_cast<char*>(rm.data);
+  auto put_w = [&](int64_t i, float v) { std::memcpy(rw.rows == 1 ? rw.at(0, i) : rw.at(i, 0), &v, 4); };
+  std::vector<uint64_t> first(static_cast<size_t>(n), 0);  // next unread row of each source's region
+  uint64_t row = 0;
+  for (int64_t le = 0; le < El; ++le) {
+    uint64_t for_expert = 0;
+    for (int s = 0; s < n; ++s) {
+      const uint64_t cnt = counts[slot_words * s + le];
+      const uint64_t at = static_cast<uint64_t>(s) * region + first[static_cast<size_t>(s)];
+      std::memcpy(out_x + row * row_bytes, win + rx_off + at * row_bytes, cnt * row_bytes);
+      std::memcpy(out_m + 12 * row, win + rm_off + 12 * at, 12 * cnt);
+      for (uint64_t i = 0; i < cnt; ++i) {
+        float v;
+        std::memcpy(&v, win + rw_off + 4 * (at + i), 4);
+        put_w(static_cast<int64_t>(row + i), v);
+      }
+      first[static_cast<size_t>(s)] += cnt;
+      row += cnt;
+      for_expert += cnt;
+    }
+    const int32_t v = static_cast<int32_t>(for_expert);
+    std::memcpy(rc.rows == 1 ? rc.at(0, le) : rc.at(le, 0), &v, 4);
+  }
+  std::memset(out_x + got * row_bytes, 0, (cap - got) * row_bytes);
+  std::memset(out_m + 12 * got, 0, 12 * (cap - got));
+  for (int64_t i = static_cast<int64_t>(got); i < cap; ++i) put_w(i, 0.0f);
+}
+
 }  // namespace
 
 // Tensors: x [T, D] float, topk_ids [T, K] INT32, topk_w [T, K] FP32,
@@ -157,48 +218,8 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
   for (int p = 0; p < n; ++p)
     if (p != r) cm::post_flag(c, p, cm::token(seq, 1));
   if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "moe_dispatch: routed rows")) return;
-  // (3) stage out in the canonical order; rows past the received ones are zero.
-  const char* win = cm::window_of(c, r);
-  const uint32_t* counts = reinterpret_cast<const uint32_t*>(win + counts_off);  // [src][El + 1]
-  uint64_t got = 0;
-  for (int s = 0; s < n; ++s) {
-    const uint32_t* from = counts + slot_words * s;
-    if (from[El] != static_cast<uint32_t>(T))
-      return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
-                          "rank %d routed %u tokens, this rank %lld: every rank must pass the same T", s, from[El],
-                          static_cast<long long>(T));
-    for (int64_t le = 0; le < El; ++le) got += from[le];
-  }
-  if (got > static_cast<uint64_t>(cap))
-    return (void)k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "rank %d receives %llu rows, more than the capacity %lld", r,
-                        static_cast<unsigned long long>(got), static_cast<long long>(cap));
-  char* out_x = static_cast<char*>(rx.data);
-  char* out_m = static_cast<char*>(rm.data);
-  auto put_w = [&](int64_t i, float v) { std::memcpy(rw.rows == 1 ? rw.at(0, i) : rw.at(i, 0), &v, 4); };
-  std::vector<uint64_t> first(static_cast<size_t>(n), 0);  // next unread row of each source's region
-  uint64_t row = 0;
-  for (int64_t le = 0; le < El; ++le) {
-    uint64_t for_expert = 0;
-    for (int s = 0; s < n; ++s) {
-      const uint64_t cnt = counts[slot_words * s + le];
-      const uint64_t at = static_cast<uint64_t>(s) * region + first[static_cast<size_t>(s)];
-      std::memcpy(out_x + row * row_bytes, win + rx_off + at * row_bytes, cnt * row_bytes);
-      std::memcpy(out_m + 12 * row, win + rm_off + 12 * at, 12 * cnt);
-      for (uint64_t i = 0; i < cnt; ++i) {
-        float v;
-        std::memcpy(&v, win + rw_off + 4 * (at + i), 4);
-        put_w(static_cast<int64_t>(row + i), v);
-      }
-      first[static_cast<size_t>(s)] += cnt;
-      row += cnt;
-      for_expert += cnt;
-    }
-    const int32_t v = static_cast<int32_t>(for_expert);
-    std::memcpy(rc.rows == 1 ? rc.at(0, le) : rc.at(le, 0), &v, 4);
-  }
-  std::memset(out_x + got * row_bytes, 0, (cap - got) * row_bytes);
-  std::memset(out_m + 12 * got, 0, 12 * (cap - got));
-  for (int64_t i = static_cast<int64_t>(got); i < cap; ++i) put_w(i, 0.0f);
+  stage_out_received(k, c, {T, D, El, cap, row_bytes, counts_off, rx_off, rw_off, rm_off, region, slot_words}, rx, rw,
+                     rm, rc);
 }
 
 // Tensors: recv_x [cap, D] float, recv_count [El] INT32, w_gate [El·D, F],

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <charconv>
 #include <climits>
+#include <functional>
 #include <map>
+#include <string_view>
 
 namespace taskring::trace {
 namespace {
@@ -77,6 +79,8 @@ void check_rank_overlaps(const RankPids& rank_pids, bool ranks_expected, Matrix&
   }
 }
 
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
 std::optional<int> parse_rank(std::string_view v) {
   int r = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), r);
@@ -93,7 +97,6 @@ std::string cell_name(int rank, int round, const RankInfo& info) {
 // Statistics over valid cells only: per rank, over all cells, per round (max
 // across ranks) and the host-union diagnostic. `d`: dispatches per round.
 void summarize_cells(Matrix& m, size_t d) {
-  auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
   std::vector<double> all;
   m.rank_stats.resize(static_cast<size_t>(m.ranks));
   for (int r = 0; r < m.ranks; ++r) {
@@ -133,29 +136,9 @@ void summarize_cells(Matrix& m, size_t d) {
   m.host_union_stats = summarize(std::move(union_v));
 }
 
-}  // namespace
-
-Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
-                              const StageNames& names, const MatrixOptions& o) {
-  if (o.ranks && *o.ranks <= 0) return invalid_argument("--expect-ranks must be >= 1, got " + std::to_string(*o.ranks));
-  if (o.rounds && *o.rounds <= 0) {
-    return invalid_argument("--expect-rounds must be >= 1, got " + std::to_string(*o.rounds));
-  }
-  if (o.warmup < 0) return invalid_argument("--warmup must be >= 0, got " + std::to_string(o.warmup));
-  if (o.dispatches_per_round && *o.dispatches_per_round <= 0) {
-    return invalid_argument("--dispatches-per-round must be >= 1, got " + std::to_string(*o.dispatches_per_round));
-  }
-  auto over = [](const char* what, int64_t v, int64_t limit) {
-    return invalid_argument(std::string(what) + " " + std::to_string(v) + " is above the limit " + std::to_string(limit));
-  };
-  if (o.ranks && *o.ranks > kMaxRanks) return over("--expect-ranks", *o.ranks, kMaxRanks);
-  if (o.rounds && *o.rounds > kMaxRounds) return over("--expect-rounds", *o.rounds, kMaxRounds);
-  if (o.warmup > kMaxWarmup) return over("--warmup", o.warmup, kMaxWarmup);
-  if (o.dispatches_per_round && *o.dispatches_per_round > kMaxDispatchesPerRound) {
-    return over("--dispatches-per-round", *o.dispatches_per_round, kMaxDispatchesPerRound);
-  }
-
-  // Dispatches per pid.
+// Group: the non-prewarm dispatches of each pid, with its rank attr and the
+// span of its host root windows; returned in order of first appearance.
+std::vector<PidDispatches> group_by_pid(const Trace& trace, const std::vector<Invocation>& invocations) {
   std::map<int64_t, PidDispatches> by_pid;
   for (const Invocation& inv : invocations) {
     if (inv.prewarm) continue;
@@ -180,20 +163,17 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
       }
     }
   }
-  std::vector<PidDispatches*> pids;
-  for (auto& [pid, p] : by_pid) pids.push_back(&p);
-  std::sort(pids.begin(), pids.end(), [](auto* a, auto* b) { return a->first_span < b->first_span; });
+  std::vector<PidDispatches> pids;
+  for (auto& [pid, p] : by_pid) pids.push_back(std::move(p));
+  std::sort(pids.begin(), pids.end(), [](const auto& a, const auto& b) { return a.first_span < b.first_span; });
+  return pids;
+}
 
-  Matrix m;
-  m.warmup = o.warmup;
-  bool all_attr = !pids.empty() && std::all_of(pids.begin(), pids.end(), [](auto* p) { return p->rank_attr.has_value(); });
-  bool use_attr = o.rank_by == RankBy::kAttr || (o.rank_by == RankBy::kAuto && all_attr);
-  m.rank_source = use_attr ? "attr" : "pid";
-
-  m.allow_discarded = o.allow_discarded;
-  // Rank -> its dispatches, in pid-appearance then inv order.
-  const RankPids rank_pids = assign_ranks(pids, use_attr, names, m);
-  check_rank_overlaps(rank_pids, o.ranks.has_value(), m);
+// Group: sets m.ranks (expected, or seen) and m.rank_info, warns about ranks
+// beyond it, and returns each rank's dispatches in pid-appearance then inv
+// order. Fails when the log holds more ranks than kMaxRanks.
+Expected<std::vector<std::vector<const Invocation*>>> dispatches_per_rank(const RankPids& rank_pids,
+                                                                          const MatrixOptions& o, Matrix& m) {
   // Bounded: attr ranks are <= kMaxRank; pid ranks are counted before use.
   int64_t seen_ranks = rank_pids.empty() ? 0 : int64_t{rank_pids.rbegin()->first} + 1;
   if (!o.ranks && seen_ranks > kMaxRanks) {
@@ -204,14 +184,12 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
   for (const auto& [rank, ps] : rank_pids) {
     if (rank >= m.ranks) {
       m.warnings.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(ps[0]->pid) +
-                           ") is beyond --expect-ranks " + std::to_string(m.ranks) + "; ignored");
+                           ") is beyond the " + std::to_string(m.ranks) + " expected rank(s); ignored");
       for (const PidDispatches* p : ps) m.discarded_dispatches += p->dispatches.size();
     }
   }
-
   std::vector<std::vector<const Invocation*>> rank_dispatches(static_cast<size_t>(m.ranks));
   m.rank_info.resize(static_cast<size_t>(m.ranks));
-  size_t max_count = 0;
   for (int r = 0; r < m.ranks; ++r) {
     RankInfo& info = m.rank_info[static_cast<size_t>(r)];
     info.rank = r;
@@ -224,10 +202,17 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
       }
     }
     info.dispatches = rank_dispatches[static_cast<size_t>(r)].size();
-    max_count = std::max(max_count, info.dispatches);
   }
+  return rank_dispatches;
+}
 
-  // Dispatches per round and rounds.
+// Validate: sets m.dispatches_per_round and m.rounds (expected, or inferred
+// from the busiest rank), refuses too many cells, and names every rank whose
+// dispatch count does not fit (none seen: a problem; too many or a partial
+// round: a warning).
+Status size_rounds(const MatrixOptions& o, const StageNames& names, Matrix& m) {
+  size_t max_count = 0;
+  for (const RankInfo& info : m.rank_info) max_count = std::max(max_count, info.dispatches);
   const size_t warm = static_cast<size_t>(o.warmup);
   if (o.dispatches_per_round) {
     m.dispatches_per_round = *o.dispatches_per_round;
@@ -264,55 +249,71 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
                            " dispatches is not a multiple of " + std::to_string(d) + " per round");
     }
   }
+  return Status();
+}
 
-  // Cells.
-  auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+// Fill: one dispatch's spans into cell `c`; false when `device_wall` is missing.
+bool add_dispatch(Cell& c, const Invocation& inv, const std::string& tag, const Trace& trace,
+                  const StageNames& names, const MatrixOptions& o) {
+  auto span = [&](int64_t idx) -> const Span* { return idx < 0 ? nullptr : &trace.spans[static_cast<size_t>(idx)]; };
+  const Span* root = span(inv.root);
+  const Span* orch = span(inv.orch);
+  const Span* sched = span(inv.sched);
+  const Span* dw = span(inv.device_wall);
+  std::string inv_tag = tag + " [inv " + std::to_string(inv.inv) + "]";
+  if (!root && o.require_root) c.missing.push_back(names.root + inv_tag);
+  if (!orch && o.require_orch) c.missing.push_back("orch" + inv_tag);
+  if (!sched && o.require_sched) c.missing.push_back("sched" + inv_tag);
+  std::vector<Window> w;
+  if (orch) w.push_back({orch->ts_ns, orch->end_ns()}), c.orch_us += us(orch->dur_ns);
+  if (sched) w.push_back({sched->ts_ns, sched->end_ns()}), c.sched_us += us(sched->dur_ns);
+  c.effective_us += us(union_length(w));
+  if (root) {
+    c.host_us += us(root->dur_ns);
+    c.host_windows.push_back({root->ts_ns, root->end_ns()});
+  }
+  if (dw) c.device_us = c.device_us.value_or(0) + us(dw->dur_ns);
+  return dw != nullptr;
+}
+
+// Fill: the cell of rank r, measured round k from the rank's dispatches.
+void fill_cell(Cell& c, int r, int k, const std::vector<const Invocation*>& disp, const Trace& trace,
+               const std::vector<Invocation>& invocations, const StageNames& names, const MatrixOptions& o,
+               size_t d) {
+  c.rank = r;
+  c.round = k;
+  bool device_all = true;
+  const size_t first = (static_cast<size_t>(o.warmup) + static_cast<size_t>(k)) * d;
+  for (size_t j = 0; j < d; ++j) {
+    std::string tag = d > 1 ? " (dispatch " + std::to_string(j + 1) + " of " + std::to_string(d) + ")" : "";
+    if (first + j >= disp.size()) {
+      // One line for all the dispatches the log does not hold, however large D is.
+      c.missing.push_back(d == 1       ? std::string("no dispatch")
+                          : j + 1 == d ? "no dispatch" + tag
+                                       : "no dispatch (dispatches " + std::to_string(j + 1) + ".." +
+                                             std::to_string(d) + " of " + std::to_string(d) + ")");
+      device_all = false;
+      break;
+    }
+    const Invocation& inv = *disp[first + j];
+    c.dispatches.push_back(static_cast<size_t>(&inv - invocations.data()));
+    if (!add_dispatch(c, inv, tag, trace, names, o)) device_all = false;
+  }
+  if (!device_all) c.device_us.reset();
+  c.valid = c.missing.empty();
+}
+
+// Fill: every cell, counting the valid ones and naming each invalid cell of a
+// rank that dispatched at all as a problem.
+void fill_cells(Matrix& m, const std::vector<std::vector<const Invocation*>>& rank_dispatches, const Trace& trace,
+                const std::vector<Invocation>& invocations, const StageNames& names, const MatrixOptions& o) {
+  const size_t d = static_cast<size_t>(m.dispatches_per_round);
   m.cells.resize(static_cast<size_t>(m.ranks) * static_cast<size_t>(m.rounds));
   for (int r = 0; r < m.ranks; ++r) {
-    const auto& disp = rank_dispatches[static_cast<size_t>(r)];
     const RankInfo& info = m.rank_info[static_cast<size_t>(r)];
     for (int k = 0; k < m.rounds; ++k) {
       Cell& c = m.cells[static_cast<size_t>(r * m.rounds + k)];
-      c.rank = r;
-      c.round = k;
-      double device = 0;
-      bool device_all = true;
-      const size_t first = (warm + static_cast<size_t>(k)) * d;
-      for (size_t j = 0; j < d; ++j) {
-        std::string tag = d > 1 ? " (dispatch " + std::to_string(j + 1) + " of " + std::to_string(d) + ")" : "";
-        if (first + j >= disp.size()) {
-          // One line for all the dispatches the log does not hold, however large D is.
-          c.missing.push_back(d == 1       ? std::string("no dispatch")
-                              : j + 1 == d ? "no dispatch" + tag
-                                           : "no dispatch (dispatches " + std::to_string(j + 1) + ".." +
-                                                 std::to_string(d) + " of " + std::to_string(d) + ")");
-          device_all = false;
-          break;
-        }
-        const Invocation& inv = *disp[first + j];
-        c.dispatches.push_back(static_cast<size_t>(&inv - invocations.data()));
-        auto span = [&](int64_t idx) -> const Span* { return idx < 0 ? nullptr : &trace.spans[static_cast<size_t>(idx)]; };
-        const Span* root = span(inv.root);
-        const Span* orch = span(inv.orch);
-        const Span* sched = span(inv.sched);
-        const Span* dw = span(inv.device_wall);
-        std::string inv_tag = tag + " [inv " + std::to_string(inv.inv) + "]";
-        if (!root && o.require_root) c.missing.push_back(names.root + inv_tag);
-        if (!orch && o.require_orch) c.missing.push_back("orch" + inv_tag);
-        if (!sched && o.require_sched) c.missing.push_back("sched" + inv_tag);
-        std::vector<Window> w;
-        if (orch) w.push_back({orch->ts_ns, orch->end_ns()}), c.orch_us += us(orch->dur_ns);
-        if (sched) w.push_back({sched->ts_ns, sched->end_ns()}), c.sched_us += us(sched->dur_ns);
-        c.effective_us += us(union_length(w));
-        if (root) {
-          c.host_us += us(root->dur_ns);
-          c.host_windows.push_back({root->ts_ns, root->end_ns()});
-        }
-        if (dw) device += us(dw->dur_ns);
-        else device_all = false;
-      }
-      c.valid = c.missing.empty();
-      if (device_all) c.device_us = device;
+      fill_cell(c, r, k, rank_dispatches[static_cast<size_t>(r)], trace, invocations, names, o, d);
       if (c.valid) {
         ++m.valid_cells;
       } else if (info.dispatches > 0) {
@@ -322,8 +323,64 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
       }
     }
   }
+}
 
-  summarize_cells(m, d);
+}  // namespace
+
+std::string_view matrix_field_name(MatrixField f) {
+  switch (f) {
+    case MatrixField::kRanks: return "ranks";
+    case MatrixField::kRounds: return "rounds";
+    case MatrixField::kWarmup: return "warmup";
+    case MatrixField::kDispatchesPerRound: return "dispatches_per_round";
+  }
+  return "?";
+}
+
+Status check_matrix_options(const MatrixOptions& o, const std::function<std::string(MatrixField)>& name) {
+  auto named = [&](MatrixField f) { return name ? name(f) : std::string(matrix_field_name(f)); };
+  auto below = [&](MatrixField f, int v, int least) {
+    return invalid_argument(named(f) + " must be >= " + std::to_string(least) + ", got " + std::to_string(v));
+  };
+  auto over = [&](MatrixField f, int64_t v, int64_t limit) {
+    return invalid_argument(named(f) + " " + std::to_string(v) + " is above the limit " + std::to_string(limit));
+  };
+  if (o.ranks && *o.ranks <= 0) return below(MatrixField::kRanks, *o.ranks, 1);
+  if (o.rounds && *o.rounds <= 0) return below(MatrixField::kRounds, *o.rounds, 1);
+  if (o.warmup < 0) return below(MatrixField::kWarmup, o.warmup, 0);
+  if (o.dispatches_per_round && *o.dispatches_per_round <= 0) {
+    return below(MatrixField::kDispatchesPerRound, *o.dispatches_per_round, 1);
+  }
+  if (o.ranks && *o.ranks > kMaxRanks) return over(MatrixField::kRanks, *o.ranks, kMaxRanks);
+  if (o.rounds && *o.rounds > kMaxRounds) return over(MatrixField::kRounds, *o.rounds, kMaxRounds);
+  if (o.warmup > kMaxWarmup) return over(MatrixField::kWarmup, o.warmup, kMaxWarmup);
+  if (o.dispatches_per_round && *o.dispatches_per_round > kMaxDispatchesPerRound) {
+    return over(MatrixField::kDispatchesPerRound, *o.dispatches_per_round, kMaxDispatchesPerRound);
+  }
+  return Status();
+}
+
+Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
+                              const StageNames& names, const MatrixOptions& o) {
+  if (Status s = check_matrix_options(o); !s.ok()) return s;
+  std::vector<PidDispatches> by_pid = group_by_pid(trace, invocations);
+  std::vector<PidDispatches*> pids;
+  for (PidDispatches& p : by_pid) pids.push_back(&p);
+
+  Matrix m;
+  m.warmup = o.warmup;
+  bool all_attr = !pids.empty() && std::all_of(pids.begin(), pids.end(), [](auto* p) { return p->rank_attr.has_value(); });
+  bool use_attr = o.rank_by == RankBy::kAttr || (o.rank_by == RankBy::kAuto && all_attr);
+  m.rank_source = use_attr ? "attr" : "pid";
+  m.allow_discarded = o.allow_discarded;
+
+  const RankPids rank_pids = assign_ranks(pids, use_attr, names, m);
+  check_rank_overlaps(rank_pids, o.ranks.has_value(), m);
+  auto rank_dispatches = dispatches_per_rank(rank_pids, o, m);
+  if (!rank_dispatches.ok()) return rank_dispatches.status();
+  if (Status s = size_rounds(o, names, m); !s.ok()) return s;
+  fill_cells(m, *rank_dispatches, trace, invocations, names, o);
+  summarize_cells(m, static_cast<size_t>(m.dispatches_per_round));
   return m;
 }
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace taskring {
 namespace {
 
@@ -23,6 +25,18 @@ TEST(Expected, ValueOrStatus) {
   EXPECT_EQ(e.status().code(), StatusCode::kOutOfRange);
   Expected<int> bad = Status::Ok();
   EXPECT_EQ(bad.status().code(), StatusCode::kInternal);
+}
+
+// Reading the value of an error prints the Status and aborts in every build
+// type (not an assert that Release compiles out).
+TEST(ExpectedDeathTest, ValueOfAnErrorPrintsTheStatusAndAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Expected<int> e = out_of_range("index 7 of 3");
+  EXPECT_DEATH((void)e.value(), "Expected::value\\(\\) called on an error: OUT_OF_RANGE: index 7 of 3");
+  EXPECT_DEATH((void)*e, "OUT_OF_RANGE: index 7 of 3");
+  Expected<std::string> s = invalid_argument("no name");
+  EXPECT_DEATH((void)s->size(), "INVALID_ARGUMENT: no name");
+  EXPECT_DEATH((void)std::move(s).value(), "INVALID_ARGUMENT: no name");
 }
 
 }  // namespace

@@ -40,16 +40,16 @@ TEST(TraceHostile, AbsurdExpectationsAreRefusedBeforeAllocating) {
   Trace t = parse_trace(run_log(s));
   MatrixOptions o;
   o.ranks = INT_MAX;
-  expect_limit_error(matrix_of(t, o), "--expect-ranks 2147483647");
+  expect_limit_error(matrix_of(t, o), "ranks 2147483647");
   o = {};
   o.rounds = INT_MAX;
-  expect_limit_error(matrix_of(t, o), "--expect-rounds 2147483647");
+  expect_limit_error(matrix_of(t, o), "rounds 2147483647");
   o = {};
   o.dispatches_per_round = INT_MAX;
-  expect_limit_error(matrix_of(t, o), "--dispatches-per-round 2147483647");
+  expect_limit_error(matrix_of(t, o), "dispatches_per_round 2147483647");
   o = {};
   o.warmup = INT_MAX;
-  expect_limit_error(matrix_of(t, o), "--warmup 2147483647");
+  expect_limit_error(matrix_of(t, o), "warmup 2147483647");
   // Each within its own limit, but together too many cells.
   o = {};
   o.ranks = kMaxRanks;

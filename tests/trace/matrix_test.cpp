@@ -303,7 +303,7 @@ TEST(TraceMatrix, DiscardedRankFailsAnOtherwiseValidRun) {
   allow.allow_discarded = true;
   Analysed b = analyse(log, allow);
   EXPECT_EQ(verdict_exit_code(b.trace, b.m), 0);
-  // A rank beyond --expect-ranks is discarded too.
+  // A rank beyond the expected ranks is discarded too.
   s.rank_attr = true;
   Analysed c = analyse(run_log(s), expect(1, 2, 0));
   EXPECT_EQ(c.m.discarded_dispatches, 2u);
@@ -398,6 +398,25 @@ TEST(TraceMatrix, RejectsImpossibleOptions) {
   o = {};
   o.warmup = -1;
   EXPECT_FALSE(build_matrix(t, {}, n, o).ok());
+}
+
+// The library names MatrixOptions' fields, never a front end's flags; a front
+// end that passes its own names gets them in the message.
+TEST(TraceMatrix, OptionErrorsNameTheFieldOrTheCallersName) {
+  Trace t;
+  StageNames n;
+  MatrixOptions o;
+  o.dispatches_per_round = 0;
+  auto m = build_matrix(t, {}, n, o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), "dispatches_per_round must be >= 1, got 0");
+  o = {};
+  o.ranks = kMaxRanks + 1;
+  Status s = check_matrix_options(o, [](MatrixField f) { return "<" + std::string(matrix_field_name(f)) + ">"; });
+  EXPECT_EQ(s.message(), "<ranks> 65537 is above the limit 65536");
+  o = {};
+  o.warmup = 3;
+  EXPECT_TRUE(check_matrix_options(o).ok());
 }
 
 TEST(TraceStats, UnionIsNotTheSum) {

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,7 @@ struct BenchOptions {
   uint64_t timeout_ms = 600000;
   std::string runtime = "tmr";      // node workloads: the chips' L2 runtime
   std::vector<std::string> params;  // node workloads: name=value parameters
+  bool balanced = false;            // node workload moe: --balanced-routing
 };
 
 // The lines of a failed rank's stderr that are kept and shown.
@@ -154,79 +156,91 @@ std::string last_lines(const std::string& tail) {
   return out;
 }
 
-void run_bench(const BenchOptions& o) {
+// Usage errors found before any rank starts: 0, or 2 after printing why.
+int check_bench_options(const BenchOptions& o) {
   if (o.ranks < 1 || o.ranks > trace::kMaxRanks || o.rounds < 1 || o.warmup < 0) {
     std::fprintf(stderr, "taskring bench: --ranks must be in [1, %d], --rounds >= 1, --warmup >= 0\n",
                  trace::kMaxRanks);
-    set_exit_code(2);
-    return;
+    return 2;
   }
   if (auto probe = workloads::make_workload(o.workload); !probe.ok()) {
     std::fprintf(stderr, "taskring bench: %s\n", probe.status().to_string().c_str());
-    set_exit_code(2);
-    return;
+    return 2;
   }
-  int log_fd = -1;
-  if (!o.log_path.empty()) {
-    log_fd = open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      std::fprintf(stderr, "taskring bench: cannot write --log '%s': %s\n", o.log_path.c_str(), std::strerror(errno));
-      set_exit_code(2);
-      return;
-    }
-  }
-  int shared[2];
-  if (pipe2(shared, O_CLOEXEC) != 0) {
-    std::perror("taskring bench: pipe");
-    set_exit_code(1);
-    return;
-  }
-  std::vector<CpuSpeed> host_before = probe_bench_host();
-  std::fflush(nullptr);
-  const pid_t self = getpid();
+  return 0;
+}
+
+// The forked ranks, each with its own stderr pipe; `started` < o.ranks when a
+// pipe or a fork failed.
+struct RankSet {
   std::vector<Rank> ranks;
   bool fork_failed = false;
+};
+
+// Forks o.ranks ranks writing their spans to `shared_write`; the parent keeps
+// each rank's stderr. `log_fd` (or -1) is closed in the children.
+RankSet fork_ranks(const BenchOptions& o, int shared_read, int shared_write, int log_fd) {
+  RankSet set;
+  const pid_t self = getpid();
   for (int r = 0; r < o.ranks; ++r) {
     int err[2];
     if (pipe2(err, O_CLOEXEC) != 0) {
       std::perror("taskring bench: pipe");
-      fork_failed = true;
+      set.fork_failed = true;
       break;
     }
     pid_t pid = fork();
     if (pid == 0) {
-      close(shared[0]);
+      close(shared_read);
       close(err[0]);
-      for (const Rank& k : ranks) close(k.err_fd);
+      for (const Rank& k : set.ranks) close(k.err_fd);
       if (log_fd >= 0) close(log_fd);
-      become_rank(o, r, self, shared[1], err[1]);
+      become_rank(o, r, self, shared_write, err[1]);
     }
     close(err[1]);
     if (pid < 0) {
       std::perror("taskring bench: fork");
       close(err[0]);
-      fork_failed = true;
+      set.fork_failed = true;
       break;
     }
-    ranks.push_back({r, pid, err[0], {}, 0});
+    set.ranks.push_back({r, pid, err[0], {}, 0});
   }
-  close(shared[1]);
+  return set;
+}
 
-  // Read the shared stream (parsed as it comes, copied to --log) and every
-  // rank's stderr until all are closed or the deadline passes.
-  trace::TraceParser parser;
-  const std::string source = "<ranks' shared stderr>";
-  parser.begin_source(source);
+// Writes all of data[0, len) to `fd`; false with errno set when it could not.
+bool write_all(int fd, const char* data, size_t len) {
+  for (size_t off = 0; off < len;) {
+    ssize_t w = write(fd, data + off, len - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    off += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// What the parent read from the ranks.
+struct Captured {
+  trace::Trace trace;
+  bool timed_out = false;
   bool log_failed = false;
   std::string log_error;
+};
+
+// Reads the shared stream (parsed as it comes, copied to `log_fd`) and every
+// rank's stderr until all are closed or the deadline passes; closes
+// `shared_fd`, `log_fd` and the stderr pipes that reached their end.
+Captured capture_ranks(const BenchOptions& o, int shared_fd, int log_fd, std::vector<Rank>& ranks) {
+  Captured c;
+  trace::TraceParser parser;
+  parser.begin_source("<ranks' shared stderr>");
   char buf[65536];
   Deadline deadline = Deadline::after_ms(o.timeout_ms);
-  bool timed_out = false;
-  int shared_fd = shared[0];
   size_t open_fds = ranks.size() + 1;
   while (open_fds > 0) {
     if (deadline.expired()) {
-      timed_out = true;
+      c.timed_out = true;
       break;
     }
     std::vector<pollfd> fds;
@@ -255,27 +269,27 @@ void run_bench(const BenchOptions& o) {
         continue;
       }
       parser.feed_chunk(std::string_view(buf, len));
-      if (log_fd >= 0 && !log_failed) {
-        for (size_t off = 0; off < len;) {
-          ssize_t w = write(log_fd, buf + off, len - off);
-          if (w < 0 && errno == EINTR) continue;
-          if (w <= 0) {
-            log_failed = true;
-            log_error = std::strerror(errno);
-            break;
-          }
-          off += static_cast<size_t>(w);
-        }
+      if (log_fd >= 0 && !c.log_failed && !write_all(log_fd, buf, len)) {
+        c.log_failed = true;
+        c.log_error = std::strerror(errno);
       }
     }
   }
   if (shared_fd >= 0) close(shared_fd);
   parser.end_source();
-  if (log_fd >= 0 && close(log_fd) != 0 && !log_failed) {
-    log_failed = true;
-    log_error = std::strerror(errno);
+  if (log_fd >= 0 && close(log_fd) != 0 && !c.log_failed) {
+    c.log_failed = true;
+    c.log_error = std::strerror(errno);
   }
+  c.trace = parser.finish();
+  return c;
+}
+
+// Waits for every rank (killing them first after a timeout) and keeps the
+// rest of their stderr; returns the ranks that did not exit 0.
+std::vector<const Rank*> reap_ranks(std::vector<Rank>& ranks, bool timed_out) {
   std::vector<const Rank*> failed;
+  char buf[65536];
   for (Rank& k : ranks) {
     if (timed_out) kill(k.pid, SIGKILL);
     while (waitpid(k.pid, &k.status, 0) < 0 && errno == EINTR) {
@@ -289,40 +303,74 @@ void run_bench(const BenchOptions& o) {
     }
     if (!WIFEXITED(k.status) || WEXITSTATUS(k.status) != 0) failed.push_back(&k);
   }
+  return failed;
+}
 
-  trace::Trace t = parser.finish();
-  trace::StageNames names;
-  auto invs = trace::group_invocations(t, names);
-  trace::MatrixOptions mo;
-  mo.ranks = o.ranks;
-  mo.rounds = o.rounds;
-  mo.warmup = o.warmup;
-  mo.dispatches_per_round = 1;
-  auto m = trace::build_matrix(t, invs, names, mo);
-  if (!m.ok()) {
-    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
-    set_exit_code(3);
-    return;
-  }
-  trace::set_host_speed(*m, std::move(host_before), probe_bench_host());
-  std::cout << (o.json ? trace::render_json(t, *m) : trace::render_matrix(t, *m)) << std::flush;
-  int rc = trace::verdict_exit_code(t, *m);
-  if (timed_out) {
+// Says what went wrong with the harness itself (timeout, forks, ranks, --log);
+// returns true when anything did.
+bool report_harness(const BenchOptions& o, const RankSet& set, const std::vector<const Rank*>& failed,
+                    const Captured& c) {
+  if (c.timed_out) {
     std::fprintf(stderr, "taskring bench: ranks did not finish within %llu ms; killed\n",
                  static_cast<unsigned long long>(o.timeout_ms));
   }
-  if (fork_failed) std::fprintf(stderr, "taskring bench: only %zu of %d ranks started\n", ranks.size(), o.ranks);
+  if (set.fork_failed) {
+    std::fprintf(stderr, "taskring bench: only %zu of %d ranks started\n", set.ranks.size(), o.ranks);
+  }
   if (!failed.empty()) {
-    std::fprintf(stderr, "taskring bench: %zu of %zu rank(s) failed\n", failed.size(), ranks.size());
+    std::fprintf(stderr, "taskring bench: %zu of %zu rank(s) failed\n", failed.size(), set.ranks.size());
     for (const Rank* k : failed) {
       std::fprintf(stderr, "  rank %d (pid %d) %s; its last stderr lines:\n%s", k->index, static_cast<int>(k->pid),
                    describe_exit(k->status).c_str(), last_lines(k->tail).c_str());
     }
   }
-  if (log_failed) std::fprintf(stderr, "taskring bench: writing --log '%s' failed: %s\n", o.log_path.c_str(),
-                               log_error.c_str());
-  const bool harness_failed = !failed.empty() || timed_out || fork_failed || log_failed;
-  set_exit_code(rc != 0 ? rc : harness_failed ? 1 : 0);
+  if (c.log_failed) {
+    std::fprintf(stderr, "taskring bench: writing --log '%s' failed: %s\n", o.log_path.c_str(), c.log_error.c_str());
+  }
+  return !failed.empty() || c.timed_out || set.fork_failed || c.log_failed;
+}
+
+// Forks the ranks, captures and validates their spans; returns the exit status.
+int run_bench(const BenchOptions& o) {
+  if (const int usage = check_bench_options(o); usage != 0) return usage;
+  int log_fd = -1;
+  if (!o.log_path.empty()) {
+    log_fd = open(o.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      std::fprintf(stderr, "taskring bench: cannot write --log '%s': %s\n", o.log_path.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+  int shared[2];
+  if (pipe2(shared, O_CLOEXEC) != 0) {
+    std::perror("taskring bench: pipe");
+    if (log_fd >= 0) close(log_fd);
+    return 1;
+  }
+  std::vector<CpuSpeed> host_before = probe_bench_host();
+  std::fflush(nullptr);
+  RankSet set = fork_ranks(o, shared[0], shared[1], log_fd);
+  close(shared[1]);
+  Captured c = capture_ranks(o, shared[0], log_fd, set.ranks);
+  const std::vector<const Rank*> failed = reap_ranks(set.ranks, c.timed_out);
+
+  trace::StageNames names;
+  auto invs = trace::group_invocations(c.trace, names);
+  trace::MatrixOptions mo;
+  mo.ranks = o.ranks;
+  mo.rounds = o.rounds;
+  mo.warmup = o.warmup;
+  mo.dispatches_per_round = 1;
+  auto m = trace::build_matrix(c.trace, invs, names, mo);
+  if (!m.ok()) {
+    std::fprintf(stderr, "taskring bench: %s\n", m.status().to_string().c_str());
+    return 3;
+  }
+  trace::set_host_speed(*m, std::move(host_before), probe_bench_host());
+  std::cout << (o.json ? trace::render_json(c.trace, *m) : trace::render_matrix(c.trace, *m)) << std::flush;
+  const int rc = trace::verdict_exit_code(c.trace, *m);
+  const bool harness_failed = report_harness(o, set, failed, c);
+  return rc != 0 ? rc : harness_failed ? 1 : 0;
 }
 
 }  // namespace
@@ -342,7 +390,7 @@ std::vector<CpuSpeed> probe_bench_host() {
   return p.ok() ? std::move(*p) : std::vector<CpuSpeed>{};
 }
 
-void add_bench_command(CLI::App& app) {
+Command add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand("bench", "fork ranks running a workload, capture their spans, validate the matrix");
   cmd->add_option("workload", opts->workload, "workload name (taskring run --list)")->required();
@@ -361,58 +409,50 @@ void add_bench_command(CLI::App& app) {
           ->check(CLI::IsMember({"tmr", "hbg"})),
       cmd->add_option("--nodes", opts->nodes, "L4: nodes (MPI ranks) of a node workload; run under mpirun -np N")
           ->check(CLI::Range(1, 256))};
-  auto balanced = std::make_shared<bool>(false);
-  auto params = std::make_shared<std::vector<std::string>>();
-  cmd->add_flag("--balanced-routing", *balanced, "node workload moe: round-robin routing (equal load per rank)");
-  cmd->add_option("--param", *params, "a node workload parameter, name=value (repeatable)");
-  cmd->callback([cmd, opts, balanced, params, node_only] {
+  cmd->add_flag("--balanced-routing", opts->balanced, "node workload moe: round-robin routing (equal load per rank)");
+  cmd->add_option("--param", opts->params, "a node workload parameter, name=value (repeatable)");
+  return {cmd, [cmd, opts, node_only] {
     if (is_node_workload(opts->workload)) {
       if (cmd->count("--ranks") > 0) {
         std::fprintf(stderr, "taskring bench: --ranks forks ranks of a chip workload; %s is a node workload: "
                              "--chips sets its chips (and --nodes its MPI ranks)\n", opts->workload.c_str());
-        set_exit_code(2);
-        return;
+        return 2;
       }
       NodeBenchOptions no{opts->workload, opts->chips, opts->rounds, opts->warmup,
                           opts->json, opts->log_path, opts->timeout_ms, {}, opts->runtime};
-      if (*balanced) no.params.emplace_back("balanced-routing", 1);
-      for (const std::string& kv : *params) {
+      if (opts->balanced) no.params.emplace_back("balanced-routing", 1);
+      for (const std::string& kv : opts->params) {
         const size_t eq = kv.find('=');
         char* end = nullptr;
         errno = 0;
         const long long v = eq == std::string::npos ? 0 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
         if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || end == kv.c_str() + eq + 1) {
           std::fprintf(stderr, "taskring bench: --param '%s' is not name=integer\n", kv.c_str());
-          set_exit_code(2);
-          return;
+          return 2;
         }
         if (errno == ERANGE) {  // strtoll clamped it: quote what the user wrote, not the clamp
           std::fprintf(stderr, "taskring bench: --param '%s': %s is outside the 64-bit integer range\n", kv.c_str(),
                        kv.c_str() + eq + 1);
-          set_exit_code(2);
-          return;
+          return 2;
         }
         no.params.emplace_back(kv.substr(0, eq), v);
       }
       no.nodes = opts->nodes;
-      set_exit_code(no.nodes > 0 ? run_net_bench(no) : run_node_bench(no));
-      return;
+      return no.nodes > 0 ? run_net_bench(no) : run_node_bench(no);
     }
-    if (*balanced || !params->empty()) {
+    if (opts->balanced || !opts->params.empty()) {
       std::fprintf(stderr, "taskring bench: --balanced-routing and --param apply to node workloads only\n");
-      set_exit_code(2);
-      return;
+      return 2;
     }
     for (const CLI::Option* opt : node_only) {
       if (opt->count() > 0) {
         std::fprintf(stderr, "taskring bench: %s applies to node workloads only ('%s' runs on one chip per rank; "
                      "use --ranks)\n", opt->get_name().c_str(), opts->workload.c_str());
-        set_exit_code(2);
-        return;
+        return 2;
       }
     }
-    run_bench(*opts);
-  });
+    return run_bench(*opts);
+  }};
 }
 
 }  // namespace taskring::cli

@@ -1,11 +1,16 @@
 // Subcommands of the `taskring` tool. Each lives in its own <name>_command.cpp
-// and registers itself on the app; main.cpp only lists them. A subcommand's
-// callback sets the process exit status through `set_exit_code` (0 success,
-// 2 usage error, 3 missing or torn data, 1 any other failure).
+// and registers itself on the app; main.cpp only lists them and, once the
+// whole command line parsed, runs the one that was named.
+//
+// One option-storage style: a command keeps its options in one struct held by
+// a std::shared_ptr that its `run` action captures. CLI11 writes into the
+// struct while parsing; the action reads it afterwards. No option lives in a
+// global or a function-local static.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,24 +32,43 @@ namespace taskring::cli {
 // OPENBLAS_CORETYPE (main.cpp); holds the kernel set it replaced.
 inline constexpr char kBlasReplacedEnv[] = "TASKRING_BLAS_REPLACED";
 
-void set_exit_code(int code);
-int exit_code();
+// A registered subcommand and the action that runs it. main.cpp calls `run`
+// after parsing, for the subcommand the user named, and exits with what it
+// returns: 0 success, 2 usage error, 3 missing or torn data, 1 any other
+// failure.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
 
 // How a child ended, from its wait status: "killed by signal 9 (SIGKILL)",
 // "exited with status 1".
 std::string describe_exit(int status);
 
-void add_info_command(CLI::App& app);
-void add_selfcheck_command(CLI::App& app);
-void add_bench_command(CLI::App& app);
-void add_trace_command(CLI::App& app);
-void add_run_command(CLI::App& app);
-void add_orch_command(CLI::App& app);
+Command add_info_command(CLI::App& app);
+Command add_selfcheck_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
+Command add_trace_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_orch_command(CLI::App& app);
+
+// The options of `taskring run` (run_command.cpp), which its node forms share.
+struct RunOptions {
+  int rounds = 5;
+  int warmup = 1;
+  bool json = false;
+  bool list = false;
+  bool profile = false;  // TASKRING_PROFILE=1 for this run
+  std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
+  bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
+};
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node
-// workload, reading its --rounds/--warmup/--runtime through the pointers.
-void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime,
-                              const bool* json, const bool* skip_device_run);
+// workload, which reads --rounds/--warmup/--runtime/--json from `opts`.
+// Returns the action that runs the node workload named after `taskring run`
+// once the whole command line parsed: its exit status, or -1 when none was
+// named.
+std::function<int()> add_node_run_subcommands(CLI::App* run, std::shared_ptr<const RunOptions> opts);
 
 // A workload parameter as `--<name> <value>` bound to its storage, range
 // checked. A 0/1 parameter is a switch: `--graph on|off` (also 1/0,
@@ -60,9 +84,8 @@ inline void add_param_option(CLI::App* sub, workloads::Param& p) {
     opt->capture_default_str();
   }
   opt->check(CLI::Range(p.min, p.max));
-}// The node workload named after `taskring run`, run once the whole command
-// line parsed: its exit status, or -1 when none was named.
-int run_parsed_node_workload();
+}
+
 // The node workloads' names, comma-separated (for "known workloads").
 std::string node_workload_names();
 bool is_node_workload(std::string_view name);

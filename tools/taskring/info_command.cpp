@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -181,31 +182,33 @@ void print_text(const Info& info) {
 
 }  // namespace
 
-void add_info_command(CLI::App& app) {
+Command add_info_command(CLI::App& app) {
+  struct InfoOptions {
+    bool json = false;
+    bool markdown = false;
+  };
+  auto opts = std::make_shared<InfoOptions>();
   auto* cmd = app.add_subcommand("info", "version, build type, sim topology, knobs in effect");
-  static bool json = false;  // CLI11 binds options to storage that outlives parsing
-  static bool markdown = false;
-  cmd->add_flag("--json", json, "print as JSON");
-  cmd->add_flag("--knobs-markdown", markdown, "print the knob tables of docs/knobs.md (generated from the knob table)");
-  cmd->callback([] {
-    if (markdown) {
-      std::cout << knob_table_markdown();
-      set_exit_code(0);
-      return;
-    }
-    Expected<Info> info = collect(process_env());
-    if (!info.ok()) {
-      std::fprintf(stderr, "taskring info: %s\n", info.status().to_string().c_str());
-      set_exit_code(1);
-      return;
-    }
-    if (json) {
-      std::cout << to_json(*info).dump(2) << "\n";
-    } else {
-      print_text(*info);
-    }
-    set_exit_code(0);
-  });
+  cmd->add_flag("--json", opts->json, "print as JSON");
+  cmd->add_flag("--knobs-markdown", opts->markdown,
+                "print the knob tables of docs/knobs.md (generated from the knob table)");
+  return {cmd, [opts] {
+            if (opts->markdown) {
+              std::cout << knob_table_markdown();
+              return 0;
+            }
+            Expected<Info> info = collect(process_env());
+            if (!info.ok()) {
+              std::fprintf(stderr, "taskring info: %s\n", info.status().to_string().c_str());
+              return 1;
+            }
+            if (opts->json) {
+              std::cout << to_json(*info).dump(2) << "\n";
+            } else {
+              print_text(*info);
+            }
+            return 0;
+          }};
 }
 
 }  // namespace taskring::cli

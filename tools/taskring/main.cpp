@@ -6,18 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <vector>
 
 #include "commands.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
 #include "taskring/log/init.hpp"
 
 namespace taskring::cli {
-namespace {
-// The one process-wide exit status of the tool; set by the subcommand that ran.
-int g_exit_code = 0;
-}  // namespace
-void set_exit_code(int code) { g_exit_code = code; }
-int exit_code() { return g_exit_code; }
 
 // OpenBLAS chose its kernels by CPU model when the binary loaded, and a model
 // it does not know gets its generic SSE3 set: on an Emerald Rapids Xeon a
@@ -58,12 +53,11 @@ int main(int argc, char** argv) {
   taskring::cli::use_better_blas_kernels(argv);
   CLI::App app{"taskring: task-graph runtime for tile accelerators (default device: sim)"};
   app.require_subcommand(1);
-  taskring::cli::add_info_command(app);
-  taskring::cli::add_selfcheck_command(app);
-  taskring::cli::add_bench_command(app);
-  taskring::cli::add_trace_command(app);
-  taskring::cli::add_run_command(app);
-  taskring::cli::add_orch_command(app);
+  namespace cli = taskring::cli;
+  const std::vector<cli::Command> commands = {
+      cli::add_info_command(app),  cli::add_selfcheck_command(app), cli::add_bench_command(app),
+      cli::add_trace_command(app), cli::add_run_command(app),       cli::add_orch_command(app),
+  };
   // Logger threshold and span files come from the environment, once, before
   // any subcommand forks ranks.
   taskring::Status log_status = taskring::log::init_logging(taskring::process_env());
@@ -75,7 +69,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return taskring::cli::with_output_checked(rc == 0 ? 0 : 2);
+    return cli::with_output_checked(rc == 0 ? 0 : 2);
   }
-  return taskring::cli::with_output_checked(taskring::cli::exit_code());
+  // Runs only after the whole command line parsed, so a typo anywhere on it
+  // is reported before any work starts.
+  for (const cli::Command& c : commands) {
+    if (c.app->parsed()) return cli::with_output_checked(c.run());
+  }
+  return cli::with_output_checked(2);  // unreachable: require_subcommand(1)
 }

@@ -121,18 +121,10 @@ std::string read_fd_all(int fd) {
   return s;
 }
 
-NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds, bool print,
-                  int capture_fd) {
-  NetRun out;
-  const std::string who = "taskring " + std::string(capture_fd >= 0 ? "bench " : "run ") + std::string(w.name());
-  // Where this node sits among the others (moe spans them), before its
-  // config; place() validates.
-  Status v = w.place(NetWorker::launcher_rank(), nodes);
-  if (!v.ok()) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), v.to_string().c_str());
-    out.rc = 2;
-    return out;
-  }
+// The L4 configuration of workload `w` on `nodes` nodes, with what every rank
+// must agree on (the startup handshake refuses a rank that would run
+// something else, naming it and the field).
+NetConfig net_config(NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds, int capture_fd) {
   NetConfig cfg;
   cfg.node = w.node_config();
   cfg.node.runtime = runtime;
@@ -140,26 +132,30 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
   // The workload's inputs are set up on every rank before it says HELLO,
   // so no round reaches a rank whose inputs are not there yet.
   cfg.node_setup = [&w](node::NodeWorker& n) { return w.setup(n); };
-  // What every rank must agree on (the startup handshake refuses a rank
-  // that would run something else, naming it and the field).
   cfg.expected_ranks = static_cast<uint32_t>(nodes);
   cfg.job.emplace_back("command", capture_fd >= 0 ? "bench" : "run");
   cfg.job.emplace_back("workload", std::string(w.name()));
   for (const workloads::Param& p : w.params().entries()) cfg.job.emplace_back("--" + p.name, std::to_string(p.value));
   cfg.job.emplace_back("rounds", std::to_string(rounds));
   cfg.job.emplace_back("warmup", std::to_string(warmup));
-  NetWorker net(cfg);
-  Status reg = w.register_callables(net.node());
-  if (!reg.ok()) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), reg.to_string().c_str());
-    out.rc = 1;
-    return out;
-  }
+  return cfg;
+}
+
+// The L4 callables, registered in the same order on every rank.
+struct NetTasks {
+  int round = 0;    // one round of the workload on a node, golden checked
+  int collect = 0;  // bench: a node's captured span text into its output tensor
+  int probe = 0;    // bench: a node's CPU speed (write_probe)
+};
+
+Expected<NetTasks> register_net_tasks(NetWorker& net, NodeWorkload& w, int capture_fd) {
+  TASKRING_RETURN_IF_ERROR(w.register_callables(net.node()));
   auto round = net.register_task("round", [&w](node::NodeWorker& n, const ChipTaskArgs&) -> Status {
     w.reset_output();
     TASKRING_RETURN_IF_ERROR(n.run(w.orchestration(), Deadline::after_ms(600000)));
     return w.check();
   });
+  if (!round.ok()) return round.status();
   auto collect = net.register_task("collect", [capture_fd](node::NodeWorker&, const ChipTaskArgs& a) -> Status {
     if (capture_fd < 0) return failed_precondition("nothing captured (not a bench)");
     log::strace::flush_strace();
@@ -174,10 +170,88 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
                                 std::to_string(room) + " B");
     return Status::Ok();
   });
+  if (!collect.ok()) return collect.status();
   auto probe = net.register_task("probe", [](node::NodeWorker&, const ChipTaskArgs& a) { return write_probe(*a.tensor(0)); });
-  if (!round.ok() || !collect.ok() || !probe.ok()) {
-    const Status bad = !round.ok() ? round.status() : !collect.ok() ? collect.status() : probe.status();
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), bad.to_string().c_str());
+  if (!probe.ok()) return probe.status();
+  return NetTasks{*round, *collect, *probe};
+}
+
+// Runs warmup + rounds on every node from rank 0, printing a row per round
+// when `print`; stops at the first failed round (after a lost rank every
+// later round would fail at once, and after a domain that cannot be allocated
+// each would wait out its deadline again, issue 38). Returns the measured
+// rounds that passed and sets `last` to the last round's status.
+int run_net_rounds_on_rank0(NetWorker& net, int round_task, int nodes, int warmup, int rounds, bool print,
+                            const std::string& who, Status& last) {
+  int passed = 0;
+  for (int i = 0; i < warmup + rounds; ++i) {
+    const uint64_t t0 = mono_ns();
+    last = net.run([&](node::Orchestrator& o) -> Status {
+      ChipTaskArgs none;
+      for (int r = 0; r < nodes; ++r) TASKRING_RETURN_IF_ERROR(o.submit_next_level(round_task, none, r));
+      return Status::Ok();
+    });
+    const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
+    if (print)
+      std::printf("%-8s %3d  host_ms %9.3f  %s on %d nodes\n", i < warmup ? "warmup" : "round",
+                  i < warmup ? i : i - warmup + 1, ms, last.ok() ? "golden PASS" : "FAILED", nodes);
+    if (!last.ok()) {
+      std::fprintf(stderr, "%s: round %d failed; stopping: %s\n", who.c_str(), i, last.to_string().c_str());
+      break;
+    }
+    if (i >= warmup) ++passed;
+  }
+  return passed;
+}
+
+// Bench: gathers every node's captured span text into `trace` (rank order).
+Status collect_node_spans(NetWorker& net, int collect_task, int nodes, std::string& trace) {
+  std::vector<net::RemoteBuffer> bufs;
+  Status cs;
+  for (int r = 0; r < nodes && cs.ok(); ++r) {
+    auto b = net.remote_malloc(0, kTraceCap);
+    if (!b.ok()) cs = b.status();
+    else bufs.push_back(*b);
+  }
+  if (cs.ok())
+    cs = net.run([&](node::Orchestrator& o) -> Status {
+      for (int r = 0; r < nodes; ++r) {
+        auto t = net.remote_tensor(bufs[static_cast<size_t>(r)].whole(), {static_cast<uint32_t>(kTraceCap)},
+                                   DataType::UINT8);
+        if (!t.ok()) return t.status();
+        ChipTaskArgs a;
+        a.add_output(*t);
+        TASKRING_RETURN_IF_ERROR(o.submit_next_level(collect_task, a, r));
+      }
+      return Status::Ok();
+    });
+  std::vector<char> buf(kTraceCap);
+  for (size_t r = 0; r < bufs.size() && cs.ok(); ++r) {
+    cs = net.remote_copy_from(buf.data(), bufs[r].whole());
+    uint64_t n = 0;
+    std::memcpy(&n, buf.data(), 8);
+    if (cs.ok()) trace.append(buf.data() + 8, std::min<uint64_t>(n, kTraceCap - 8));
+  }
+  return cs;
+}
+
+NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int warmup, int rounds, bool print,
+                  int capture_fd) {
+  NetRun out;
+  const std::string who = "taskring " + std::string(capture_fd >= 0 ? "bench " : "run ") + std::string(w.name());
+  // Where this node sits among the others (moe spans them), before its
+  // config; place() validates.
+  Status v = w.place(NetWorker::launcher_rank(), nodes);
+  if (!v.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), v.to_string().c_str());
+    out.rc = 2;
+    return out;
+  }
+  const NetConfig cfg = net_config(w, runtime, nodes, warmup, rounds, capture_fd);
+  NetWorker net(cfg);
+  Expected<NetTasks> tasks = register_net_tasks(net, w, capture_fd);
+  if (!tasks.ok()) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), tasks.status().to_string().c_str());
     out.rc = 1;
     return out;
   }
@@ -197,69 +271,22 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
     out.rc = srv.ok() && c.ok() ? 0 : 1;
     return out;
   }
-  const int chips = cfg.node.chips;
   if (print)
     std::printf("%s: %d nodes x %d chips, %d SUB workers per node, %llu node tasks per node per round (%s)\n",
-                who.c_str(), nodes, chips, cfg.node.sub_workers, static_cast<unsigned long long>(w.expected_tasks()),
-                w.params().describe().c_str());
+                who.c_str(), nodes, cfg.node.chips, cfg.node.sub_workers,
+                static_cast<unsigned long long>(w.expected_tasks()), w.params().describe().c_str());
   // The host-speed control (docs/trace.md): a probe that fails to travel
   // leaves the report without one and says why, but fails nothing.
   auto probe_nodes = [&](std::vector<CpuSpeed>* into) {
-    auto p = probe_every_node(net, *probe, nodes);
+    auto p = probe_every_node(net, tasks->probe, nodes);
     if (p.ok()) *into = std::move(*p);
     else std::fprintf(stderr, "%s: probing the nodes' CPU speed: %s\n", who.c_str(), p.status().to_string().c_str());
   };
   if (capture_fd >= 0) probe_nodes(&out.host_before);
-  int passed = 0;
-  for (int i = 0; i < warmup + rounds; ++i) {
-    const uint64_t t0 = mono_ns();
-    s = net.run([&](node::Orchestrator& o) -> Status {
-      ChipTaskArgs none;
-      for (int r = 0; r < nodes; ++r) TASKRING_RETURN_IF_ERROR(o.submit_next_level(*round, none, r));
-      return Status::Ok();
-    });
-    const double ms = static_cast<double>(mono_ns() - t0) / 1e6;
-    if (print)
-      std::printf("%-8s %3d  host_ms %9.3f  %s on %d nodes\n", i < warmup ? "warmup" : "round",
-                  i < warmup ? i : i - warmup + 1, ms, s.ok() ? "golden PASS" : "FAILED", nodes);
-    if (!s.ok()) {
-      // The first failed round ends the command: after a lost rank every
-      // later round would fail at once, and after a domain that cannot be
-      // allocated each would wait out its deadline again (issue 38).
-      std::fprintf(stderr, "%s: round %d failed; stopping: %s\n", who.c_str(), i, s.to_string().c_str());
-      break;
-    }
-    if (i >= warmup) ++passed;
-  }
+  int passed = run_net_rounds_on_rank0(net, tasks->round, nodes, warmup, rounds, print, who, s);
   if (capture_fd >= 0 && s.ok() && !out.host_before.empty()) probe_nodes(&out.host_after);
   if (capture_fd >= 0 && s.ok()) {
-    std::vector<net::RemoteBuffer> bufs;
-    Status cs;
-    for (int r = 0; r < nodes && cs.ok(); ++r) {
-      auto b = net.remote_malloc(0, kTraceCap);
-      if (!b.ok()) cs = b.status();
-      else bufs.push_back(*b);
-    }
-    if (cs.ok())
-      cs = net.run([&](node::Orchestrator& o) -> Status {
-        for (int r = 0; r < nodes; ++r) {
-          auto t = net.remote_tensor(bufs[static_cast<size_t>(r)].whole(), {static_cast<uint32_t>(kTraceCap)},
-                                     DataType::UINT8);
-          if (!t.ok()) return t.status();
-          ChipTaskArgs a;
-          a.add_output(*t);
-          TASKRING_RETURN_IF_ERROR(o.submit_next_level(*collect, a, r));
-        }
-        return Status::Ok();
-      });
-    std::vector<char> buf(kTraceCap);
-    for (size_t r = 0; r < bufs.size() && cs.ok(); ++r) {
-      cs = net.remote_copy_from(buf.data(), bufs[r].whole());
-      uint64_t n = 0;
-      std::memcpy(&n, buf.data(), 8);
-      if (cs.ok()) out.trace.append(buf.data() + 8, std::min<uint64_t>(n, kTraceCap - 8));
-    }
-    if (!cs.ok()) {
+    if (Status cs = collect_node_spans(net, tasks->collect, nodes, out.trace); !cs.ok()) {
       std::fprintf(stderr, "%s: collecting the spans: %s\n", who.c_str(), cs.to_string().c_str());
       passed = -1;
     }

@@ -43,17 +43,14 @@ namespace {
 
 using workloads::NodeWorkload;
 
-struct NodeRunBinding {
-  const int* rounds;
-  const int* warmup;
-  const std::string* runtime;
-  const bool* json;
-  const bool* skip_device_run;
+// The node forms of `taskring run`: one workload object per node catalog entry
+// beside the subcommand that names it (its ParamSet holds the values of the
+// workload's flags), and --nodes.
+struct NodeRunCommands {
+  std::shared_ptr<const RunOptions> run;  // --rounds, --warmup, --runtime, --json of `taskring run`
+  int nodes = 0;  // --nodes: > 0 runs the workload on that many MPI ranks (L4)
+  std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> workloads;
 };
-NodeRunBinding g_bind;
-int g_nodes = 0;  // --nodes: > 0 runs the workload on that many MPI ranks (L4)
-std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> g_node_workloads;
-NodeWorkload* g_picked = nullptr;  // the node workload named on the command line
 
 double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
@@ -196,9 +193,9 @@ int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int
 
 }  // namespace
 
-void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmup, const std::string* runtime,
-                              const bool* json, const bool* skip_device_run) {
-  g_bind = NodeRunBinding{rounds, warmup, runtime, json, skip_device_run};
+std::function<int()> add_node_run_subcommands(CLI::App* run, std::shared_ptr<const RunOptions> opts) {
+  auto node = std::make_shared<NodeRunCommands>();
+  node->run = std::move(opts);
   for (const workloads::NodeCatalogEntry& e : workloads::node_catalog()) {
     std::unique_ptr<NodeWorkload> w = e.make();
     auto* sub = run->add_subcommand(std::string(e.name), std::string(w->summary()));
@@ -206,28 +203,26 @@ void add_node_run_subcommands(CLI::App* run, const int* rounds, const int* warmu
     for (workloads::Param& p : w->params().entries()) {
       add_param_option(sub, p);
     }
-    sub->add_option("--nodes", g_nodes, "L4: run on this many nodes (MPI ranks); start under mpirun -np N")
+    sub->add_option("--nodes", node->nodes, "L4: run on this many nodes (MPI ranks); start under mpirun -np N")
         ->check(CLI::Range(1, 256));
-    NodeWorkload* raw = w.get();
-    // Only remembers the choice: `run`'s own callback, which comes after
-    // this one, first refuses unknown options and stray arguments, then
-    // calls run_parsed_node_workload(). Running here would run every round
-    // before a typo (`--chip 8`) is reported.
-    sub->callback([raw] { g_picked = raw; });
-    g_node_workloads.emplace_back(sub, std::move(w));
+    node->workloads.emplace_back(sub, std::move(w));
   }
-}
-
-int run_parsed_node_workload() {
-  if (g_picked == nullptr) return -1;
-  NodeWorkload& w = *g_picked;
-  std::string rt = *g_bind.runtime == "tensormap_and_ringbuffer" ? "tmr"
-                   : *g_bind.runtime == "host_build_graph"       ? "hbg"
-                                                                 : *g_bind.runtime;
-  // The chips read their knobs from the environment at init.
-  if (*g_bind.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
-  if (g_nodes > 0) return run_net_rounds(w, rt, g_nodes, *g_bind.warmup, *g_bind.rounds);
-  return run_node_rounds(w, rt, *g_bind.warmup, *g_bind.rounds, true, *g_bind.json);
+  // Called by `run`'s action after it refused unknown options and stray
+  // arguments, so a typo (`--chip 8`) is reported before any round runs.
+  return [node]() -> int {
+    for (auto& [sub, w] : node->workloads) {
+      if (!sub->parsed()) continue;
+      const RunOptions& o = *node->run;
+      std::string rt = o.runtime == "tensormap_and_ringbuffer" ? "tmr"
+                       : o.runtime == "host_build_graph"       ? "hbg"
+                                                               : o.runtime;
+      // The chips read their knobs from the environment at init.
+      if (o.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
+      if (node->nodes > 0) return run_net_rounds(*w, rt, node->nodes, o.warmup, o.rounds);
+      return run_node_rounds(*w, rt, o.warmup, o.rounds, true, o.json);
+    }
+    return -1;
+  };
 }
 
 std::string node_workload_names() {

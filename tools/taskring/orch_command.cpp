@@ -39,7 +39,6 @@ using orch::HostTensor;
 
 struct OrchOptions {
   std::vector<std::string> files;  // one to run; any number with --check
-  std::string file;
   bool check = false;
   std::string runtime = "tmr";
   std::string arch;
@@ -53,7 +52,6 @@ struct OrchOptions {
   uint64_t task_window = 0, heap = 0, dep_pool = 0;
 };
 
-OrchOptions g_opt;
 
 // A kernel that does nothing: '*=noop' runs an orchestration for its
 // dependencies only.
@@ -155,8 +153,8 @@ int32_t error_code_of(const Status& s) {
   return -1;
 }
 
-int fail(int code, const std::string& message, nlohmann::json* j) {
-  if (g_opt.json) {
+int fail(const OrchOptions& o, int code, const std::string& message, nlohmann::json* j) {
+  if (o.json) {
     (*j)["ok"] = false;
     (*j)["error"] = message;
     std::cout << j->dump(2) << "\n";
@@ -169,59 +167,59 @@ int fail(int code, const std::string& message, nlohmann::json* j) {
 // The -D list of a build: the user's, then the runtime's (the launch spec of
 // an a5 build follows the runtime's own a5 header, taskring/tensor/task_args.hpp)
 // and the architecture's.
-Expected<std::vector<std::string>> build_defines() {
-  std::vector<std::string> defines = g_opt.defines;
-  defines.push_back(g_opt.runtime == "hbg" ? "TASKRING_ORCH_RUNTIME_HBG" : "TASKRING_ORCH_RUNTIME_TMR");
-  if (g_opt.arch == "a2a3") defines.push_back("TASKRING_ORCH_ARCH_A2A3");
-  else if (g_opt.arch == "a5") defines.push_back("TASKRING_ORCH_ARCH_A5");
-  else if (!g_opt.arch.empty()) return invalid_argument("--arch " + g_opt.arch + ": expected a2a3 or a5");
+Expected<std::vector<std::string>> build_defines(const OrchOptions& o) {
+  std::vector<std::string> defines = o.defines;
+  defines.push_back(o.runtime == "hbg" ? "TASKRING_ORCH_RUNTIME_HBG" : "TASKRING_ORCH_RUNTIME_TMR");
+  if (o.arch == "a2a3") defines.push_back("TASKRING_ORCH_ARCH_A2A3");
+  else if (o.arch == "a5") defines.push_back("TASKRING_ORCH_ARCH_A5");
+  else if (!o.arch.empty()) return invalid_argument("--arch " + o.arch + ": expected a2a3 or a5");
   return defines;
 }
 
-int check_sources(const std::vector<std::string>& defines) {
+int check_sources(const OrchOptions& o, const std::vector<std::string>& defines) {
   orch::CheckRequest req;
-  req.paths = g_opt.files;
-  req.include_dir = g_opt.include_dir;
+  req.paths = o.files;
+  req.include_dir = o.include_dir;
   if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx != '\0') req.compiler = cxx;
   req.defines = defines;
-  req.json = g_opt.json;
+  req.json = o.json;
   return orch::run_check(req);
 }
 
 // Prints a successful run: the --print tensors (default: every out / inout)
 // summarised, --save, or one JSON object with --json.
-int print_result(const std::vector<HostTensor>& tensors, const std::string& name, uint64_t tasks, nlohmann::json* j) {
+int print_result(const OrchOptions& o, const std::vector<HostTensor>& tensors, const std::string& name, uint64_t tasks, nlohmann::json* j) {
   // Which tensors to show: --print names, else every out / inout.
   std::vector<const HostTensor*> shown;
-  for (const std::string& wanted : g_opt.prints) {
+  for (const std::string& wanted : o.prints) {
     const HostTensor* found = nullptr;
     for (const HostTensor& t : tensors) {
       if (t.name == wanted) found = &t;
     }
-    if (found == nullptr) return fail(2, "--print " + wanted + ": no tensor of that name", j);
+    if (found == nullptr) return fail(o, 2, "--print " + wanted + ": no tensor of that name", j);
     shown.push_back(found);
   }
-  if (g_opt.prints.empty()) {
+  if (o.prints.empty()) {
     for (const HostTensor& t : tensors) {
       if (t.dir != Direction::kIn) shown.push_back(&t);
     }
   }
-  if (!g_opt.save_dir.empty()) {
+  if (!o.save_dir.empty()) {
     std::error_code ec;
-    fs::create_directories(g_opt.save_dir, ec);
+    fs::create_directories(o.save_dir, ec);
     for (const HostTensor& t : tensors) {
       if (t.dir == Direction::kIn) continue;
-      Status s = orch::write_npy(t, (fs::path(g_opt.save_dir) / (t.name + ".npy")).string());
-      if (!s.ok()) return fail(1, "--save: " + s.message(), j);
+      Status s = orch::write_npy(t, (fs::path(o.save_dir) / (t.name + ".npy")).string());
+      if (!s.ok()) return fail(o, 1, "--save: " + s.message(), j);
     }
   }
-  if (g_opt.json) {
+  if (o.json) {
     for (const HostTensor* t : shown) {
       (*j)["tensors"][t->name] = {{"direction", dir_name(t->dir)}, {"summary", orch::summarize(*t)}};
     }
     std::cout << j->dump(2) << "\n";
   } else {
-    std::cout << "taskring orch " << name << " on " << g_opt.runtime << ": ok, " << tasks << " tasks\n";
+    std::cout << "taskring orch " << name << " on " << o.runtime << ": ok, " << tasks << " tasks\n";
     for (const HostTensor* t : shown) {
       std::cout << "  " << t->name << " (" << dir_name(t->dir) << ") " << orch::summarize(*t) << "\n";
     }
@@ -229,86 +227,86 @@ int print_result(const std::vector<HostTensor>& tensors, const std::string& name
   return 0;
 }
 
-int run_orch() {
+int run_orch(const OrchOptions& o) {
   nlohmann::json j;
-  j["runtime"] = g_opt.runtime;
-  if (g_opt.runtime != "tmr" && g_opt.runtime != "hbg") {
-    return fail(2, "--runtime " + g_opt.runtime + ": expected tmr or hbg", &j);
+  j["runtime"] = o.runtime;
+  if (o.runtime != "tmr" && o.runtime != "hbg") {
+    return fail(o, 2, "--runtime " + o.runtime + ": expected tmr or hbg", &j);
   }
-  auto defines = build_defines();
-  if (!defines.ok()) return fail(2, defines.status().message(), &j);
-  if (g_opt.check) return check_sources(*defines);
-  if (g_opt.files.size() != 1) {
-    return fail(2, "expected one orchestration to run (" + std::to_string(g_opt.files.size()) +
+  auto defines = build_defines(o);
+  if (!defines.ok()) return fail(o, 2, defines.status().message(), &j);
+  if (o.check) return check_sources(o, *defines);
+  if (o.files.size() != 1) {
+    return fail(o, 2, "expected one orchestration to run (" + std::to_string(o.files.size()) +
                        " given; --check takes several)", &j);
   }
-  g_opt.file = g_opt.files[0];
-  j["file"] = g_opt.file;
+  const std::string file = o.files[0];
+  j["file"] = file;
 
   // Arguments first: a bad spec is a usage error even before compiling.
   std::vector<HostTensor> tensors;
-  for (size_t i = 0; i < g_opt.tensors.size(); ++i) {
-    auto t = orch::parse_tensor_spec(g_opt.tensors[i], static_cast<int>(i));
-    if (!t.ok()) return fail(2, t.status().message(), &j);
+  for (size_t i = 0; i < o.tensors.size(); ++i) {
+    auto t = orch::parse_tensor_spec(o.tensors[i], static_cast<int>(i));
+    if (!t.ok()) return fail(o, 2, t.status().message(), &j);
     tensors.push_back(std::move(*t));
   }
   std::vector<uint64_t> scalars;
-  for (const std::string& s : g_opt.scalars) {
+  for (const std::string& s : o.scalars) {
     auto v = orch::parse_scalar(s);
-    if (!v.ok()) return fail(2, v.status().message(), &j);
+    if (!v.ok()) return fail(o, 2, v.status().message(), &j);
     scalars.push_back(*v);
   }
-  auto bindings = parse_kernels(g_opt.kernels);
-  if (!bindings.ok()) return fail(2, bindings.status().message(), &j);
-  if (Status s = orch::check_tensor_names(tensors); !s.ok()) return fail(2, s.message(), &j);
+  auto bindings = parse_kernels(o.kernels);
+  if (!bindings.ok()) return fail(o, 2, bindings.status().message(), &j);
+  if (Status s = orch::check_tensor_names(tensors); !s.ok()) return fail(o, 2, s.message(), &j);
   // Before any tensor byte is allocated or filled (a 16 GiB tensor fails here at once).
   RingSizes ring_overrides;
-  if (g_opt.heap) ring_overrides.heap.fill(g_opt.heap);
+  if (o.heap) ring_overrides.heap.fill(o.heap);
   auto rings = resolve_ring_sizes(ring_overrides, process_env());
-  if (!rings.ok()) return fail(2, rings.status().message(), &j);
+  if (!rings.ok()) return fail(o, 2, rings.status().message(), &j);
   auto device = SimDeviceConfig::from_env(process_env());
-  if (!device.ok()) return fail(2, device.status().message(), &j);
+  if (!device.ok()) return fail(o, 2, device.status().message(), &j);
   uint64_t ring_heap = 0;
   for (uint64_t h : rings->heap) ring_heap += h;
   if (Status s = orch::check_device_budget(tensors, device->arena_bytes, ring_heap); !s.ok()) {
-    return fail(2, s.message(), &j);
+    return fail(o, 2, s.message(), &j);
   }
   for (HostTensor& t : tensors) {
-    if (Status s = orch::load(t); !s.ok()) return fail(2, s.message(), &j);
+    if (Status s = orch::load(t); !s.ok()) return fail(o, 2, s.message(), &j);
   }
 
-  std::string library = g_opt.file;
-  const std::string ext = fs::path(g_opt.file).extension().string();
+  std::string library = file;
+  const std::string ext = fs::path(file).extension().string();
   if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") {
     orch::CompileRequest req;
-    req.source = g_opt.file;
-    req.include_dir = g_opt.include_dir;
-    req.cache_dir = g_opt.cache_dir.empty() ? orch::default_cache_dir(TASKRING_ORCH_CACHE_DIR) : g_opt.cache_dir;
+    req.source = file;
+    req.include_dir = o.include_dir;
+    req.cache_dir = o.cache_dir.empty() ? orch::default_cache_dir(TASKRING_ORCH_CACHE_DIR) : o.cache_dir;
     if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx != '\0') req.compiler = cxx;
     req.defines = *defines;
     auto built = orch::compile_orchestration(req);
-    if (!built.ok()) return fail(built.status().code() == StatusCode::kNotFound ? 2 : 1, built.status().message(), &j);
+    if (!built.ok()) return fail(o, built.status().code() == StatusCode::kNotFound ? 2 : 1, built.status().message(), &j);
     library = built->library;
     j["library"] = library;
     j["cached"] = built->cached;
   } else if (ext != ".so") {
-    return fail(2, g_opt.file + ": expected a .cpp orchestration source or a .so library", &j);
+    return fail(o, 2, file + ": expected a .cpp orchestration source or a .so library", &j);
   } else {
-    library = fs::absolute(g_opt.file).string();
+    library = fs::absolute(file).string();
   }
 
   ChipWorkerConfig wc;
-  wc.runtime = g_opt.runtime;
+  wc.runtime = o.runtime;
   auto worker = ChipWorker::create(wc);
-  if (!worker.ok()) return fail(1, worker.status().to_string(), &j);
+  if (!worker.ok()) return fail(o, 1, worker.status().to_string(), &j);
   ChipCallable callable;
-  callable.name = fs::path(g_opt.file).filename().string();
+  callable.name = fs::path(file).filename().string();
   callable.orchestration_library = library;
-  callable.entry_symbol = g_opt.entry;
-  callable.config_symbol = g_opt.config;
+  callable.entry_symbol = o.entry;
+  callable.config_symbol = o.config;
   callable.kernels = *bindings;
   auto id = (*worker)->register_callable(callable);
-  if (!id.ok()) return fail(1, id.status().to_string(), &j);
+  if (!id.ok()) return fail(o, 1, id.status().to_string(), &j);
 
   ChipTaskArgs args;
   for (HostTensor& t : tensors) t.bind();
@@ -318,13 +316,13 @@ int run_orch() {
     else args.add_inout(t.desc);
   }
   for (uint64_t s : scalars) args.add_scalar(s);
-  if (args.has_error()) return fail(2, args.error_msg(), &j);
+  if (args.has_error()) return fail(o, 2, args.error_msg(), &j);
 
   RunConfig rc;
   rc.exact_arg_count = true;  // a stray --tensor or --scalar is a mistake, not an extra argument
-  if (g_opt.task_window) rc.rings.task_window.fill(g_opt.task_window);
-  if (g_opt.heap) rc.rings.heap.fill(g_opt.heap);
-  if (g_opt.dep_pool) rc.rings.dep_pool.fill(g_opt.dep_pool);
+  if (o.task_window) rc.rings.task_window.fill(o.task_window);
+  if (o.heap) rc.rings.heap.fill(o.heap);
+  if (o.dep_pool) rc.rings.dep_pool.fill(o.dep_pool);
   auto report = (*worker)->run(*id, args, rc);
   if (!report.ok()) {
     std::string msg = report.status().to_string();
@@ -335,42 +333,43 @@ int run_orch() {
       msg += "\n  (" + std::to_string(tensors.size()) + " --tensor and " + std::to_string(scalars.size()) +
              " --scalar given)";
     }
-    if (code >= 0 && !g_opt.json) msg += "\n  (error code " + std::to_string(code) + ")";
-    return fail(1, msg, &j);
+    if (code >= 0 && !o.json) msg += "\n  (error code " + std::to_string(code) + ")";
+    return fail(o, 1, msg, &j);
   }
   j["ok"] = true;
   j["tasks"] = report->stats.tasks_submitted;
 
-  return print_result(tensors, callable.name, report->stats.tasks_submitted, &j);
+  return print_result(o, tensors, callable.name, report->stats.tasks_submitted, &j);
 }
 
 }  // namespace
 
-void add_orch_command(CLI::App& app) {
+Command add_orch_command(CLI::App& app) {
+  auto opts = std::make_shared<OrchOptions>();
   CLI::App* cmd = app.add_subcommand("orch", "run an upstream-style orchestration source (.cpp) or library (.so)");
-  cmd->add_option("file", g_opt.files,
+  cmd->add_option("file", opts->files,
                   "orchestration source (.cpp, compiled and cached) or library (.so); with --check, files or folders")
       ->required();
-  cmd->add_flag("--check", g_opt.check,
+  cmd->add_flag("--check", opts->check,
                 "only compile every source under the given files/folders; one line per file (ok / first error)");
-  cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr or hbg");
-  cmd->add_option("--arch", g_opt.arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (the runtime's a5 header: set_core_num on tmr, set_block_num on hbg)");
-  cmd->add_option("--kernel", g_opt.kernels, "ID=NAME: func id to a built-in kernel or a kernel .so; '*=NAME' for the rest");
-  cmd->add_option("--tensor", g_opt.tensors,
+  cmd->add_option("--runtime", opts->runtime, "L2 runtime: tmr or hbg");
+  cmd->add_option("--arch", opts->arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (the runtime's a5 header: set_core_num on tmr, set_block_num on hbg)");
+  cmd->add_option("--kernel", opts->kernels, "ID=NAME: func id to a built-in kernel or a kernel .so; '*=NAME' for the rest");
+  cmd->add_option("--tensor", opts->tensors,
                   "[NAME:]in|out|inout:DTYPE[SHAPE][=VALUE|=iota|=rand:SEED|=@FILE.npy], in argument order");
-  cmd->add_option("--scalar", g_opt.scalars, "[i32|u32|i64|u64|f32|f64:]VALUE, after the tensors");
-  cmd->add_option("--print", g_opt.prints, "summarise this tensor (default: every out/inout)");
-  cmd->add_option("--save", g_opt.save_dir, "write out/inout tensors to DIR/NAME.npy");
-  cmd->add_flag("--json", g_opt.json, "print one JSON object");
-  cmd->add_option("-D,--define", g_opt.defines, "NAME[=VALUE] for compiling a .cpp");
-  cmd->add_option("--include-dir", g_opt.include_dir, "taskring's include directory for compiling a .cpp");
-  cmd->add_option("--cache-dir", g_opt.cache_dir, "where compiled libraries are cached");
-  cmd->add_option("--entry", g_opt.entry, "entry symbol");
-  cmd->add_option("--config", g_opt.config, "config symbol (optional in the library)");
-  cmd->add_option("--ring-task-window", g_opt.task_window, "PTO2_RING_TASK_WINDOW for every ring");
-  cmd->add_option("--ring-heap", g_opt.heap, "PTO2_RING_HEAP bytes for every ring");
-  cmd->add_option("--ring-dep-pool", g_opt.dep_pool, "PTO2_RING_DEP_POOL for every ring");
-  cmd->callback([] { set_exit_code(run_orch()); });
+  cmd->add_option("--scalar", opts->scalars, "[i32|u32|i64|u64|f32|f64:]VALUE, after the tensors");
+  cmd->add_option("--print", opts->prints, "summarise this tensor (default: every out/inout)");
+  cmd->add_option("--save", opts->save_dir, "write out/inout tensors to DIR/NAME.npy");
+  cmd->add_flag("--json", opts->json, "print one JSON object");
+  cmd->add_option("-D,--define", opts->defines, "NAME[=VALUE] for compiling a .cpp");
+  cmd->add_option("--include-dir", opts->include_dir, "taskring's include directory for compiling a .cpp");
+  cmd->add_option("--cache-dir", opts->cache_dir, "where compiled libraries are cached");
+  cmd->add_option("--entry", opts->entry, "entry symbol");
+  cmd->add_option("--config", opts->config, "config symbol (optional in the library)");
+  cmd->add_option("--ring-task-window", opts->task_window, "PTO2_RING_TASK_WINDOW for every ring");
+  cmd->add_option("--ring-heap", opts->heap, "PTO2_RING_HEAP bytes for every ring");
+  cmd->add_option("--ring-dep-pool", opts->dep_pool, "PTO2_RING_DEP_POOL for every ring");
+  return {cmd, [opts] { return run_orch(*opts); }};
 }
 
 }  // namespace taskring::cli

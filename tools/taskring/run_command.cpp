@@ -38,20 +38,9 @@ namespace {
 using workloads::RoundResult;
 using workloads::Workload;
 
-struct RunOptions {
-  int rounds = 5;
-  int warmup = 1;
-  bool json = false;
-  bool list = false;
-  bool profile = false;  // TASKRING_PROFILE=1 for this run
-  std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
-  bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
-};
-
-// CLI11 binds flags to storage that outlives parsing: the options and one
-// workload object per catalog entry (its ParamSet holds the flag values).
-RunOptions g_opt;
-std::vector<std::pair<CLI::App*, std::unique_ptr<Workload>>> g_workloads;
+// One workload object per catalog entry, beside the subcommand that names it:
+// its ParamSet holds the values of the workload's flags.
+using WorkloadCommands = std::vector<std::pair<CLI::App*, std::unique_ptr<Workload>>>;
 
 struct Row {
   int index = 0;  // 0-based among warmup + measured rounds
@@ -65,8 +54,8 @@ double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
 double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 bool passed(const Row& row) { return row.golden_skipped || row.r.golden.ok(); }
 
-void print_list() {
-  for (const auto& [cmd, w] : g_workloads) {
+void print_list(const WorkloadCommands& workloads) {
+  for (const auto& [cmd, w] : workloads) {
     std::printf("%-16s %s\n", std::string(w->name()).c_str(), std::string(w->summary()).c_str());
     for (const workloads::Param& p : w->params().entries())
       std::printf("    --%-14s %-8lld %s [%lld, %lld]\n", p.name.c_str(), static_cast<long long>(p.value),
@@ -300,16 +289,16 @@ nlohmann::json report_json(const Workload& w, const Topology& t, const std::vect
 }
 
 // Runs `w` and prints; returns the exit status.
-int run_workload(Workload& w) {
+int run_workload(const RunOptions& o, Workload& w) {
   const std::string who = "taskring run " + std::string(w.name());
   Status setup = w.setup();
   if (!setup.ok()) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), setup.to_string().c_str());
     return setup.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
-  ChipWorkerConfig wc{.runtime = g_opt.runtime};
-  if (g_opt.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);  // read by ChipWorker::create
-  if (g_opt.profile) {
+  ChipWorkerConfig wc{.runtime = o.runtime};
+  if (o.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);  // read by ChipWorker::create
+  if (o.profile) {
     wc.env = [base = process_env()](std::string_view name) -> std::optional<std::string> {
       return name == "TASKRING_PROFILE" ? std::optional<std::string>("1") : base(name);
     };
@@ -331,26 +320,26 @@ int run_workload(Workload& w) {
   }
   const std::string load_before = loadavg();
   const Topology topo = (*worker)->topology();
-  if (!g_opt.json) print_header(w, topo);
+  if (!o.json) print_header(w, topo);
   std::vector<Row> rows;
   Status error;
-  for (int i = 0; i < g_opt.warmup + g_opt.rounds; ++i) {
+  for (int i = 0; i < o.warmup + o.rounds; ++i) {
     Expected<RoundResult> r = workloads::run_round(**worker, *id, w);
     if (!r.ok()) {
       error = r.status();
       break;
     }
     Row row;
-    row.warmup = i < g_opt.warmup;
-    row.index = row.warmup ? i : i - g_opt.warmup + 1;
+    row.warmup = i < o.warmup;
+    row.index = row.warmup ? i : i - o.warmup + 1;
     row.r = std::move(*r);
     row.golden_skipped = row.r.report.skipped_device_run;
-    if (!g_opt.json) print_row(row);
+    if (!o.json) print_row(row);
     rows.push_back(std::move(row));
   }
   const bool all_pass = error.ok() && std::all_of(rows.begin(), rows.end(), [](const Row& r) { return passed(r); });
   const bool measured = error.ok() && !rows.empty() && !rows.back().golden_skipped;
-  if (g_opt.json) {
+  if (o.json) {
     nlohmann::json j = report_json(w, topo, rows, error);
     if (measured) j["comparison"] = comparison_json(compare(w, rows, load_before));
     std::cout << j.dump(2) << "\n";
@@ -367,18 +356,20 @@ int run_workload(Workload& w) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app) {
+Command add_run_command(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  auto workloads = std::make_shared<WorkloadCommands>();
   auto* cmd = app.add_subcommand("run", "run a workload on sim, checking its golden every round");
-  cmd->add_option("--rounds", g_opt.rounds, "measured rounds")->capture_default_str()->check(CLI::Range(1, 1000000));
-  cmd->add_option("--warmup", g_opt.warmup, "warmup rounds before them (also checked)")
+  cmd->add_option("--rounds", opts->rounds, "measured rounds")->capture_default_str()->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", opts->warmup, "warmup rounds before them (also checked)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr (tensormap_and_ringbuffer) or hbg (host_build_graph)")
+  cmd->add_option("--runtime", opts->runtime, "L2 runtime: tmr (tensormap_and_ringbuffer) or hbg (host_build_graph)")
       ->capture_default_str()
       ->check(CLI::IsMember({"tmr", "tensormap_and_ringbuffer", "hbg", "host_build_graph"}));
-  cmd->add_flag("--json", g_opt.json, "print the rounds as JSON");
-  cmd->add_flag("--list", g_opt.list, "list the workloads and their parameters");
-  cmd->add_flag("--profile", g_opt.profile,
+  cmd->add_flag("--json", opts->json, "print the rounds as JSON");
+  cmd->add_flag("--list", opts->list, "list the workloads and their parameters");
+  cmd->add_flag("--profile", opts->profile,
                 "record the per-task device profile (core, cluster, block, kernel, start/end) as spans after each run");
   cmd->require_subcommand(0, 1);
   cmd->allow_extras();  // an unknown workload name is answered below, with the known ones
@@ -387,16 +378,16 @@ void add_run_command(CLI::App& app) {
     auto* sub = cmd->add_subcommand(std::string(e.name), std::string(w->summary()));
     sub->fallthrough();  // --rounds / --warmup / --json may follow the workload name
     for (workloads::Param& p : w->params().entries()) add_param_option(sub, p);
-    g_workloads.emplace_back(sub, std::move(w));
+    workloads->emplace_back(sub, std::move(w));
   }
-  cmd->add_flag("--skip-device-run", g_opt.skip_device_run,
+  cmd->add_flag("--skip-device-run", opts->skip_device_run,
                 "measure the host side alone: TASKRING_SKIP_DEVICE_RUN=1 (nothing executes; golden reported skipped)");
-  add_node_run_subcommands(cmd, &g_opt.rounds, &g_opt.warmup, &g_opt.runtime, &g_opt.json, &g_opt.skip_device_run);
-  cmd->callback([cmd] {
+  std::function<int()> run_node = add_node_run_subcommands(cmd, opts);
+  return {cmd, [cmd, opts, workloads, run_node] {
     if (!cmd->remaining().empty()) {
       const std::string first = cmd->remaining().front();
       std::string known;
-      for (const auto& [sub, w] : g_workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
+      for (const auto& [sub, w] : *workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
       known += ", " + node_workload_names();
       const std::vector<CLI::App*> subs = cmd->get_subcommands({});
       const bool named = std::any_of(subs.begin(), subs.end(), [](const CLI::App* sub) { return sub->parsed(); });
@@ -409,28 +400,22 @@ void add_run_command(CLI::App& app) {
         std::fprintf(stderr, "taskring run: unknown option '%s' (taskring run <workload> --help lists them)\n",
                      first.c_str());
       }
-      set_exit_code(2);
-      return;
+      return 2;
     }
-    if (g_opt.list) {
-      print_list();
-      set_exit_code(0);
-      return;
+    if (opts->list) {
+      print_list(*workloads);
+      return 0;
     }
-    for (auto& [sub, w] : g_workloads) {
+    for (auto& [sub, w] : *workloads) {
       if (sub->parsed()) {
-        set_exit_code(run_workload(*w));
-        return;
+        return run_workload(*opts, *w);
       }
     }
-    if (const int rc = run_parsed_node_workload(); rc >= 0) {  // node_command.cpp
-      set_exit_code(rc);
-      return;
-    }
+    if (const int rc = run_node(); rc >= 0) return rc;  // node_command.cpp
     std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s",
                  cmd->help().c_str());
-    set_exit_code(2);
-  });
+    return 2;
+  }};
 }
 
 }  // namespace taskring::cli

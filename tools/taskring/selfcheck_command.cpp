@@ -121,34 +121,40 @@ void run_checks(Checks& c) {
   c.add_status("finalize reports no leaks", dev.finalize(), "0 leaks");
 }
 
+// Runs the checks and prints them; the exit status is 0 only when all passed.
+int run_selfcheck(bool json) {
+  Checks c;
+  run_checks(c);
+  bool pass = c.all_pass();
+  if (json) {
+    nlohmann::json j;
+    j["pass"] = pass;
+    j["checks"] = nlohmann::json::array();
+    for (const Check& k : c.list()) j["checks"].push_back({{"name", k.name}, {"pass", k.pass}, {"detail", k.detail}});
+    std::cout << j.dump(2) << "\n";
+  } else {
+    size_t w = 5;
+    for (const Check& k : c.list()) w = std::max(w, k.name.size());
+    std::printf("sim device self-check\n  %-*s  %-6s %s\n", static_cast<int>(w), "CHECK", "RESULT", "DETAIL");
+    for (const Check& k : c.list()) {
+      std::printf("  %-*s  %-6s %s\n", static_cast<int>(w), k.name.c_str(), k.pass ? "PASS" : "FAIL",
+                  k.detail.c_str());
+    }
+    std::printf("selfcheck: %s\n", pass ? "PASS" : "FAIL");
+  }
+  return pass ? 0 : 1;
+}
+
 }  // namespace
 
-void add_selfcheck_command(CLI::App& app) {
+Command add_selfcheck_command(CLI::App& app) {
+  struct SelfcheckOptions {
+    bool json = false;
+  };
+  auto opts = std::make_shared<SelfcheckOptions>();
   auto* cmd = app.add_subcommand("selfcheck", "exercise the sim device from the environment; PASS/FAIL table");
-  static bool json = false;  // CLI11 binds options to storage that outlives parsing
-  cmd->add_flag("--json", json, "print as JSON");
-  cmd->callback([] {
-    Checks c;
-    run_checks(c);
-    bool pass = c.all_pass();
-    if (json) {
-      nlohmann::json j;
-      j["pass"] = pass;
-      j["checks"] = nlohmann::json::array();
-      for (const Check& k : c.list()) j["checks"].push_back({{"name", k.name}, {"pass", k.pass}, {"detail", k.detail}});
-      std::cout << j.dump(2) << "\n";
-    } else {
-      size_t w = 5;
-      for (const Check& k : c.list()) w = std::max(w, k.name.size());
-      std::printf("sim device self-check\n  %-*s  %-6s %s\n", static_cast<int>(w), "CHECK", "RESULT", "DETAIL");
-      for (const Check& k : c.list()) {
-        std::printf("  %-*s  %-6s %s\n", static_cast<int>(w), k.name.c_str(), k.pass ? "PASS" : "FAIL",
-                    k.detail.c_str());
-      }
-      std::printf("selfcheck: %s\n", pass ? "PASS" : "FAIL");
-    }
-    set_exit_code(pass ? 0 : 1);
-  });
+  cmd->add_flag("--json", opts->json, "print as JSON");
+  return {cmd, [opts] { return run_selfcheck(opts->json); }};
 }
 
 }  // namespace taskring::cli

@@ -78,6 +78,17 @@ int run_trace(const TraceFlags& f) {
     start = end + 1;
   }
 
+  // The library names MatrixOptions' fields; the user typed these flags.
+  auto flag_of = [](trace::MatrixField field) -> std::string {
+    switch (field) {
+      case trace::MatrixField::kRanks: return "--expect-ranks";
+      case trace::MatrixField::kRounds: return "--expect-rounds";
+      case trace::MatrixField::kWarmup: return "--warmup";
+      case trace::MatrixField::kDispatchesPerRound: return "--dispatches-per-round";
+    }
+    return std::string(trace::matrix_field_name(field));
+  };
+  if (Status s = trace::check_matrix_options(o, flag_of); !s.ok()) return usage_error(s.message());
   auto parsed = trace::parse_files(f.logs);
   if (!parsed.ok()) return usage_error(parsed.status().message());
   const trace::Trace& t = *parsed;
@@ -111,7 +122,7 @@ int run_trace(const TraceFlags& f) {
 
 }  // namespace
 
-void add_trace_command(CLI::App& app) {
+Command add_trace_command(CLI::App& app) {
   auto flags = std::make_shared<TraceFlags>();
   auto* cmd = app.add_subcommand("trace", "analyse [STRACE] timing logs; validate ranks x rounds (exit 3 on missing/torn data)");
   cmd->add_option("logs", flags->logs, "log files ('-' = stdin)")->required();
@@ -139,7 +150,7 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("--orch", flags->names.orch, "dotted suffix of the orchestrator window")->capture_default_str();
   cmd->add_option("--sched", flags->names.sched, "dotted suffix of the scheduler window")->capture_default_str();
   cmd->add_option("--device-wall", flags->names.device_wall, "dotted suffix of the device window")->capture_default_str();
-  cmd->callback([flags] { set_exit_code(run_trace(*flags)); });
+  return {cmd, [flags] { return run_trace(*flags); }};
 }
 
 }  // namespace taskring::cli

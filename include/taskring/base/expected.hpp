@@ -3,9 +3,14 @@
 // `Expected<T>` is returned where a call produces a value and can fail. It
 // holds exactly one of a T or a non-OK Status; constructing it from an OK
 // Status is a programming error and becomes an INTERNAL status instead.
+// Reading the value of an error (value(), *, ->) is a programming error too:
+// it prints the Status to stderr and aborts, in every build type.
 #pragma once
 
-#include <cassert>
+#include <cassert>  // kept for the files that relied on it through this header
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -13,6 +18,16 @@
 #include "taskring/base/status.hpp"
 
 namespace taskring {
+
+namespace detail {
+// Out of line of value() so the check stays one predictable branch there.
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void expected_value_of_error(const Status& s) {
+  const std::string line = "taskring: Expected::value() called on an error: " + s.to_string() + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace detail
 
 template <typename T>
 class [[nodiscard]] Expected {
@@ -27,10 +42,19 @@ class [[nodiscard]] Expected {
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  // The value. Precondition: ok().
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  // The value. Precondition: ok(); otherwise prints the Status and aborts.
+  T& value() & {
+    check();
+    return *std::get_if<0>(&v_);
+  }
+  const T& value() const& {
+    check();
+    return *std::get_if<0>(&v_);
+  }
+  T&& value() && {
+    check();
+    return std::move(*std::get_if<0>(&v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -42,6 +66,10 @@ class [[nodiscard]] Expected {
   T value_or(T fallback) const { return ok() ? std::get<0>(v_) : fallback; }
 
  private:
+  void check() const {
+    if (!ok()) [[unlikely]] detail::expected_value_of_error(*std::get_if<1>(&v_));
+  }
+
   std::variant<T, Status> v_;
 };
 

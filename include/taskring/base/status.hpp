@@ -28,8 +28,10 @@ enum class StatusCode : int {
   kUnavailable = 11,        // an OS resource could not be obtained
 };
 
-// Returns the upper-case name of `code`, e.g. "INVALID_ARGUMENT".
-std::string_view status_code_name(StatusCode code);
+// Returns the upper-case name of `code`, e.g. "INVALID_ARGUMENT". Inline, like
+// Status::to_string: header-only users (orchestration sources built without
+// taskring's libraries) reach them through Expected::value().
+inline std::string_view status_code_name(StatusCode code);
 
 class [[nodiscard]] Status {
  public:
@@ -59,6 +61,32 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
+
+inline std::string_view status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
+    case StatusCode::kOutOfRange: return "OUT_OF_RANGE";
+    case StatusCode::kNotFound: return "NOT_FOUND";
+    case StatusCode::kAlreadyExists: return "ALREADY_EXISTS";
+    case StatusCode::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
+    case StatusCode::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
+    case StatusCode::kAborted: return "ABORTED";
+    case StatusCode::kInternal: return "INTERNAL";
+    case StatusCode::kUnimplemented: return "UNIMPLEMENTED";
+    case StatusCode::kUnavailable: return "UNAVAILABLE";
+  }
+  return "UNKNOWN";
+}
+
+inline std::string Status::to_string() const {
+  if (ok()) return "OK";
+  std::string out(status_code_name(code_));
+  out += ": ";
+  out += message_;
+  return out;
+}
 
 inline Status invalid_argument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
 inline Status out_of_range(std::string m) { return Status(StatusCode::kOutOfRange, std::move(m)); }

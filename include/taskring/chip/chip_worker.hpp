@@ -21,7 +21,7 @@
 
 #include "taskring/base/expected.hpp"
 #include "taskring/chip/graph_stats.hpp"
-#include "taskring/chip/orchestration_api.hpp"
+#include "taskring/chip/orchestration_types.hpp"
 #include "taskring/chip/ring_config.hpp"
 #include "taskring/chip/run_stats.hpp"
 #include "taskring/device/device.hpp"
@@ -66,6 +66,9 @@ struct RunConfig {
   bool exact_arg_count = false;
 };
 
+// The report of one chip run (ChipWorker::finalize): the runtime's RunStats
+// plus what only the host side knows. Its job: everything a caller learns
+// about a finished run (run_stats.hpp lists the chip's other run summaries).
 struct RunReport {
   RunStats stats;
   uint64_t h2d_calls = 0, h2d_bytes = 0, d2h_calls = 0, d2h_bytes = 0;

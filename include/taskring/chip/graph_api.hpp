@@ -40,7 +40,9 @@
 #include <tuple>
 #include <type_traits>
 
-#include "taskring/chip/orchestration_api.hpp"
+#include "taskring/chip/orchestration_binding.hpp"
+#include "taskring/chip/orchestration_types.hpp"
+#include "taskring/tensor/task_args.hpp"
 
 namespace taskring {
 

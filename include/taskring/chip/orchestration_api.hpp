@@ -11,6 +11,11 @@
 //
 // After a fatal error (latched by the runtime or by rt_report_fatal) every
 // call is a no-op that returns empty results; the run ends with the error.
+//
+// For orchestration sources only: it defines the unprefixed LOG_* macros and
+// the weak `framework_bind_runtime`. Host code (a program that registers and
+// runs callables) includes chip_worker.hpp, which takes the types it needs
+// from orchestration_types.hpp.
 #pragma once
 
 #include <cstdarg>
@@ -19,115 +24,9 @@
 #include <type_traits>
 
 #include "taskring/chip/error_codes.hpp"
+#include "taskring/chip/orchestration_binding.hpp"
+#include "taskring/chip/orchestration_types.hpp"
 #include "taskring/tensor/task_args.hpp"
-
-namespace taskring {
-
-inline constexpr int32_t INVALID_KERNEL_ID = -1;
-inline constexpr int PTO2_MAX_SCOPE_DEPTH = 64;
-inline constexpr int PTO2_MAX_RING_DEPTH = 4;
-
-// Kernels of one task: an AIC kernel and up to two AIV kernels. One active
-// slot makes an AIC or AIV task; two or more make a MIX task that occupies one
-// cluster; none is a dummy task.
-struct MixedKernels {
-  int32_t aic_kernel_id = INVALID_KERNEL_ID;
-  int32_t aiv0_kernel_id = INVALID_KERNEL_ID;
-  int32_t aiv1_kernel_id = INVALID_KERNEL_ID;
-};
-
-enum class PTO2ScopeMode : int32_t { AUTO = 0, MANUAL = 1 };
-using ScopeMode = PTO2ScopeMode;  // newer upstream spelling
-
-// The OUTPUT tensors a submit materialised, in argument order, and the id of
-// the submitted task. Valid only inside the scope where the task was
-// submitted.
-class TaskOutputTensors {
- public:
-  // The i-th OUTPUT (0-based among outputs), lvalues only. Out-of-range i
-  // returns a poisoned descriptor that every submit rejects (upstream
-  // aborts).
-  const ChipTensor& get_ref(uint32_t i) const& {
-    return (i < static_cast<uint32_t>(count) && outputs[i] != nullptr) ? *outputs[i] : args_detail::no_tensor();
-  }
-  const ChipTensor& get_ref(uint32_t i) const&& = delete;
-  PTO2TaskId task_id() const { return task_id_; }
-  void set_task_id(PTO2TaskId id) { task_id_ = id; }
-  bool is_valid() const { return task_id_.is_valid(); }
-  uint32_t size() const { return static_cast<uint32_t>(count); }
-  bool empty() const { return count == 0; }
-
-  // Filled by the runtime: outputs[0, count) are set, the rest are left
-  // uninitialised on purpose (zeroing 32 pointers was a tenth of a chain
-  // submit's instructions); get_ref never reads past `count`.
-  int32_t count = 0;
-  const ChipTensor* outputs[CORE_MAX_TENSOR_ARGS];
-
- private:
-  PTO2TaskId task_id_ = kInvalidTaskId;
-};
-using TaskSubmitResult = TaskOutputTensors;
-
-struct PTO2OrchestrationConfig {
-  int32_t expected_arg_count = 0;  // tensors + scalars the entry needs at least
-};
-using OrchestrationConfig = PTO2OrchestrationConfig;  // newer upstream spelling
-
-enum class PTO2LogLevel : int32_t { DEBUG = 10, INFO = 20, WARN = 30, ERROR = 40 };
-
-struct PTO2Runtime;
-struct GraphSubmitResult;  // graph_api.hpp
-// A Graph body bound to its config values (graph_api.hpp builds these).
-using GraphInvokeFn = void (*)(const GraphTaskArgs& args, const void* closure);
-
-// The call table of a runtime. Versioned by `abi_version` so an orchestration
-// library built against another layout is rejected at load.
-struct PTO2RuntimeOps {
-  uint32_t abi_version;
-  TaskOutputTensors (*submit_task)(PTO2Runtime*, const MixedKernels&, const CoreTaskArgs&);
-  TaskOutputTensors (*submit_dummy_task)(PTO2Runtime*, const CoreTaskArgs&);
-  TaskOutputTensors (*alloc_tensors)(PTO2Runtime*, const CoreTaskArgs&);
-  void (*scope_begin)(PTO2Runtime*, PTO2ScopeMode);
-  void (*scope_end)(PTO2Runtime*);
-  bool (*is_fatal)(PTO2Runtime*);
-  void (*report_fatal)(PTO2Runtime*, int32_t code, const char* message);
-  void (*log)(PTO2Runtime*, PTO2LogLevel, const char* func, const char* message);
-  // Element access with blocking semantics; false on error or timeout (the
-  // run is then fatal).
-  bool (*get_tensor_data)(PTO2Runtime*, const ChipTensor&, uint32_t ndims, const uint32_t* idx, void* out,
-                          uint32_t bytes);
-  bool (*set_tensor_data)(PTO2Runtime*, const ChipTensor&, uint32_t ndims, const uint32_t* idx, const void* in,
-                          uint32_t bytes);
-  int32_t (*available_cluster_count)(PTO2Runtime*);
-  int32_t (*available_aiv_count)(PTO2Runtime*);
-  // Graph Execution (graph_api.hpp); null: the runtime runs the body inline.
-  // `name` is the GRAPH_KEY name or null; the closure lives for the call.
-  GraphSubmitResult (*submit_graph)(PTO2Runtime*, uint64_t key, const char* name, GraphInvokeFn invoke,
-                                    const void* closure, const GraphTaskArgs& args);
-  // Address translation for data_as / make_tensor_external (see
-  // tensor_detail::g_host_view); null: addresses are used as they are.
-  void* (*host_view)(PTO2Runtime*, uint64_t addr);
-  uint64_t (*device_address)(PTO2Runtime*, const void* p);
-  void* reserved[5];
-};
-
-inline constexpr uint32_t PTO2_RUNTIME_OPS_ABI_VERSION = 1;
-
-struct PTO2Runtime {
-  const PTO2RuntimeOps* ops;
-};
-
-namespace orch_detail {
-// The runtime bound to this orchestration thread. thread_local so that
-// several chips (ChipWorkers) can orchestrate concurrently in one process.
-inline thread_local PTO2Runtime* g_bound_runtime = nullptr;
-inline PTO2Runtime* rt() { return g_bound_runtime; }
-inline bool live() { return g_bound_runtime != nullptr && !g_bound_runtime->ops->is_fatal(g_bound_runtime); }
-inline void* host_view(uint64_t addr) { return g_bound_runtime->ops->host_view(g_bound_runtime, addr); }
-inline uint64_t device_address(const void* p) { return g_bound_runtime->ops->device_address(g_bound_runtime, p); }
-}  // namespace orch_detail
-
-}  // namespace taskring
 
 // Binds `rt` to the calling thread for this linkage unit. Weak so that every
 // orchestration library (and the main program) carries exactly one copy

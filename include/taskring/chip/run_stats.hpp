@@ -1,4 +1,13 @@
-// Counters and windows of one L2 run, reported at finalize.
+// RunStats: what the L2 runtime itself measured of one run (task counts by
+// kind, kernel calls, back-pressure, heap use, the orchestrator and scheduler
+// windows), taken once the run ended. Its job: the device-side half of a
+// chip run's report, the same on tmr and hbg.
+//
+// The chip's run summaries, one job each: engine::RunCounters (src/chip/engine)
+// is the live, executor-written atomics a RunStats is filled from and never
+// leaves the runtime; RunStats is that snapshot; RunReport (chip_worker.hpp)
+// is what ChipWorker::finalize returns: RunStats plus the host side (copies,
+// stage times, Graph statistics).
 #pragma once
 
 #include <cstdint>

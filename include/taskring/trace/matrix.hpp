@@ -13,8 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "taskring/base/expected.hpp"
@@ -131,9 +133,25 @@ struct Matrix {
 // either probe is empty.
 void set_host_speed(Matrix& m, std::vector<CpuSpeed> before, std::vector<CpuSpeed> after);
 
-// Builds the matrix. Fails with INVALID_ARGUMENT on impossible options
-// (negative counts, zero rounds or ranks requested, zero dispatches per round)
-// and on counts beyond the limits above. Work and memory are bounded by the
+// The MatrixOptions fields that check_matrix_options judges.
+enum class MatrixField { kRanks, kRounds, kWarmup, kDispatchesPerRound };
+
+// The field's name in MatrixOptions: "ranks", "rounds", "warmup",
+// "dispatches_per_round".
+std::string_view matrix_field_name(MatrixField f);
+
+// INVALID_ARGUMENT for impossible options (negative counts, zero rounds or
+// ranks requested, zero dispatches per round) and counts beyond the limits
+// above; OK otherwise. The message names the field through `name`
+// (matrix_field_name when empty), so a front end can say what its user typed:
+// `taskring trace` maps kRanks to "--expect-ranks".
+Status check_matrix_options(const MatrixOptions& o, const std::function<std::string(MatrixField)>& name = {});
+
+// Builds the matrix in three steps: group the dispatches by pid and rank,
+// validate the counts against the expectation (warnings and problems), fill
+// one cell per (rank, round). Fails with check_matrix_options' errors (fields
+// named as in MatrixOptions), when the log holds more ranks than kMaxRanks,
+// and when ranks x rounds exceeds kMaxCells. Work and memory are bounded by the
 // dispatches in the log plus one cell per (rank, round).
 Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
                               const StageNames& names, const MatrixOptions& options);

@@ -1,6 +1,8 @@
 // The counters every run reports (RunStats): tasks completed, kernel calls,
 // and the first/last scheduling timestamps. Written by executors (relaxed:
-// they are statistics), read after the run.
+// they are statistics), read after the run. Its job, apart from RunStats:
+// the concurrent, cache-line-laid-out live form, which never leaves the
+// runtime (run_stats.hpp lists the chip's run summaries).
 //
 // Layout is part of the hot path: kernel calls are counted per executor, each
 // on its own cache line (a shared counter bumped by every kernel call of

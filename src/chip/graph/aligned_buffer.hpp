@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "taskring/base/align.hpp"
+
 namespace taskring::graph {
 
 class AlignedBuffer {
@@ -24,7 +26,7 @@ class AlignedBuffer {
   // Zero-filled `bytes`; false when memory is exhausted.
   bool assign_zero(uint64_t bytes) {
     if (bytes > capacity_) {
-      uint64_t cap = (bytes + 63) / 64 * 64;
+      uint64_t cap = align_up(bytes, 64);
       void* p = std::aligned_alloc(64, cap);
       if (p == nullptr) return false;
       std::free(data_);

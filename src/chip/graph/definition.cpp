@@ -1,4 +1,5 @@
 #include "definition.hpp"
+#include "taskring/base/align.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +8,6 @@ namespace taskring::graph {
 
 namespace {
 
-uint64_t align64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
 std::string where_tensor(int i) { return "tensor " + std::to_string(i) + ": "; }
 
@@ -86,10 +86,10 @@ Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& node
     ta += static_cast<uint32_t>(r.tmpl.size());
     sa += static_cast<uint32_t>(r.scalars.size());
   }
-  uint64_t off = align64(sizeof(DefinitionHeader));
+  uint64_t off = align_up(sizeof(DefinitionHeader), 64);
   auto place = [&](uint64_t bytes) {
     uint64_t at = off;
-    off = align64(off + bytes);
+    off = align_up(off + bytes, 64);
     return static_cast<uint32_t>(at);
   };
   DefinitionHeader h{};

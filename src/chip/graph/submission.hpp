@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "taskring/base/align.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::graph {
@@ -28,7 +29,7 @@ struct alignas(64) GraphSubmission {
 
 inline uint64_t submission_bytes(uint32_t tensors, uint32_t scalars) {
   uint64_t b = sizeof(GraphSubmission) + sizeof(ChipTensor) * tensors + 8ull * scalars;
-  return (b + 63) & ~uint64_t{63};
+  return align_up(b, 64);
 }
 
 }  // namespace taskring::graph

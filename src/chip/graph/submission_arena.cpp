@@ -1,4 +1,5 @@
 #include "submission_arena.hpp"
+#include "taskring/base/align.hpp"
 
 namespace taskring::graph {
 
@@ -12,7 +13,7 @@ uint8_t* SubmissionArena::try_place(uint64_t bytes) {
     }
     pinned_ = static_cast<uint8_t*>(*p);
   }
-  uint64_t at = (used_ + 63) & ~uint64_t{63};
+  uint64_t at = align_up(used_, 64);
   if (at + bytes > capacity_) return nullptr;
   used_ = at + bytes;
   return pinned_ + at;

@@ -4,6 +4,7 @@
 
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/base/clock.hpp"
 #include "engine/task_shape.hpp"
 
@@ -11,7 +12,6 @@ namespace taskring::hbg {
 
 namespace {
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 std::string body_name(uint64_t key, const char* name) {
   if (name != nullptr) return name;
@@ -143,7 +143,7 @@ bool HbgRuntime::submit_outer(Definition* def, const GraphTaskArgs& args, GraphS
   if (!manual) {
     for (int i = 0; i < nt; ++i) collect_deps(*args.tensor(i), args.tag(i));
   }
-  const uint64_t heap_bytes = round_up(v.h().required_heap, kHeapAlign) + round_up(v.h().storage_bytes, kHeapAlign);
+  const uint64_t heap_bytes = align_up(v.h().required_heap, kHeapAlign) + align_up(v.h().storage_bytes, kHeapAlign);
   uint64_t heap_addr = 0;
   if (!heap_alloc(heap_bytes, op, &heap_addr)) return false;
   if (build_.fanin.size() > dep_limit_) {

@@ -10,6 +10,7 @@
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/base/clock.hpp"
 
 namespace taskring::hbg {
@@ -17,7 +18,6 @@ namespace taskring::hbg {
 namespace {
 
 
-uint64_t a64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 
 
 std::string runnable_name(const Runnable& r) {
@@ -25,6 +25,105 @@ std::string runnable_name(const Runnable& r) {
     return "node " + std::to_string(r.index) + " of GRAPH task 0:" + std::to_string(r.exec->outer->index);
   }
   return std::string(r.kind == RunKind::kGraph ? "GRAPH task 0:" : "task 0:") + std::to_string(r.index);
+}
+
+
+// A Definition's checks, run once per run per Definition (the run's kernel
+// table is fixed, so its kernel ids are checked once, not per node per
+// replay): its layout, its content hash, and every kernel id registered.
+Status verify_definition(const graph::DefinitionView& def, uint64_t definition_bytes,
+                         const taskring_kernel_fn* kernels) {
+  TASKRING_RETURN_IF_ERROR(graph::validate_definition(def, definition_bytes));
+  std::vector<uint8_t> copy(def.base, def.base + def.h().total_bytes);
+  reinterpret_cast<graph::DefinitionHeader*>(copy.data())->content_hash = 0;
+  if (graph::hash_image(copy.data(), copy.size()) != def.h().content_hash) {
+    return invalid_argument("Definition hash mismatch");
+  }
+  const graph::NodeDef* vd = def.nodes();
+  for (uint32_t i = 0; i < def.h().node_count; ++i) {
+    for (int slot = 0; slot < 3; ++slot) {
+      int32_t fid = vd[i].kernels[slot];
+      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || kernels[fid] == nullptr)) {
+        return invalid_argument("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Builds a replay's tensor arguments in `tens` from the Definition's templates
+// and the submission's boundary tensors; the internal ones are placed in the
+// replay heap at `heap_base`. Returns what is out of range, or nullptr.
+// Hot: runs per argument per replay.
+const char* bind_tensor_args(const graph::DefinitionView& def, const ChipTensor* btensors, uint64_t heap_base,
+                             ChipTensor* tens) {
+  const ChipTensor* tmpl = def.tensor_tmpl();
+  const graph::TensorSourceRef* src = def.tensor_src();
+  // Counts in locals: the stores below go to device memory the compiler must
+  // assume may alias the Definition image.
+  const uint32_t tensor_args = def.h().tensor_arg_count;
+  const uint64_t required_heap = def.h().required_heap;
+  for (uint32_t k = 0; k < tensor_args; ++k) {
+    // Built in place: one 128-byte copy per argument, not two.
+    ChipTensor& c = tens[k];
+    const graph::TensorSourceRef& s = src[k];
+    if (s.kind == graph::TensorSource::kBoundaryExact) {
+      c = btensors[s.index];
+    } else if (s.kind == graph::TensorSource::kBoundaryView) {
+      c = tmpl[k];
+      const ChipTensor& b = btensors[s.index];
+      const uint64_t es = c.elem_size();
+      const int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
+      if (start < 0 || es == 0) return "boundary view out of range";
+      const uint64_t ustart = static_cast<uint64_t>(start);
+      // Element sizes are powers of two: a mask and a shift, not a 64-bit
+      // division (tens of cycles) per argument per replay.
+      const bool pow2 = (es & (es - 1)) == 0;
+      if ((pow2 ? (ustart & (es - 1)) : (ustart % es)) != 0) return "boundary view out of range";
+      c.buffer = b.buffer;
+      c.owner_task_id = b.owner_task_id;
+      c.start_offset = pow2 ? ustart >> std::countr_zero(es) : ustart / es;
+      if (ustart + c.extent_elem_cache * es > c.buffer.size) return "boundary view out of range";
+    } else {
+      c = tmpl[k];
+      if (static_cast<uint64_t>(s.offset) + c.buffer.size > required_heap) return "internal tensor outside the heap";
+      c.buffer.addr = heap_base + static_cast<uint64_t>(s.offset);
+    }
+    c.address_space = AddressSpace::DEVICE;
+  }
+  return nullptr;
+}
+
+// Builds the replay's node Runnables in `nodes` from the Definition's node
+// table and fanin/fanout offsets; returns the number of sinks.
+int32_t init_graph_nodes(const graph::DefinitionView& def, GraphExec* exec, Runnable* nodes, ChipTensor* tens,
+                         uint64_t* scal) {
+  const uint32_t n = def.h().node_count;
+  const graph::NodeDef* nd = def.nodes();
+  const uint32_t* fio = def.fanin_offsets();
+  const uint32_t* foo = def.fanout_offsets();
+  const uint16_t* fanout_idx = def.fanout_idx();
+  int32_t sinks = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Runnable* x = new (nodes + i) Runnable;  // default-init: members set below, no zero fill first
+    const graph::NodeDef d = nd[i];
+    x->fanin_pending.store(static_cast<int32_t>(fio[i + 1] - fio[i]), std::memory_order_relaxed);
+    x->kind = RunKind::kNode;
+    x->shape = d.shape;
+    x->block_num = d.block_num;
+    x->sync_start = d.sync_start != 0;
+    std::memcpy(x->kernels, d.kernels, sizeof(x->kernels));
+    x->tensor_count = static_cast<int32_t>(d.tensor_count);
+    x->scalar_count = static_cast<int32_t>(d.scalar_count);
+    x->tensors = tens + d.tensor_first;
+    x->scalars = scal + d.scalar_first;
+    x->fanout16 = fanout_idx + foo[i];
+    x->fanout_count = static_cast<int32_t>(foo[i + 1] - foo[i]);
+    x->index = i;
+    x->exec = exec;
+    sinks += x->fanout_count == 0 ? 1 : 0;
+  }
+  return sinks;
 }
 
 }  // namespace
@@ -112,22 +211,8 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
   {
     std::lock_guard<std::mutex> lock(verify_mu_);
     if (verified_defs_.count(sub->definition_addr) == 0) {
-      Status v = graph::validate_definition(def, sub->definition_bytes);
+      Status v = verify_definition(def, sub->definition_bytes, request_.kernels);
       if (!v.ok()) return fail(v.message());
-      std::vector<uint8_t> copy(def.base, def.base + def.h().total_bytes);
-      reinterpret_cast<graph::DefinitionHeader*>(copy.data())->content_hash = 0;
-      if (graph::hash_image(copy.data(), copy.size()) != def.h().content_hash) return fail("Definition hash mismatch");
-      // The run's kernel table is fixed, so a Definition's kernel ids are
-      // checked once per run, not per node per replay.
-      const graph::NodeDef* vd = def.nodes();
-      for (uint32_t i = 0; i < def.h().node_count; ++i) {
-        for (int slot = 0; slot < 3; ++slot) {
-          int32_t fid = vd[i].kernels[slot];
-          if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || request_.kernels[fid] == nullptr)) {
-            return fail("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
-          }
-        }
-      }
       verified_defs_.insert(sub->definition_addr);
     }
   }
@@ -136,7 +221,7 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
       sub->tensor_count != h.boundary_tensor_count || sub->scalar_count != h.boundary_scalar_count) {
     return fail("submission does not belong to its Definition");
   }
-  const uint64_t heap_used = (h.required_heap + 1023) / 1024 * 1024;
+  const uint64_t heap_used = align_up(h.required_heap, 1024);
   if (heap_used + h.storage_bytes > sub->heap_bytes) return fail("replay heap smaller than the Definition needs");
   const auto* btensors = reinterpret_cast<const ChipTensor*>(reinterpret_cast<const uint8_t*>(sub) + sub->tensors_off);
   const auto* bscalars = reinterpret_cast<const uint64_t*>(reinterpret_cast<const uint8_t*>(sub) + sub->scalars_off);
@@ -145,73 +230,17 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
   auto* storage = static_cast<uint8_t*>(*stv);
   const uint32_t n = h.node_count;
   auto* exec = new (storage) GraphExec();
-  auto* nodes = reinterpret_cast<Runnable*>(storage + a64(sizeof(GraphExec)));
-  auto* tens = reinterpret_cast<ChipTensor*>(storage + a64(sizeof(GraphExec)) + a64(sizeof(Runnable) * n));
-  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + a64(sizeof(ChipTensor) * h.tensor_arg_count));
-  const ChipTensor* tmpl = def.tensor_tmpl();
-  const graph::TensorSourceRef* src = def.tensor_src();
-  // Counts and section pointers in locals: the stores below go to device
-  // memory the compiler must assume may alias the Definition image.
-  const uint32_t tensor_args = h.tensor_arg_count, scalar_args = h.scalar_arg_count;
-  const uint64_t required_heap = h.required_heap, heap_base = sub->heap_base;
-  for (uint32_t k = 0; k < tensor_args; ++k) {
-    // Built in place: one 128-byte copy per argument, not two.
-    ChipTensor& c = tens[k];
-    const graph::TensorSourceRef& s = src[k];
-    if (s.kind == graph::TensorSource::kBoundaryExact) {
-      c = btensors[s.index];
-    } else if (s.kind == graph::TensorSource::kBoundaryView) {
-      c = tmpl[k];
-      const ChipTensor& b = btensors[s.index];
-      const uint64_t es = c.elem_size();
-      const int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
-      if (start < 0 || es == 0) return fail("boundary view out of range");
-      const uint64_t ustart = static_cast<uint64_t>(start);
-      // Element sizes are powers of two: a mask and a shift, not a 64-bit
-      // division (tens of cycles) per argument per replay.
-      const bool pow2 = (es & (es - 1)) == 0;
-      if ((pow2 ? (ustart & (es - 1)) : (ustart % es)) != 0) return fail("boundary view out of range");
-      c.buffer = b.buffer;
-      c.owner_task_id = b.owner_task_id;
-      c.start_offset = pow2 ? ustart >> std::countr_zero(es) : ustart / es;
-      if (ustart + c.extent_elem_cache * es > c.buffer.size) return fail("boundary view out of range");
-    } else {
-      c = tmpl[k];
-      if (static_cast<uint64_t>(s.offset) + c.buffer.size > required_heap) return fail("internal tensor outside the heap");
-      c.buffer.addr = heap_base + static_cast<uint64_t>(s.offset);
-    }
-    c.address_space = AddressSpace::DEVICE;
-  }
+  auto* nodes = reinterpret_cast<Runnable*>(storage + align_up(sizeof(GraphExec), 64));
+  auto* tens = reinterpret_cast<ChipTensor*>(storage + align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * n, 64));
+  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + align_up(sizeof(ChipTensor) * h.tensor_arg_count, 64));
+  if (const char* bad = bind_tensor_args(def, btensors, sub->heap_base, tens)) return fail(bad);
   const uint16_t* scalar_src = def.scalar_src();
   const uint64_t* scalar_val = def.scalars();
-  for (uint32_t k = 0; k < scalar_args; ++k) {
+  for (uint32_t k = 0, scalar_args = h.scalar_arg_count; k < scalar_args; ++k) {
     uint16_t s = scalar_src[k];
     scal[k] = s == 0 ? scalar_val[k] : bscalars[s - 1];
   }
-  const graph::NodeDef* nd = def.nodes();
-  const uint32_t* fio = def.fanin_offsets();
-  const uint32_t* foo = def.fanout_offsets();
-  const uint16_t* fanout_idx = def.fanout_idx();
-  int32_t sinks = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    Runnable* x = new (nodes + i) Runnable;  // default-init: members set below, no zero fill first
-    const graph::NodeDef d = nd[i];
-    x->fanin_pending.store(static_cast<int32_t>(fio[i + 1] - fio[i]), std::memory_order_relaxed);
-    x->kind = RunKind::kNode;
-    x->shape = d.shape;
-    x->block_num = d.block_num;
-    x->sync_start = d.sync_start != 0;
-    std::memcpy(x->kernels, d.kernels, sizeof(x->kernels));
-    x->tensor_count = static_cast<int32_t>(d.tensor_count);
-    x->scalar_count = static_cast<int32_t>(d.scalar_count);
-    x->tensors = tens + d.tensor_first;
-    x->scalars = scal + d.scalar_first;
-    x->fanout16 = fanout_idx + foo[i];
-    x->fanout_count = static_cast<int32_t>(foo[i + 1] - foo[i]);
-    x->index = i;
-    x->exec = exec;
-    sinks += x->fanout_count == 0 ? 1 : 0;
-  }
+  const int32_t sinks = init_graph_nodes(def, exec, nodes, tens, scal);
   exec->node_count = n;
   exec->outer = r;
   exec->nodes = nodes;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "exec/predicate.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::hbg {
@@ -50,9 +51,8 @@ struct alignas(64) GraphExec {
 
 // Execution storage a Definition's replay needs after its heap.
 inline uint64_t execution_storage_bytes(uint32_t nodes, uint32_t tensor_args, uint32_t scalar_args) {
-  auto a64 = [](uint64_t v) { return (v + 63) & ~uint64_t{63}; };
-  return a64(sizeof(GraphExec)) + a64(sizeof(Runnable) * nodes) + a64(sizeof(ChipTensor) * tensor_args) +
-         a64(8ull * scalar_args);
+  return align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * nodes, 64) +
+         align_up(sizeof(ChipTensor) * tensor_args, 64) + align_up(8ull * scalar_args, 64);
 }
 
 }  // namespace taskring::hbg

@@ -1,11 +1,11 @@
 #include "task_image.hpp"
+#include "taskring/base/align.hpp"
 
 #include <cstring>
 
 namespace taskring::hbg {
 
 namespace {
-uint64_t align64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
 }  // namespace
 
 Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submission_addrs, graph::AlignedBuffer* out) {
@@ -16,19 +16,19 @@ Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submiss
     if (t.fanin_count == 0) ++roots;
     for (uint32_t k = 0; k < t.fanin_count; ++k) fanout_count[b.fanin[t.fanin_first + k]]++;
   }
-  uint64_t off = align64(sizeof(ImageHeader));
+  uint64_t off = align_up(sizeof(ImageHeader), 64);
   const uint64_t off_tasks = off;
-  off = align64(off + sizeof(ImageTask) * n);
+  off = align_up(off + sizeof(ImageTask) * n, 64);
   const uint64_t off_tensors = off;
-  off = align64(off + sizeof(ChipTensor) * b.tensors.size());
+  off = align_up(off + sizeof(ChipTensor) * b.tensors.size(), 64);
   const uint64_t off_scalars = off;
-  off = align64(off + 8 * b.scalars.size());
+  off = align_up(off + 8 * b.scalars.size(), 64);
   const uint64_t off_fanin = off;
-  off = align64(off + 4 * b.fanin.size());
+  off = align_up(off + 4 * b.fanin.size(), 64);
   const uint64_t off_fanout = off;
-  off = align64(off + 4 * b.fanin.size());
+  off = align_up(off + 4 * b.fanin.size(), 64);
   const uint64_t off_roots = off;
-  off = align64(off + 4 * roots);
+  off = align_up(off + 4 * roots, 64);
   if (off > static_cast<uint64_t>(INT32_MAX)) {
     return resource_exhausted("hbg task image of " + std::to_string(off) +
                               " bytes exceeds the 2 GiB reach of self-relative links; split the run");

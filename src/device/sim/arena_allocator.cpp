@@ -1,4 +1,5 @@
 #include "sim/arena_allocator.hpp"
+#include "taskring/base/align.hpp"
 
 #include <iterator>
 #include <utility>
@@ -10,7 +11,6 @@ namespace {
 // a cache line (kernels on different cores write them concurrently).
 constexpr uint64_t kGranule = 64;
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
 template <typename Map>
 const Block* containing(const Map& m, uint64_t off) {
@@ -31,7 +31,7 @@ std::optional<uint64_t> ArenaAllocator::first_fit(uint64_t reserve, uint64_t ali
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     uint64_t start = it->first;
     uint64_t end = start + it->second;
-    uint64_t at = round_up(start, alignment);
+    uint64_t at = align_up(start, alignment);
     if (at < start || at > end || end - at < reserve) continue;
     free_.erase(it);
     if (at > start) free_.emplace(start, at - start);
@@ -44,7 +44,7 @@ std::optional<uint64_t> ArenaAllocator::first_fit(uint64_t reserve, uint64_t ali
 std::optional<uint64_t> ArenaAllocator::allocate(uint64_t bytes, uint64_t alignment, std::string tag) {
   if (bytes == 0 || bytes > arena_bytes_) return std::nullopt;
   if (alignment < kGranule) alignment = kGranule;
-  uint64_t reserve = round_up(bytes, kGranule);
+  uint64_t reserve = align_up(bytes, kGranule);
   std::optional<uint64_t> at = first_fit(reserve, alignment);
   while (!at && !quarantine_.empty()) {
     evict_oldest();

@@ -1,4 +1,5 @@
 #include "sim/pinned_registry.hpp"
+#include "taskring/base/align.hpp"
 
 #include <unistd.h>
 
@@ -24,7 +25,7 @@ Expected<void*> PinnedRegistry::allocate(uint64_t bytes) {
   if (bytes == 0) return invalid_argument("alloc_pinned: size 0");
   uint64_t page = page_size();
   if (bytes > (uint64_t{1} << 46)) return resource_exhausted("alloc_pinned: " + std::to_string(bytes) + " bytes is too large");
-  uint64_t rounded = (bytes + page - 1) / page * page;
+  uint64_t rounded = align_up(bytes, page);
   void* p = std::aligned_alloc(page, rounded);
   if (p == nullptr) return resource_exhausted("alloc_pinned: could not allocate " + std::to_string(bytes) + " bytes");
   std::lock_guard<std::mutex> lock(mu_);
