@@ -84,6 +84,12 @@ const KnobSpec kKnobs[] = {
      "per-task device profile on sim: every kernel call's core, core type, cluster, block, kernel id and start/end "
      "is kept in memory and written after each run as `chip.run.runner_run.core_task` spans (docs/trace.md); "
      "`taskring run --profile` / `taskring bench --profile` set it; off costs one branch per task"},
+    {"TASKRING_SANITIZE", "", kRuntime, KnobKind::kText, 0, 0, "`off`",
+     "`off`, `tags`, `schedule`, `schedule:N` (N in [2, 1000]) or `tags,schedule[:N]`",
+     "orchestration sanitizer on sim ([sanitizer.md](sanitizer.md)): `tags` fails a run whose kernel writes outside "
+     "its OUTPUT / OUTPUT_EXISTING / INOUT arguments or reads a page no argument touches (tasks then run one at a "
+     "time, inline); `schedule` runs each program N times (default 8) under seeded random schedules and fails on the "
+     "first output byte that differs; `taskring run/orch --sanitize` set it; off costs one branch per kernel launch"},
     {"TASKRING_RANK", "", kRuntime, KnobKind::kInt, 0, int64_t{1} << 20, "unset", "",
      "rank of this process, added as `rank=` to its `chip.run` spans (set by `taskring bench` for each forked "
      "rank)"},

@@ -12,6 +12,7 @@
 #include "taskring/log/strace.hpp"
 #include "chip_knobs.hpp"
 #include "exec/device_profile.hpp"
+#include "sanitize/tag_checker.hpp"
 #include "l2_runtime.hpp"
 #include "run_spans.hpp"
 
@@ -50,6 +51,7 @@ struct Registered {
   OrchestrationConfigFn config = nullptr;
   BindRuntimeFn bind = nullptr;
   std::vector<taskring_kernel_fn> kernels;  // TASKRING_MAX_FUNC_ID entries
+  std::vector<std::string> kernel_names;    // by func id, for the sanitizer's messages
 };
 
 struct StagedTensor {
@@ -89,6 +91,7 @@ struct ChipWorker::Impl {
   // TASKRING_PROFILE=1: the per-task device profile, written after each run.
   // The runtime points at it; ~ChipWorker resets the runtime first.
   std::unique_ptr<exec::DeviceProfile> profile;
+  std::unique_ptr<sanitize::TagChecker> tag_checker;  // TASKRING_SANITIZE=tags
   uint64_t timeout_ms = 0;
 
   // Staging buffers of finished runs, kept for the next run's arguments of
@@ -173,6 +176,13 @@ Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig&
     impl->profile = std::make_unique<exec::DeviceProfile>(rc.executors);
     rc.profile = impl->profile.get();
   }
+  if (knobs.sanitize.tags) {
+    // The checker protects the whole arena around each launch: nothing else
+    // of this chip may touch it meanwhile, so the chip runs inline.
+    TASKRING_ASSIGN_OR_RETURN(impl->tag_checker, sanitize::TagChecker::create(*impl->device, dc.arena_bytes));
+    rc.tag_checker = impl->tag_checker.get();
+    rc.run_inline = true;
+  }
   TASKRING_RETURN_IF_ERROR(kernels::register_builtin_kernels(impl->builtins));
   return std::unique_ptr<ChipWorker>(new ChipWorker(std::move(impl)));
 }
@@ -221,6 +231,8 @@ Expected<int> ChipWorker::register_callable(const ChipCallable& c) {
       return invalid_argument(where + ": kernel func id " + std::to_string(k.func_id) + " has no function or library");
     }
     r.kernels[k.func_id] = fn;
+    if (r.kernel_names.size() <= static_cast<size_t>(k.func_id)) r.kernel_names.resize(k.func_id + 1);
+    r.kernel_names[k.func_id] = k.name;
   }
   // The built-in kernels are available to every callable under their
   // stable ids (builtin_ids.hpp) unless the callable binds those ids itself.
@@ -355,6 +367,7 @@ Status ChipWorker::launch() {
   request.bind = c.bind;
   request.args = &m.device_args;
   request.kernels = c.kernels.data();
+  if (m.tag_checker) m.tag_checker->set_kernel_names(&c.kernel_names);
   request.invocation_id = m.report.invocation_id;
   request.host_phase_only = host_half;
   TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));

@@ -27,6 +27,9 @@ namespace taskring {
 namespace exec {
 class DeviceProfile;
 }
+namespace sanitize {
+class TagChecker;
+}
 
 using OrchestrationEntryFn = void (*)(const ChipTaskArgs&);
 using BindRuntimeFn = void (*)(PTO2Runtime*);
@@ -60,6 +63,7 @@ struct L2RuntimeConfig {
   uint64_t tensor_wait_timeout_ms = 15000;  // get/set_tensor_data (tmr)
   uint64_t graph_arena_bytes = 4ull << 20;  // Graph submission arena (hbg)
   exec::DeviceProfile* profile = nullptr;   // not owned; set: record every kernel call (TASKRING_PROFILE)
+  sanitize::TagChecker* tag_checker = nullptr;  // not owned; set: check every launch (TASKRING_SANITIZE=tags)
 };
 
 class L2Runtime {

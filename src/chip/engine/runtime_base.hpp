@@ -31,6 +31,7 @@
 #include "run_counters.hpp"
 #include "run_gate.hpp"
 #include "runtime_ops.hpp"
+#include "sanitize/tag_checker.hpp"
 #include "spmd.hpp"
 #include "task_shape.hpp"
 #include "taskring/chip/error_codes.hpp"
@@ -279,8 +280,10 @@ class RuntimeBase : public L2Runtime {
       // require_sync_start: one executor claims the whole task (it is never
       // requeued) and starts every block together as one co-resident group.
       if (exec::predicate_allows_run(it->predicate, *config_.device) && !is_fatal() &&
-          !engine::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
-                                   request_.kernels, counters_, task_name, &failure)) {
+          !launch(task, task_name, &failure, [&](const exec::LaunchTask& t) {
+            return engine::run_co_resident(t, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
+                                           request_.kernels, counters_, task_name, &failure);
+          })) {
         report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
       }
       self->complete(it, next_local);
@@ -294,13 +297,23 @@ class RuntimeBase : public L2Runtime {
         [this](Item* x) { push_ready(x); },
         [&](int block) {
           if (is_fatal()) return;
-          const bool ok = mix ? engine::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
-                                                        request_.kernels, counters_, task_name, &failure)
-                              : engine::run_block(task, block, place, *config_.device, request_.kernels, counters_,
-                                                  task_name, &failure);
+          const bool ok = launch(task, task_name, &failure, [&](const exec::LaunchTask& t) {
+            return mix ? engine::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device,
+                                                 request_.kernels, counters_, task_name, &failure)
+                       : engine::run_block(t, block, place, *config_.device, request_.kernels, counters_, task_name,
+                                           &failure);
+          });
           if (!ok) report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
         },
         [&] { self->complete(it, next_local); });
+  }
+
+  // One block launch, under the tag checker when TASKRING_SANITIZE=tags
+  // (sanitize/tag_checker.hpp); off, this is the one branch it costs.
+  template <typename NameFn, typename Run>
+  bool launch(const exec::LaunchTask& task, NameFn&& task_name, std::string* failure, Run&& run) {
+    if (config_.tag_checker == nullptr) [[likely]] return run(task);
+    return config_.tag_checker->guard(task, run, task_name(), failure);
   }
 
   L2RuntimeConfig config_;

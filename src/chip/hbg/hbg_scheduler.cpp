@@ -160,6 +160,7 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
     const graph::TensorSourceRef& s = src[k];
     if (s.kind == graph::TensorSource::kBoundaryExact) {
       c = btensors[s.index];
+      c.reserved[0] = tmpl[k].reserved[0];  // the node's tag (sanitize/arg_tag.hpp)
     } else if (s.kind == graph::TensorSource::kBoundaryView) {
       c = tmpl[k];
       const ChipTensor& b = btensors[s.index];

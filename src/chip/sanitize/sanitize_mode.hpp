@@ -1,0 +1,30 @@
+// TASKRING_SANITIZE: which orchestration checks a chip run makes on sim
+// (docs/sanitizer.md). Parsed once at ChipWorker::create.
+//   off | tags | schedule[:N] | tags,schedule[:N]   (N in [2, 1000], default 8)
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "taskring/base/expected.hpp"
+#include "taskring/base/knobs.hpp"
+
+namespace taskring::sanitize {
+
+inline constexpr int kDefaultScheduleRuns = 8;
+inline constexpr int kMaxScheduleRuns = 1000;
+
+struct SanitizeMode {
+  bool tags = false;       // per-task read/write checks (tag_checker.hpp)
+  int schedule_runs = 0;   // 0: off; else runs per program, each with another seeded schedule
+  bool any() const { return tags || schedule_runs > 0; }
+};
+
+// Parses the knob's text; the error names `source` (the variable or the
+// CLI option), the text and what is accepted.
+Expected<SanitizeMode> parse_sanitize_mode(std::string_view source, std::string_view text);
+
+// Reads TASKRING_SANITIZE from `env` (unset: off).
+Expected<SanitizeMode> read_sanitize_mode(const EnvLookup& env);
+
+}  // namespace taskring::sanitize

@@ -1,0 +1,210 @@
+// TASKRING_SANITIZE=tags on chip runs (tmr and hbg, Graph on and off): each
+// kind of bug a wrong tag hides fails the run with KERNEL_FAILED naming the
+// task, the kernel, the argument, its tag and the byte; correct programs
+// pass with the same results as without the checker.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pto_orchestration_api.h"
+#include "taskring/chip/chip_worker.hpp"
+#include "taskring/chip/graph_api.hpp"
+
+namespace taskring {
+namespace {
+
+constexpr int32_t kPoke = 1, kCopy = 2, kPeek = 3;
+constexpr int kN = 4096;  // int32 elements per host buffer: 16 KiB, several pages
+
+const ChipTensor& targ(int64_t* args, int i) { return *reinterpret_cast<const ChipTensor*>(args[i]); }
+int64_t sarg(int64_t* args, int i) { return args[taskring_kernel_local(args)->tensor_count + i]; }
+
+// t0[s0] = s1, with no bounds check: the bug under test.
+extern "C" void sk_poke(int64_t* args) { targ(args, 0).data<int32_t>()[sarg(args, 0)] = static_cast<int32_t>(sarg(args, 1)); }
+// t1 = t0 (contiguous views of equal size).
+extern "C" void sk_copy(int64_t* args) {
+  const ChipTensor &a = targ(args, 0), &o = targ(args, 1);
+  for (uint64_t i = 0; i < a.numel(); ++i) o.data<int32_t>()[i] = a.data<int32_t>()[i];
+}
+// t1[0] = the int32 s0 bytes after t0's first element (a tensor it was not passed).
+extern "C" void sk_peek(int64_t* args) {
+  const auto* p = reinterpret_cast<const volatile int32_t*>(targ(args, 0).data<char>() + sarg(args, 0));
+  targ(args, 1).data<int32_t>()[0] = *p;
+}
+
+std::function<void(const ChipTaskArgs&)> g_body;
+extern "C" void sanitize_entry(const ChipTaskArgs& a) {
+  if (g_body) g_body(a);
+}
+
+struct Case {
+  const char* runtime;
+  bool graph;
+};
+std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+  return std::string(i.param.runtime) + (i.param.graph ? "_graph" : "");
+}
+
+class Tags : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    ChipWorkerConfig cfg;
+    cfg.runtime = GetParam().runtime;
+    cfg.env = map_env({{"TASKRING_SANITIZE", "tags"}, {"TASKRING_SIM_CLUSTERS", "2"}});
+    auto w = ChipWorker::create(cfg);
+    ASSERT_TRUE(w.ok()) << w.status().to_string();
+    worker_ = std::move(*w);
+    ChipCallable c;
+    c.name = "sanitize";
+    c.entry = sanitize_entry;
+    c.kernels = {{kPoke, sk_poke, "", "poke"}, {kCopy, sk_copy, "", "copy"}, {kPeek, sk_peek, "", "peek"}};
+    auto id = worker_->register_callable(c);
+    ASSERT_TRUE(id.ok()) << id.status().to_string();
+    callable_ = *id;
+  }
+  void TearDown() override { g_body = nullptr; }
+
+  // Runs `body` over x (arg 0), y (arg 1), z (arg 2), tagged as given.
+  Status run(std::function<void(const ChipTaskArgs&)> body) {
+    g_body = std::move(body);
+    ChipTaskArgs a;
+    a.add_input(tx_).add_inout(ty_).add_output(tz_);
+    auto r = worker_->run(callable_, a);
+    g_body = nullptr;
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  // One task, inside a Graph when the case says so.
+  void submit(int32_t kernel, const CoreTaskArgs& t) {
+    if (!GetParam().graph) {
+      rt_submit_aiv_task(kernel, t);
+      return;
+    }
+    g_graph_kernel = kernel;
+    GraphTaskArgs g;
+    graph_boundary(t, &g);
+    rt_submit_graph(GRAPH_KEY("one_task"), &Tags::graph_body, g);
+  }
+
+  std::vector<int32_t> x_ = std::vector<int32_t>(kN, 1), y_ = std::vector<int32_t>(kN, 2),
+                       z_ = std::vector<int32_t>(kN, 0);
+  ChipTensor tx_ = make_tensor_external(x_.data(), {static_cast<uint32_t>(kN)}, DataType::INT32);
+  ChipTensor ty_ = make_tensor_external(y_.data(), {static_cast<uint32_t>(kN)}, DataType::INT32);
+  ChipTensor tz_ = make_tensor_external(z_.data(), {static_cast<uint32_t>(kN)}, DataType::INT32);
+  std::unique_ptr<ChipWorker> worker_;
+  int callable_ = -1;
+
+ private:
+  // The Graph boundary is the task's own arguments and scalars.
+  static void graph_boundary(const CoreTaskArgs& t, GraphTaskArgs* out) {
+    GraphTaskArgs& g = *out;
+    for (int i = 0; i < t.tensor_count(); ++i) {
+      switch (t.tag(i)) {
+        case TensorArgType::INPUT: g.add_input(*t.tensor(i)); break;
+        case TensorArgType::INOUT: g.add_inout(*t.tensor(i)); break;
+        case TensorArgType::NO_DEP: g.add_no_dep(*t.tensor(i)); break;
+        default: g.add_output(*t.tensor(i)); break;
+      }
+    }
+    for (int i = 0; i < t.scalar_count(); ++i) g.add_scalar(t.scalar(i));
+  }
+  static void graph_body(const GraphTaskArgs& g) {
+    CoreTaskArgs t;
+    for (int i = 0; i < g.tensor_count(); ++i) {
+      switch (g.tag(i)) {
+        case TensorArgType::INPUT: t.add_input(*g.tensor(i)); break;
+        case TensorArgType::INOUT: t.add_inout(*g.tensor(i)); break;
+        case TensorArgType::NO_DEP: t.add_no_dep(*g.tensor(i)); break;
+        default: t.add_output(*g.tensor(i)); break;
+      }
+    }
+    for (int i = 0; i < g.scalar_count(); ++i) t.add_scalar(g.scalar(i));
+    rt_submit_aiv_task(g_graph_kernel, t);
+  }
+  static inline int32_t g_graph_kernel = -1;
+};
+
+void expect_violation(const Status& s, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(s.ok()) << "the run passed; the sanitizer missed the bug";
+  const std::string m = s.message();
+  EXPECT_NE(m.find("KERNEL_FAILED"), std::string::npos) << m;
+  EXPECT_NE(m.find("[TASKRING_SANITIZE=tags]"), std::string::npos) << m;
+  for (const std::string& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "missing '" << p << "' in: " << m;
+}
+
+TEST_P(Tags, CorrectProgramPasses) {
+  Status s = run([this](const ChipTaskArgs& a) {
+    CoreTaskArgs t;
+    t.add_input(*a.tensor(0)).add_output(*a.tensor(2));
+    submit(kCopy, t);
+    CoreTaskArgs u;
+    u.add_inout(*a.tensor(1)).add_scalar(5).add_scalar(9);
+    submit(kPoke, u);
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(z_[0], 1);
+  EXPECT_EQ(z_[kN - 1], 1);
+  EXPECT_EQ(y_[5], 9);
+}
+
+TEST_P(Tags, WriteOfAnInputIsCaught) {
+  Status s = run([this](const ChipTaskArgs& a) {
+    CoreTaskArgs t;
+    t.add_input(*a.tensor(0)).add_scalar(3).add_scalar(7);
+    submit(kPoke, t);
+  });
+  expect_violation(s, {"kernel 'poke' (id 1) wrote byte 12 of argument 0 (INPUT)", "which the task may only read"});
+}
+
+TEST_P(Tags, WriteOfANoDepArgumentIsCaught) {
+  // Two writers tagged NO_DEP race on hardware; the first one fails here.
+  Status s = run([this](const ChipTaskArgs& a) {
+    for (int k = 0; k < 2; ++k) {
+      CoreTaskArgs t;
+      t.add_no_dep(*a.tensor(1)).add_scalar(0).add_scalar(k);
+      submit(kPoke, t);
+    }
+  });
+  expect_violation(s, {"kernel 'poke' (id 1) wrote byte 0 of argument 0 (NO_DEP)"});
+}
+
+TEST_P(Tags, WriteJustPastTheViewIsCaught) {
+  Status s = run([this](const ChipTaskArgs& a) {
+    ChipTensor half = a.tensor(2)->view({kN / 4}, {0});
+    CoreTaskArgs t;
+    t.add_output(half).add_scalar(kN / 4).add_scalar(1);
+    submit(kPoke, t);
+  });
+  expect_violation(s, {"wrote byte 4096 relative to the view of argument 0 (OUTPUT_EXISTING), past its end "
+                       "(the view is 4096 bytes)"});
+}
+
+TEST_P(Tags, WritePagesPastTheViewIsCaught) {
+  Status s = run([this](const ChipTaskArgs& a) {
+    ChipTensor quarter = a.tensor(2)->view({kN / 4}, {0});
+    CoreTaskArgs t;
+    t.add_output(quarter).add_scalar(3000).add_scalar(1);
+    submit(kPoke, t);
+  });
+  expect_violation(s, {"wrote byte 12000 relative to the view of argument 0 (OUTPUT_EXISTING), past its end"});
+}
+
+TEST_P(Tags, ReadOfATensorNotPassedIsCaught) {
+  Status s = run([this](const ChipTaskArgs& a) {
+    // z's device address relative to x's: the kernel reads z through x.
+    const int64_t gap = static_cast<int64_t>(a.tensor(2)->buffer.addr - a.tensor(0)->buffer.addr) + 8192;
+    CoreTaskArgs t;
+    t.add_input(*a.tensor(0)).add_output(*a.tensor(1)).add_scalar(static_cast<uint64_t>(gap));
+    submit(kPeek, t);
+  });
+  // Named relative to the nearest argument, with the device address.
+  expect_violation(s, {"kernel 'peek' (id 3) read byte ", "relative to the view of argument ",
+                       "outside that tensor's buffer at device address 0x", "no argument of the task covers it"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, Tags,
+                         ::testing::Values(Case{"tmr", false}, Case{"hbg", false}, Case{"hbg", true}), case_name);
+
+}  // namespace
+}  // namespace taskring
