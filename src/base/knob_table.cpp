@@ -90,6 +90,9 @@ const KnobSpec kKnobs[] = {
      "its OUTPUT / OUTPUT_EXISTING / INOUT arguments or reads a page no argument touches (tasks then run one at a "
      "time, inline); `schedule` runs each program N times (default 8) under seeded random schedules and fails on the "
      "first output byte that differs; `taskring run/orch --sanitize` set it; off costs one branch per kernel launch"},
+    {"TASKRING_SANITIZE_SEED", "", kRuntime, KnobKind::kInt, 1, int64_t{1} << 62, "`1`", "",
+     "seed of the first randomized run of `TASKRING_SANITIZE=schedule` (run k uses seed + k - 1); a schedule "
+     "mismatch names the seed that reproduces it"},
     {"TASKRING_RANK", "", kRuntime, KnobKind::kInt, 0, int64_t{1} << 20, "unset", "",
      "rank of this process, added as `rank=` to its `chip.run` spans (set by `taskring bench` for each forked "
      "rank)"},

@@ -51,6 +51,7 @@ struct OrchOptions {
   std::string config = "aicpu_orchestration_config";
   bool json = false;
   uint64_t task_window = 0, heap = 0, dep_pool = 0;
+  std::string sanitize;  // TASKRING_SANITIZE for this run (docs/sanitizer.md)
 };
 
 OrchOptions g_opt;
@@ -299,6 +300,7 @@ int run_orch() {
 
   ChipWorkerConfig wc;
   wc.runtime = g_opt.runtime;
+  if (!g_opt.sanitize.empty()) setenv("TASKRING_SANITIZE", g_opt.sanitize.c_str(), 1);  // read by ChipWorker::create
   auto worker = ChipWorker::create(wc);
   if (!worker.ok()) return fail(1, worker.status().to_string(), &j);
   ChipCallable callable;
@@ -354,6 +356,7 @@ void add_orch_command(CLI::App& app) {
   cmd->add_flag("--check", g_opt.check,
                 "only compile every source under the given files/folders; one line per file (ok / first error)");
   cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr or hbg");
+  cmd->add_option("--sanitize", g_opt.sanitize, "orchestration sanitizer: tags (docs/sanitizer.md); sets TASKRING_SANITIZE");
   cmd->add_option("--arch", g_opt.arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (the runtime's a5 header: set_core_num on tmr, set_block_num on hbg)");
   cmd->add_option("--kernel", g_opt.kernels, "ID=NAME: func id to a built-in kernel or a kernel .so; '*=NAME' for the rest");
   cmd->add_option("--tensor", g_opt.tensors,

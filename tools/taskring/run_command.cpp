@@ -46,6 +46,7 @@ struct RunOptions {
   bool profile = false;  // TASKRING_PROFILE=1 for this run
   std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
   bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
+  std::string sanitize;          // TASKRING_SANITIZE for this run (docs/sanitizer.md)
 };
 
 // CLI11 binds flags to storage that outlives parsing: the options and one
@@ -309,6 +310,7 @@ int run_workload(Workload& w) {
   }
   ChipWorkerConfig wc{.runtime = g_opt.runtime};
   if (g_opt.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);  // read by ChipWorker::create
+  if (!g_opt.sanitize.empty()) setenv("TASKRING_SANITIZE", g_opt.sanitize.c_str(), 1);
   if (g_opt.profile) {
     wc.env = [base = process_env()](std::string_view name) -> std::optional<std::string> {
       return name == "TASKRING_PROFILE" ? std::optional<std::string>("1") : base(name);
@@ -373,6 +375,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--warmup", g_opt.warmup, "warmup rounds before them (also checked)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--sanitize", g_opt.sanitize, "orchestration sanitizer: tags (docs/sanitizer.md); sets TASKRING_SANITIZE");
   cmd->add_option("--runtime", g_opt.runtime, "L2 runtime: tmr (tensormap_and_ringbuffer) or hbg (host_build_graph)")
       ->capture_default_str()
       ->check(CLI::IsMember({"tmr", "tensormap_and_ringbuffer", "hbg", "host_build_graph"}));

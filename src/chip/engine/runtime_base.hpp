@@ -31,7 +31,7 @@
 #include "run_counters.hpp"
 #include "run_gate.hpp"
 #include "runtime_ops.hpp"
-#include "sanitize/tag_checker.hpp"
+#include "sanitize/launch_hook.hpp"
 #include "spmd.hpp"
 #include "task_shape.hpp"
 #include "taskring/chip/error_codes.hpp"
@@ -308,12 +308,12 @@ class RuntimeBase : public L2Runtime {
         [&] { self->complete(it, next_local); });
   }
 
-  // One block launch, under the tag checker when TASKRING_SANITIZE=tags
-  // (sanitize/tag_checker.hpp); off, this is the one branch it costs.
+  // One block launch, through the sanitizer when TASKRING_SANITIZE is on
+  // (sanitize/launch_hook.hpp); off, this is the one branch it costs.
   template <typename NameFn, typename Run>
   bool launch(const exec::LaunchTask& task, NameFn&& task_name, std::string* failure, Run&& run) {
-    if (config_.tag_checker == nullptr) [[likely]] return run(task);
-    return config_.tag_checker->guard(task, run, task_name(), failure);
+    if (config_.sanitizer == nullptr) [[likely]] return run(task);
+    return sanitize::sanitized_launch(*config_.sanitizer, task, task_name, failure, run);
   }
 
   L2RuntimeConfig config_;

@@ -47,8 +47,13 @@ Expected<SanitizeMode> parse_sanitize_mode(std::string_view source, std::string_
 Expected<SanitizeMode> read_sanitize_mode(const EnvLookup& env) {
   const KnobSpec& spec = knob("TASKRING_SANITIZE");
   std::optional<std::string> v = env(spec.name);
-  if (!v) return SanitizeMode{};
-  return parse_sanitize_mode(spec.name, *v);
+  SanitizeMode m;
+  if (v) {
+    TASKRING_ASSIGN_OR_RETURN(m, parse_sanitize_mode(spec.name, *v));
+  }
+  TASKRING_ASSIGN_OR_RETURN(auto seed, read_int_knob(env, knob("TASKRING_SANITIZE_SEED")));
+  if (seed) m.seed = static_cast<uint64_t>(*seed);
+  return m;
 }
 
 }  // namespace taskring::sanitize

@@ -17,6 +17,7 @@ inline constexpr int kMaxScheduleRuns = 1000;
 struct SanitizeMode {
   bool tags = false;       // per-task read/write checks (tag_checker.hpp)
   int schedule_runs = 0;   // 0: off; else runs per program, each with another seeded schedule
+  uint64_t seed = 1;       // TASKRING_SANITIZE_SEED: the seed of schedule run 1 (run k: seed + k - 1)
   bool any() const { return tags || schedule_runs > 0; }
 };
 
@@ -24,7 +25,7 @@ struct SanitizeMode {
 // CLI option), the text and what is accepted.
 Expected<SanitizeMode> parse_sanitize_mode(std::string_view source, std::string_view text);
 
-// Reads TASKRING_SANITIZE from `env` (unset: off).
+// Reads TASKRING_SANITIZE and TASKRING_SANITIZE_SEED from `env` (unset: off, seed 1).
 Expected<SanitizeMode> read_sanitize_mode(const EnvLookup& env);
 
 }  // namespace taskring::sanitize

@@ -32,6 +32,10 @@
 
 namespace taskring::sanitize {
 
+// "kernel 'name' (id N)" for a one-kernel task, "kernels{aic=.., aiv0=..}"
+// for a MIX one; names by func id (nullptr or short: ids only).
+std::string kernel_label(const exec::LaunchTask& task, const std::vector<std::string>* names);
+
 class TagChecker {
  public:
   // `device` must be the sim device; `arena_bytes` its arena size.
@@ -74,7 +78,6 @@ class TagChecker {
   std::optional<std::string> disarm(const exec::LaunchTask& task, const std::string& task_name);
   void protect(const Span& s, int prot) const;
   std::string describe(const exec::LaunchTask& task, const std::string& task_name, uintptr_t addr, int is_write) const;
-  std::string kernel_label(const exec::LaunchTask& task) const;
 
   Device& device_;
   char* arena_;

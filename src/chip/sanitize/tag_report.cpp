@@ -27,11 +27,11 @@ uint64_t distance(uint64_t dev, uint64_t b, uint64_t e) { return dev < b ? b - d
 
 }  // namespace
 
-std::string TagChecker::kernel_label(const exec::LaunchTask& task) const {
+std::string kernel_label(const exec::LaunchTask& task, const std::vector<std::string>* names) {
   auto one = [&](int32_t fid) {
     std::string s;
-    if (names_ != nullptr && fid >= 0 && static_cast<size_t>(fid) < names_->size() && !(*names_)[fid].empty()) {
-      s = "'" + (*names_)[fid] + "' ";
+    if (names != nullptr && fid >= 0 && static_cast<size_t>(fid) < names->size() && !(*names)[fid].empty()) {
+      s = "'" + (*names)[fid] + "' ";
     }
     return s + "(id " + std::to_string(fid) + ")";
   };
@@ -54,7 +54,7 @@ std::string TagChecker::describe(const exec::LaunchTask& task, const std::string
                                  int is_write) const {
   const uint64_t dev = kSimDeviceAddressBase + (addr - reinterpret_cast<uintptr_t>(arena_));
   const char* verb = is_write == 1 ? "wrote" : is_write == 0 ? "read" : "accessed";
-  std::string head = task_name + " " + kernel_label(task) + " " + verb + " ";
+  std::string head = task_name + " " + kernel_label(task, names_) + " " + verb + " ";
   const std::string tail = " [TASKRING_SANITIZE=tags]";
   int best = -1;
   uint64_t best_d = ~0ull;
