@@ -247,7 +247,11 @@ Expected<int> ChipWorker::register_callable(const ChipCallable& c) {
   // The built-in kernels are available to every callable under their
   // stable ids (builtin_ids.hpp) unless the callable binds those ids itself.
   for (int32_t fid = 0; fid < TASKRING_MAX_FUNC_ID; ++fid) {
-    if (r.kernels[fid] == nullptr) r.kernels[fid] = impl_->builtins.find(fid);
+    if (r.kernels[fid] != nullptr) continue;
+    r.kernels[fid] = impl_->builtins.find(fid);
+    if (r.kernels[fid] == nullptr) continue;
+    if (r.kernel_names.size() <= static_cast<size_t>(fid)) r.kernel_names.resize(fid + 1);
+    r.kernel_names[fid] = std::string(impl_->builtins.name(fid));
   }
   impl_->callables.push_back(std::move(r));
   return static_cast<int>(impl_->callables.size() - 1);

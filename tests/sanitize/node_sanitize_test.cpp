@@ -73,7 +73,7 @@ TEST(NodeSanitize, ChipChildNamesChipAndTask) {
   const std::string m = s.message();
   std::printf("the node's error: %s\n", m.c_str());
   EXPECT_NE(m.find("chip 1"), std::string::npos) << m;
-  EXPECT_NE(m.find("KERNEL_FAILED: task 0:0 kernel"), std::string::npos) << m;
+  EXPECT_NE(m.find("KERNEL_FAILED: task 0:0 kernel 'copy' (id "), std::string::npos) << m;
   EXPECT_NE(m.find("of argument 1 (INPUT), which the task may only read"), std::string::npos) << m;
 }
 
