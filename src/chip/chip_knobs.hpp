@@ -6,7 +6,7 @@
 
 #include "taskring/base/expected.hpp"
 #include "taskring/base/knobs.hpp"
-#include "sanitize/sanitize_mode.hpp"
+#include "taskring/chip/sanitize_mode.hpp"
 
 namespace taskring {
 

@@ -2,7 +2,7 @@
 // the variable, the text and what is accepted.
 #include <gtest/gtest.h>
 
-#include "sanitize/sanitize_mode.hpp"
+#include "taskring/chip/sanitize_mode.hpp"
 
 namespace taskring::sanitize {
 namespace {
@@ -30,6 +30,17 @@ TEST(SanitizeMode, AcceptedSpellings) {
   auto unset = read_sanitize_mode(map_env({}));
   ASSERT_TRUE(unset.ok());
   EXPECT_FALSE(unset->any());
+  EXPECT_EQ(unset->seed, 1u);
+  EXPECT_EQ(unset->describe(), "off");
+  EXPECT_EQ(tags->describe(), "tags");
+  EXPECT_EQ(sched->describe(), "schedule:8");
+  EXPECT_EQ(both->describe(), "tags,schedule:3");
+  auto seeded = read_sanitize_mode(map_env({{"TASKRING_SANITIZE", "schedule"}, {"TASKRING_SANITIZE_SEED", "42"}}));
+  ASSERT_TRUE(seeded.ok());
+  EXPECT_EQ(seeded->seed, 42u);
+  auto bad_seed = read_sanitize_mode(map_env({{"TASKRING_SANITIZE_SEED", "0"}}));
+  ASSERT_FALSE(bad_seed.ok());
+  EXPECT_NE(bad_seed.status().message().find("TASKRING_SANITIZE_SEED"), std::string::npos);
 }
 
 TEST(SanitizeMode, BadValuesNameTheVariable) {

@@ -18,6 +18,7 @@
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/graph_api.hpp"
+#include "sanitize_test_util.hpp"
 
 namespace taskring {
 namespace {
@@ -64,37 +65,18 @@ std::string case_name(const ::testing::TestParamInfo<Case>& i) {
   return std::string(i.param.runtime) + (i.param.graph ? "_graph_" : "_") + m;
 }
 
-void graph_body(const GraphTaskArgs& g, int32_t kernel) {
-  CoreTaskArgs t;
-  for (int i = 0; i < g.tensor_count(); ++i) {
-    switch (g.tag(i)) {
-      case TensorArgType::INPUT: t.add_input(*g.tensor(i)); break;
-      case TensorArgType::INOUT: t.add_inout(*g.tensor(i)); break;
-      case TensorArgType::NO_DEP: t.add_no_dep(*g.tensor(i)); break;
-      default: t.add_output(*g.tensor(i)); break;
-    }
-  }
-  for (int i = 0; i < g.scalar_count(); ++i) t.add_scalar(g.scalar(i));
-  rt_submit_aiv_task(kernel, t);
-}
-
 class Schedule : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    ChipWorkerConfig cfg;
-    cfg.runtime = GetParam().runtime;
-    cfg.env = map_env({{"TASKRING_SANITIZE", GetParam().mode}, {"TASKRING_SIM_THREADS", "1"},
-                       {"TASKRING_SIM_CLUSTERS", "4"}, {"TASKRING_SANITIZE_SEED", "11"}});
-    auto w = ChipWorker::create(cfg);
-    ASSERT_TRUE(w.ok()) << w.status().to_string();
-    worker_ = std::move(*w);
     ChipCallable c;
     c.name = "schedule";
     c.entry = schedule_entry;
     c.kernels = {{kSet, ss_set, "", "set"}, {kAddOne, ss_add_one, "", "add_one"}, {kCopy, ss_copy, "", "copy"}};
-    auto id = worker_->register_callable(c);
-    ASSERT_TRUE(id.ok()) << id.status().to_string();
-    callable_ = *id;
+    worker_ = sanitize_test::make_worker(GetParam().runtime,
+                                         map_env({{"TASKRING_SANITIZE", GetParam().mode}, {"TASKRING_SIM_THREADS", "1"},
+                                                  {"TASKRING_SIM_CLUSTERS", "4"}, {"TASKRING_SANITIZE_SEED", "11"}}),
+                                         c, &callable_);
+    ASSERT_NE(worker_, nullptr);
   }
   void TearDown() override { g_body = nullptr; }
 
@@ -108,23 +90,7 @@ class Schedule : public ::testing::TestWithParam<Case> {
     return r.ok() ? Status::Ok() : r.status();
   }
   // One task, inside a Graph when the case says so (a Graph per kernel).
-  void submit(int32_t kernel, const CoreTaskArgs& t) {
-    if (!GetParam().graph) {
-      rt_submit_aiv_task(kernel, t);
-      return;
-    }
-    GraphTaskArgs g;
-    for (int i = 0; i < t.tensor_count(); ++i) {
-      switch (t.tag(i)) {
-        case TensorArgType::INPUT: g.add_input(*t.tensor(i)); break;
-        case TensorArgType::INOUT: g.add_inout(*t.tensor(i)); break;
-        case TensorArgType::NO_DEP: g.add_no_dep(*t.tensor(i)); break;
-        default: g.add_output(*t.tensor(i)); break;
-      }
-    }
-    for (int i = 0; i < t.scalar_count(); ++i) g.add_scalar(t.scalar(i));
-    rt_submit_graph(GRAPH_KEY("one_task"), graph_body, g, kernel);
-  }
+  void submit(int32_t kernel, const CoreTaskArgs& t) { sanitize_test::submit(GetParam().graph, kernel, t); }
   const ChipTensor& x() const { return *g_args->tensor(0); }
   const ChipTensor& z() const { return *g_args->tensor(1); }
 

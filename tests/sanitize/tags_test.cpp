@@ -11,6 +11,7 @@
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/graph_api.hpp"
+#include "sanitize_test_util.hpp"
 
 namespace taskring {
 namespace {
@@ -50,19 +51,13 @@ std::string case_name(const ::testing::TestParamInfo<Case>& i) {
 class Tags : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    ChipWorkerConfig cfg;
-    cfg.runtime = GetParam().runtime;
-    cfg.env = map_env({{"TASKRING_SANITIZE", "tags"}, {"TASKRING_SIM_CLUSTERS", "2"}});
-    auto w = ChipWorker::create(cfg);
-    ASSERT_TRUE(w.ok()) << w.status().to_string();
-    worker_ = std::move(*w);
     ChipCallable c;
     c.name = "sanitize";
     c.entry = sanitize_entry;
     c.kernels = {{kPoke, sk_poke, "", "poke"}, {kCopy, sk_copy, "", "copy"}, {kPeek, sk_peek, "", "peek"}};
-    auto id = worker_->register_callable(c);
-    ASSERT_TRUE(id.ok()) << id.status().to_string();
-    callable_ = *id;
+    worker_ = sanitize_test::make_worker(
+        GetParam().runtime, map_env({{"TASKRING_SANITIZE", "tags"}, {"TASKRING_SIM_CLUSTERS", "2"}}), c, &callable_);
+    ASSERT_NE(worker_, nullptr);
   }
   void TearDown() override { g_body = nullptr; }
 
@@ -76,16 +71,7 @@ class Tags : public ::testing::TestWithParam<Case> {
     return r.ok() ? Status::Ok() : r.status();
   }
   // One task, inside a Graph when the case says so.
-  void submit(int32_t kernel, const CoreTaskArgs& t) {
-    if (!GetParam().graph) {
-      rt_submit_aiv_task(kernel, t);
-      return;
-    }
-    g_graph_kernel = kernel;
-    GraphTaskArgs g;
-    graph_boundary(t, &g);
-    rt_submit_graph(GRAPH_KEY("one_task"), &Tags::graph_body, g);
-  }
+  void submit(int32_t kernel, const CoreTaskArgs& t) { sanitize_test::submit(GetParam().graph, kernel, t); }
 
   std::vector<int32_t> x_ = std::vector<int32_t>(kN, 1), y_ = std::vector<int32_t>(kN, 2),
                        z_ = std::vector<int32_t>(kN, 0);
@@ -95,34 +81,6 @@ class Tags : public ::testing::TestWithParam<Case> {
   std::unique_ptr<ChipWorker> worker_;
   int callable_ = -1;
 
- private:
-  // The Graph boundary is the task's own arguments and scalars.
-  static void graph_boundary(const CoreTaskArgs& t, GraphTaskArgs* out) {
-    GraphTaskArgs& g = *out;
-    for (int i = 0; i < t.tensor_count(); ++i) {
-      switch (t.tag(i)) {
-        case TensorArgType::INPUT: g.add_input(*t.tensor(i)); break;
-        case TensorArgType::INOUT: g.add_inout(*t.tensor(i)); break;
-        case TensorArgType::NO_DEP: g.add_no_dep(*t.tensor(i)); break;
-        default: g.add_output(*t.tensor(i)); break;
-      }
-    }
-    for (int i = 0; i < t.scalar_count(); ++i) g.add_scalar(t.scalar(i));
-  }
-  static void graph_body(const GraphTaskArgs& g) {
-    CoreTaskArgs t;
-    for (int i = 0; i < g.tensor_count(); ++i) {
-      switch (g.tag(i)) {
-        case TensorArgType::INPUT: t.add_input(*g.tensor(i)); break;
-        case TensorArgType::INOUT: t.add_inout(*g.tensor(i)); break;
-        case TensorArgType::NO_DEP: t.add_no_dep(*g.tensor(i)); break;
-        default: t.add_output(*g.tensor(i)); break;
-      }
-    }
-    for (int i = 0; i < g.scalar_count(); ++i) t.add_scalar(g.scalar(i));
-    rt_submit_aiv_task(g_graph_kernel, t);
-  }
-  static inline int32_t g_graph_kernel = -1;
 };
 
 void expect_violation(const Status& s, std::initializer_list<std::string> parts) {

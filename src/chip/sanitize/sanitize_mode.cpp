@@ -1,4 +1,4 @@
-#include "sanitize_mode.hpp"
+#include "taskring/chip/sanitize_mode.hpp"
 
 #include <string>
 
@@ -42,6 +42,13 @@ Expected<SanitizeMode> parse_sanitize_mode(std::string_view source, std::string_
     if (comma != std::string_view::npos && rest.empty()) return bad(source, text, "trailing ','");
   }
   return m;
+}
+
+std::string SanitizeMode::describe() const {
+  if (!any()) return "off";
+  std::string s = tags ? "tags" : "";
+  if (schedule_runs > 0) s += std::string(tags ? "," : "") + "schedule:" + std::to_string(schedule_runs);
+  return s;
 }
 
 Expected<SanitizeMode> read_sanitize_mode(const EnvLookup& env) {

@@ -23,9 +23,11 @@ uintptr_t page_up(uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
 
 // The checker armed on this thread. Global because a signal handler has no
 // other way to find it; thread-local because chips of one process may run
-// on several threads, each with its own arena.
-thread_local TagChecker* t_armed = nullptr;
-// The SIGSEGV action before ours, for faults that are not a checker's.
+// on several threads, each with its own arena. Initial-exec: reading it in
+// the handler never allocates (a fault inside malloc must not deadlock).
+thread_local TagChecker* t_armed __attribute__((tls_model("initial-exec"))) = nullptr;
+// The SIGSEGV action before ours, for faults that are not a checker's. Ours
+// is installed once, by the first checker, for the life of the process.
 struct sigaction g_previous;
 std::once_flag g_installed;
 

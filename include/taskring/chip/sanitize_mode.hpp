@@ -1,9 +1,11 @@
 // TASKRING_SANITIZE: which orchestration checks a chip run makes on sim
-// (docs/sanitizer.md). Parsed once at ChipWorker::create.
+// (docs/sanitizer.md). Parsed once at ChipWorker::create (and by
+// `taskring info`, which shows and validates it).
 //   off | tags | schedule[:N] | tags,schedule[:N]   (N in [2, 1000], default 8)
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "taskring/base/expected.hpp"
@@ -19,6 +21,8 @@ struct SanitizeMode {
   int schedule_runs = 0;   // 0: off; else runs per program, each with another seeded schedule
   uint64_t seed = 1;       // TASKRING_SANITIZE_SEED: the seed of schedule run 1 (run k: seed + k - 1)
   bool any() const { return tags || schedule_runs > 0; }
+  // "off", "tags", "schedule:8", "tags,schedule:8".
+  std::string describe() const;
 };
 
 // Parses the knob's text; the error names `source` (the variable or the
