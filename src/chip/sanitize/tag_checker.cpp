@@ -1,11 +1,13 @@
 #include "tag_checker.hpp"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -21,11 +23,17 @@ constexpr uintptr_t kPage = 4096;
 uintptr_t page_down(uintptr_t a) { return a & ~(kPage - 1); }
 uintptr_t page_up(uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
 
-// The checker armed on this thread. Global because a signal handler has no
-// other way to find it; thread-local because chips of one process may run
-// on several threads, each with its own arena. Initial-exec: reading it in
-// the handler never allocates (a fault inside malloc must not deadlock).
-thread_local TagChecker* t_armed __attribute__((tls_model("initial-exec"))) = nullptr;
+// The armed checkers, each with the thread that armed it. Global because a
+// signal handler has no other way to find them; a fixed array of atomics
+// rather than thread-local storage because reading a thread_local of a
+// dlopen'ed library (the Python module) may allocate, and a fault inside
+// malloc must not deadlock. Several chips of one process may be armed at
+// once, on different threads, each over its own arena.
+constexpr int kMaxArmed = 64;
+std::atomic<TagChecker*> g_armed[kMaxArmed];
+std::atomic<long> g_armed_tid[kMaxArmed];
+
+long this_tid() { return syscall(SYS_gettid); }
 // The SIGSEGV action before ours, for faults that are not a checker's. Ours
 // is installed once, by the first checker, for the life of the process.
 struct sigaction g_previous;
@@ -37,8 +45,14 @@ void on_sigsegv(int sig, siginfo_t* info, void* context) {
   // Page-fault error code bit 1: the access was a write.
   is_write = (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) != 0 ? 1 : 0;
 #endif
-  TagChecker* c = t_armed;
-  if (c != nullptr && c->on_fault(reinterpret_cast<uintptr_t>(info->si_addr), is_write)) return;
+  const long tid = this_tid();
+  for (int i = 0; i < kMaxArmed; ++i) {
+    TagChecker* c = g_armed[i].load(std::memory_order_acquire);
+    if (c != nullptr && g_armed_tid[i].load(std::memory_order_acquire) == tid &&
+        c->on_fault(reinterpret_cast<uintptr_t>(info->si_addr), is_write)) {
+      return;
+    }
+  }
   // Not ours: hand it to whoever had it, or let it kill the process.
   if ((g_previous.sa_flags & SA_SIGINFO) != 0 && g_previous.sa_sigaction != nullptr) {
     g_previous.sa_sigaction(sig, info, context);
@@ -92,7 +106,7 @@ Expected<std::unique_ptr<TagChecker>> TagChecker::create(Device& device, uint64_
 }
 
 TagChecker::~TagChecker() {
-  if (t_armed == this) t_armed = nullptr;
+  if (slot_ >= 0) g_armed[slot_].store(nullptr, std::memory_order_release);
 }
 
 void TagChecker::protect(const Span& s, int prot) const {
@@ -155,12 +169,19 @@ exec::LaunchTask TagChecker::arm(const exec::LaunchTask& task) {
   mprotect(arena_, bytes_, PROT_NONE);
   for (const Span& r : readable) protect(r, PROT_READ);
   for (const Span& w : writable) protect(w, PROT_READ | PROT_WRITE);
-  t_armed = this;
+  // A slot for this launch (the array bounds how many chips may be armed at once).
+  // The tid is stored after the slot is won and before the kernel runs.
+  for (int i = 0; i < kMaxArmed && slot_ < 0; ++i) {
+    TagChecker* none = nullptr;
+    if (g_armed[i].compare_exchange_strong(none, this, std::memory_order_acq_rel)) slot_ = i;
+  }
+  if (slot_ >= 0) g_armed_tid[slot_].store(this_tid(), std::memory_order_release);
   return safe;
 }
 
 std::optional<std::string> TagChecker::disarm(const exec::LaunchTask& task, const std::string& task_name) {
-  t_armed = nullptr;
+  if (slot_ >= 0) g_armed[slot_].store(nullptr, std::memory_order_release);
+  slot_ = -1;
   mprotect(arena_, bytes_, PROT_READ | PROT_WRITE);
   if (faulted_) return describe(task, task_name, fault_addr_, fault_write_);
   size_t k = 0;

@@ -93,6 +93,7 @@ class TagChecker {
   uintptr_t fault_addr_ = 0;
   int fault_write_ = -1;  // 1 write, 0 read, -1 unknown
   bool faulted_ = false;
+  int slot_ = -1;  // in the armed array while armed (tag_checker.cpp)
 };
 
 }  // namespace taskring::sanitize
