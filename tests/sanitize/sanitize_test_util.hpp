@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,13 @@ inline void submit(bool graph, int32_t kernel, const CoreTaskArgs& t) {
   GraphTaskArgs g;
   copy_tagged(t, &g);
   rt_submit_graph(GRAPH_KEY("one_task"), one_task_body, g, kernel);
+}
+
+// The run failed (else `missed`) with a message holding every one of `parts`.
+inline void expect_failure_naming(const Status& s, std::initializer_list<std::string> parts, const char* missed) {
+  ASSERT_FALSE(s.ok()) << missed;
+  const std::string m = s.message();
+  for (const std::string& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "missing '" << p << "' in: " << m;
 }
 
 }  // namespace taskring::sanitize_test
