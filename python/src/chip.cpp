@@ -33,10 +33,16 @@ namespace {
 
 class PyChipWorker {
  public:
-  PyChipWorker(const std::string& runtime, const std::string& device) {
+  // `sanitize` non-empty: TASKRING_SANITIZE for this worker (docs/sanitizer.md).
+  PyChipWorker(const std::string& runtime, const std::string& device, const std::string& sanitize) {
     ChipWorkerConfig cfg;
     cfg.runtime = runtime;
     cfg.device = device;
+    if (!sanitize.empty()) {
+      cfg.env = [base = process_env(), sanitize](std::string_view name) -> std::optional<std::string> {
+        return name == "TASKRING_SANITIZE" ? std::optional<std::string>(sanitize) : base(name);
+      };
+    }
     auto w = ChipWorker::create(cfg);
     if (!w.ok()) throw_status(w.status().with_context("ChipWorker"));
     state_ = std::make_shared<WorkerState>();
@@ -280,7 +286,8 @@ void bind_chip(pyb::module_& m) {
       .def_readonly("offset", &PyTensor::offset);
 
   pyb::class_<PyChipWorker>(m, "_ChipWorker")
-      .def(pyb::init<const std::string&, const std::string&>(), pyb::arg("runtime"), pyb::arg("device"))
+      .def(pyb::init<const std::string&, const std::string&, const std::string&>(), pyb::arg("runtime"),
+           pyb::arg("device"), pyb::arg("sanitize") = "")
       .def("register", &PyChipWorker::register_callable)
       .def("run", &PyChipWorker::run, pyb::arg("callable"), pyb::arg("args"), pyb::arg("timeout_ms"))
       .def("_run_native", &PyChipWorker::run_native, pyb::arg("callable"), pyb::arg("args"), pyb::arg("n"),

@@ -278,8 +278,10 @@ class ChipWorker:
 
     __slots__ = ("_w",)
 
-    def __init__(self, runtime: str = "tmr", device: str = "sim"):
-        self._w = _taskring._ChipWorker(runtime, device)
+    def __init__(self, runtime: str = "tmr", device: str = "sim", *, sanitize: Optional[str] = None):
+        """``sanitize``: the orchestration sanitizer for this worker (``"tags"``, ``"schedule"``,
+        ``"schedule:N"``, ``"tags,schedule"``; docs/sanitizer.md); None takes TASKRING_SANITIZE."""
+        self._w = _taskring._ChipWorker(runtime, device, sanitize or "")
         _warn_if_generic_blas()
 
     def __enter__(self) -> "ChipWorker":

@@ -84,6 +84,17 @@ const KnobSpec kKnobs[] = {
      "per-task device profile on sim: every kernel call's core, core type, cluster, block, kernel id and start/end "
      "is kept in memory and written after each run as `chip.run.runner_run.core_task` spans (docs/trace.md); "
      "`taskring run --profile` / `taskring bench --profile` set it; off costs one branch per task"},
+    {"TASKRING_SANITIZE", "", kRuntime, KnobKind::kText, 0, 0, "`off`",
+     "`off`, `tags`, `schedule`, `schedule:N` (N in [2, 1000]) or `tags,schedule[:N]`",
+     "orchestration sanitizer on sim ([sanitizer.md](sanitizer.md)): `tags` fails a run (`KERNEL_FAILED`) whose kernel "
+     "writes outside its OUTPUT / OUTPUT_EXISTING / INOUT views or reads a page no argument touches (the chip then "
+     "runs inline, one task at a time); `schedule` runs each `ChipWorker::run` N times (default 8) under seeded "
+     "executor counts, tmr ring sizes and launch delays and fails (`SCHEDULE_MISMATCH`) on the first INOUT / "
+     "OUTPUT_EXISTING byte that differs from the first run; `taskring run/orch --sanitize` set it; off costs one "
+     "branch per kernel launch"},
+    {"TASKRING_SANITIZE_SEED", "", kRuntime, KnobKind::kInt, 1, int64_t{1} << 62, "`1`", "",
+     "seed of the first randomized run of `TASKRING_SANITIZE=schedule` (run k uses seed + k - 1); a schedule "
+     "mismatch names the seed that reproduces it"},
     {"TASKRING_RANK", "", kRuntime, KnobKind::kInt, 0, int64_t{1} << 20, "unset", "",
      "rank of this process, added as `rank=` to its `chip.run` spans (set by `taskring bench` for each forked "
      "rank)"},

@@ -6,6 +6,7 @@
 
 #include "taskring/base/expected.hpp"
 #include "taskring/base/knobs.hpp"
+#include "taskring/chip/sanitize_mode.hpp"
 
 namespace taskring {
 
@@ -18,6 +19,7 @@ struct ChipKnobs {
   bool profile = false;                      // TASKRING_PROFILE
   bool run_inline = false;                   // TASKRING_RUN_INLINE
   int rank = -1;                             // TASKRING_RANK; -1 when unset
+  sanitize::SanitizeMode sanitize;           // TASKRING_SANITIZE
 };
 
 // Reads and validates every knob above; the error names the variable and

@@ -12,6 +12,8 @@
 #include "taskring/log/strace.hpp"
 #include "chip_knobs.hpp"
 #include "exec/device_profile.hpp"
+#include "sanitize/launch_hook.hpp"
+#include "sanitize/schedule_fuzz.hpp"
 #include "l2_runtime.hpp"
 #include "run_spans.hpp"
 
@@ -50,6 +52,7 @@ struct Registered {
   OrchestrationConfigFn config = nullptr;
   BindRuntimeFn bind = nullptr;
   std::vector<taskring_kernel_fn> kernels;  // TASKRING_MAX_FUNC_ID entries
+  std::vector<std::string> kernel_names;    // by func id, for the sanitizer's messages
 };
 
 struct StagedTensor {
@@ -89,6 +92,12 @@ struct ChipWorker::Impl {
   // TASKRING_PROFILE=1: the per-task device profile, written after each run.
   // The runtime points at it; ~ChipWorker resets the runtime first.
   std::unique_ptr<exec::DeviceProfile> profile;
+  // TASKRING_SANITIZE (docs/sanitizer.md): the runtime points at `sanitizer`.
+  std::unique_ptr<sanitize::TagChecker> tag_checker;
+  sanitize::LaunchSanitizer sanitizer;
+  sanitize::SanitizeMode sanitize;
+  int base_executors = 1;     // as configured, for the schedule fuzzer's run 0
+  bool base_inline = false;
   uint64_t timeout_ms = 0;
 
   // Staging buffers of finished runs, kept for the next run's arguments of
@@ -173,6 +182,17 @@ Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig&
     impl->profile = std::make_unique<exec::DeviceProfile>(rc.executors);
     rc.profile = impl->profile.get();
   }
+  if (knobs.sanitize.tags) {
+    // The checker protects the whole arena around each launch: nothing else
+    // of this chip may touch it meanwhile, so the chip runs inline.
+    TASKRING_ASSIGN_OR_RETURN(impl->tag_checker, sanitize::TagChecker::create(*impl->device, dc.arena_bytes));
+    impl->sanitizer.tags = impl->tag_checker.get();
+    rc.run_inline = true;
+  }
+  impl->sanitize = knobs.sanitize;
+  impl->base_executors = rc.executors;
+  impl->base_inline = rc.run_inline;
+  if (knobs.sanitize.any()) rc.sanitizer = &impl->sanitizer;
   TASKRING_RETURN_IF_ERROR(kernels::register_builtin_kernels(impl->builtins));
   return std::unique_ptr<ChipWorker>(new ChipWorker(std::move(impl)));
 }
@@ -221,11 +241,17 @@ Expected<int> ChipWorker::register_callable(const ChipCallable& c) {
       return invalid_argument(where + ": kernel func id " + std::to_string(k.func_id) + " has no function or library");
     }
     r.kernels[k.func_id] = fn;
+    if (r.kernel_names.size() <= static_cast<size_t>(k.func_id)) r.kernel_names.resize(k.func_id + 1);
+    r.kernel_names[k.func_id] = k.name;
   }
   // The built-in kernels are available to every callable under their
   // stable ids (builtin_ids.hpp) unless the callable binds those ids itself.
   for (int32_t fid = 0; fid < TASKRING_MAX_FUNC_ID; ++fid) {
-    if (r.kernels[fid] == nullptr) r.kernels[fid] = impl_->builtins.find(fid);
+    if (r.kernels[fid] != nullptr) continue;
+    r.kernels[fid] = impl_->builtins.find(fid);
+    if (r.kernels[fid] == nullptr) continue;
+    if (r.kernel_names.size() <= static_cast<size_t>(fid)) r.kernel_names.resize(fid + 1);
+    r.kernel_names[fid] = std::string(impl_->builtins.name(fid));
   }
   impl_->callables.push_back(std::move(r));
   return static_cast<int>(impl_->callables.size() - 1);
@@ -355,6 +381,8 @@ Status ChipWorker::launch() {
   request.bind = c.bind;
   request.args = &m.device_args;
   request.kernels = c.kernels.data();
+  if (m.tag_checker) m.tag_checker->set_kernel_names(&c.kernel_names);
+  m.sanitizer.kernel_names = &c.kernel_names;
   request.invocation_id = m.report.invocation_id;
   request.host_phase_only = host_half;
   TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));
@@ -441,10 +469,34 @@ Expected<RunReport> ChipWorker::finalize() {
 }
 
 Expected<RunReport> ChipWorker::run(int callable_id, const ChipTaskArgs& host_args, const RunConfig& config) {
-  TASKRING_RETURN_IF_ERROR(prepare(callable_id, host_args, config));
-  TASKRING_RETURN_IF_ERROR(launch());
-  (void)wait();
-  return finalize();
+  auto once = [&](const RunConfig& rc) -> Expected<RunReport> {
+    TASKRING_RETURN_IF_ERROR(prepare(callable_id, host_args, rc));
+    TASKRING_RETURN_IF_ERROR(launch());
+    (void)wait();
+    return finalize();
+  };
+  Impl& m = *impl_;
+  if (m.sanitize.schedule_runs == 0) return once(config);
+  sanitize::ScheduleHooks hooks;
+  hooks.run_once = [&](const sanitize::ScheduleChoice& c, sanitize::WriteLog* log) {
+    // Run 0 as configured (with the tag checker when on); the others on
+    // threads, with the seed's executors and rings.
+    m.sanitizer.writes = log;
+    m.sanitizer.tags = c.run == 0 ? m.tag_checker.get() : nullptr;
+    const int executors = c.run == 0 ? m.base_executors : c.executors;
+    const bool run_inline = c.run == 0 && m.base_inline;
+    if (m.runtime_config.executors != executors || m.runtime_config.run_inline != run_inline) m.runtime.reset();
+    m.runtime_config.executors = executors;
+    m.runtime_config.run_inline = run_inline;
+    RunConfig rc = config;
+    if (c.task_window != 0) rc.rings.task_window.fill(c.task_window);
+    if (c.heap != 0) rc.rings.heap.fill(c.heap);
+    return once(rc);
+  };
+  hooks.device_addr = [&m](int i) { return m.device_tensors[static_cast<size_t>(i)].buffer.addr; };
+  const sanitize::ScheduleOptions opt{m.sanitize.schedule_runs, m.sanitize.seed,
+                                      m.config.runtime == "tmr" || m.config.runtime == "tensormap_and_ringbuffer"};
+  return sanitize::run_schedules(opt, host_args, *m.device, hooks);
 }
 
 }  // namespace taskring

@@ -27,6 +27,9 @@ namespace taskring {
 namespace exec {
 class DeviceProfile;
 }
+namespace sanitize {
+struct LaunchSanitizer;
+}
 
 using OrchestrationEntryFn = void (*)(const ChipTaskArgs&);
 using BindRuntimeFn = void (*)(PTO2Runtime*);
@@ -60,6 +63,9 @@ struct L2RuntimeConfig {
   uint64_t tensor_wait_timeout_ms = 15000;  // get/set_tensor_data (tmr)
   uint64_t graph_arena_bytes = 4ull << 20;  // Graph submission arena (hbg)
   exec::DeviceProfile* profile = nullptr;   // not owned; set: record every kernel call (TASKRING_PROFILE)
+  // Not owned; set when TASKRING_SANITIZE is on: every launch goes through
+  // it (sanitize/launch_hook.hpp).
+  sanitize::LaunchSanitizer* sanitizer = nullptr;
 };
 
 class L2Runtime {

@@ -655,7 +655,9 @@ std::vector<WorkerSetup> make_workers() {
                                  {"TASKRING_SIM_CLUSTERS", std::to_string(w.clusters)},
                                  {"TASKRING_RUN_TIMEOUT_MS", "20000"},
                                  {"TASKRING_STALL_TIMEOUT_MS", "10000"},
-                                 {"TASKRING_RUN_INLINE", w.run_inline ? "1" : "0"}});
+                                 {"TASKRING_RUN_INLINE", w.run_inline ? "1" : "0"},
+                                 // chip_test_sanitize_tags runs this corpus under the tag checker.
+                                 {"TASKRING_SANITIZE", std::getenv("TASKRING_SANITIZE") ? std::getenv("TASKRING_SANITIZE") : "off"}});
     auto cw = taskring::ChipWorker::create(cfg);
     EXPECT_TRUE(cw.ok()) << cw.status().to_string();
     if (!cw.ok()) return {};

@@ -61,6 +61,7 @@ struct RunOptions {
   bool profile = false;  // TASKRING_PROFILE=1 for this run
   std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
   bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
+  std::string sanitize;          // TASKRING_SANITIZE for this run (docs/sanitizer.md)
 };
 
 // The node (L3) forms, node_command.cpp. `run` adds one subcommand per node

@@ -22,6 +22,7 @@
 #include "taskring/base/knob_table.hpp"
 #include "taskring/base/knobs.hpp"
 #include "taskring/chip/ring_config.hpp"
+#include "taskring/chip/sanitize_mode.hpp"
 #include "taskring/device/sim_device.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
 #include "taskring/log/level.hpp"
@@ -92,6 +93,9 @@ Expected<Info> collect(const EnvLookup& env) {
                         "heap bytes per ring (read by the tmr runtime)"});
   info.knobs.push_back({"PTO2_RING_DEP_POOL", join(rings.dep_pool), source_of(env, "PTO2_RING_DEP_POOL"),
                         "dependency-list entries per ring (read by the tmr runtime)"});
+
+  TASKRING_ASSIGN_OR_RETURN(sanitize::SanitizeMode san, sanitize::read_sanitize_mode(env));
+  info.knobs.push_back({"TASKRING_SANITIZE", san.describe(), source_of(env, "TASKRING_SANITIZE"), ""});
 
   // The rest of the table, generically by kind: every knob a run reads is
   // shown and validated.

@@ -218,6 +218,7 @@ std::function<int()> add_node_run_subcommands(CLI::App* run, std::shared_ptr<con
                                                                : o.runtime;
       // The chips read their knobs from the environment at init.
       if (o.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);
+      if (!o.sanitize.empty()) setenv("TASKRING_SANITIZE", o.sanitize.c_str(), 1);  // each chip child checks its tasks
       if (node->nodes > 0) return run_net_rounds(*w, rt, node->nodes, o.warmup, o.rounds);
       return run_node_rounds(*w, rt, o.warmup, o.rounds, true, o.json);
     }

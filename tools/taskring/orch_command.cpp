@@ -50,6 +50,7 @@ struct OrchOptions {
   std::string config = "aicpu_orchestration_config";
   bool json = false;
   uint64_t task_window = 0, heap = 0, dep_pool = 0;
+  std::string sanitize;  // TASKRING_SANITIZE for this run (docs/sanitizer.md)
 };
 
 
@@ -297,6 +298,7 @@ int run_orch(const OrchOptions& o) {
 
   ChipWorkerConfig wc;
   wc.runtime = o.runtime;
+  if (!o.sanitize.empty()) setenv("TASKRING_SANITIZE", o.sanitize.c_str(), 1);  // read by ChipWorker::create
   auto worker = ChipWorker::create(wc);
   if (!worker.ok()) return fail(o, 1, worker.status().to_string(), &j);
   ChipCallable callable;
@@ -353,6 +355,8 @@ Command add_orch_command(CLI::App& app) {
   cmd->add_flag("--check", opts->check,
                 "only compile every source under the given files/folders; one line per file (ok / first error)");
   cmd->add_option("--runtime", opts->runtime, "L2 runtime: tmr or hbg");
+  cmd->add_option("--sanitize", opts->sanitize,
+                  "orchestration sanitizer: tags, schedule[:N] or tags,schedule[:N] (docs/sanitizer.md); sets TASKRING_SANITIZE");
   cmd->add_option("--arch", opts->arch, "keep one launch_spec spelling: a2a3 (set_block_num) or a5 (the runtime's a5 header: set_core_num on tmr, set_block_num on hbg)");
   cmd->add_option("--kernel", opts->kernels, "ID=NAME: func id to a built-in kernel or a kernel .so; '*=NAME' for the rest");
   cmd->add_option("--tensor", opts->tensors,

@@ -298,6 +298,7 @@ int run_workload(const RunOptions& o, Workload& w) {
   }
   ChipWorkerConfig wc{.runtime = o.runtime};
   if (o.skip_device_run) setenv("TASKRING_SKIP_DEVICE_RUN", "1", 1);  // read by ChipWorker::create
+  if (!o.sanitize.empty()) setenv("TASKRING_SANITIZE", o.sanitize.c_str(), 1);
   if (o.profile) {
     wc.env = [base = process_env()](std::string_view name) -> std::optional<std::string> {
       return name == "TASKRING_PROFILE" ? std::optional<std::string>("1") : base(name);
@@ -364,6 +365,8 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--warmup", opts->warmup, "warmup rounds before them (also checked)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--sanitize", opts->sanitize,
+                  "orchestration sanitizer: tags, schedule[:N] or tags,schedule[:N] (docs/sanitizer.md); sets TASKRING_SANITIZE");
   cmd->add_option("--runtime", opts->runtime, "L2 runtime: tmr (tensormap_and_ringbuffer) or hbg (host_build_graph)")
       ->capture_default_str()
       ->check(CLI::IsMember({"tmr", "tensormap_and_ringbuffer", "hbg", "host_build_graph"}));

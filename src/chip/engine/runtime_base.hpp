@@ -31,6 +31,7 @@
 #include "run_counters.hpp"
 #include "run_gate.hpp"
 #include "runtime_ops.hpp"
+#include "sanitize/launch_hook.hpp"
 #include "spmd.hpp"
 #include "task_shape.hpp"
 #include "taskring/chip/error_codes.hpp"
@@ -279,8 +280,10 @@ class RuntimeBase : public L2Runtime {
       // require_sync_start: one executor claims the whole task (it is never
       // requeued) and starts every block together as one co-resident group.
       if (exec::predicate_allows_run(it->predicate, *config_.device) && !is_fatal() &&
-          !engine::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
-                                   request_.kernels, counters_, task_name, &failure)) {
+          !(config_.sanitizer != nullptr
+                ? launch_sanitized(task, /*block=*/-1, false, place, task_name, &failure)
+                : engine::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
+                                          request_.kernels, counters_, task_name, &failure))) {
         report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
       }
       self->complete(it, next_local);
@@ -294,13 +297,34 @@ class RuntimeBase : public L2Runtime {
         [this](Item* x) { push_ready(x); },
         [&](int block) {
           if (is_fatal()) return;
-          const bool ok = mix ? engine::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
-                                                        request_.kernels, counters_, task_name, &failure)
-                              : engine::run_block(task, block, place, *config_.device, request_.kernels, counters_,
-                                                  task_name, &failure);
+          // TASKRING_SANITIZE on: out of line; off, this branch is all it costs.
+          const bool ok = config_.sanitizer != nullptr
+                              ? launch_sanitized(task, block, mix, place, task_name, &failure)
+                          : mix ? engine::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
+                                                          request_.kernels, counters_, task_name, &failure)
+                                : engine::run_block(task, block, place, *config_.device, request_.kernels, counters_,
+                                                    task_name, &failure);
           if (!ok) report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
         },
         [&] { self->complete(it, next_local); });
+  }
+
+  // One block launch (block -1: every block of a require_sync_start task
+  // as one co-resident group) through the sanitizer (sanitize/launch_hook.hpp).
+  // Kept out of line so that execute_task's path with the sanitizer off is
+  // the plain launch behind one branch.
+  template <typename NameFn>
+  [[gnu::noinline]] bool launch_sanitized(const exec::LaunchTask& task, int block, bool mix,
+                                          const exec::LaunchPlace& place, NameFn& task_name, std::string* failure) {
+    return sanitize::sanitized_launch(*config_.sanitizer, task, task_name, failure, [&](const exec::LaunchTask& t) {
+      if (block < 0) {
+        return engine::run_co_resident(t, 0, t.block_num, /*whole_task=*/true, place, *config_.device,
+                                       request_.kernels, counters_, task_name, failure);
+      }
+      return mix ? engine::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device,
+                                           request_.kernels, counters_, task_name, failure)
+                 : engine::run_block(t, block, place, *config_.device, request_.kernels, counters_, task_name, failure);
+    });
   }
 
   L2RuntimeConfig config_;

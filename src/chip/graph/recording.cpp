@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/submit_checks.hpp"
+#include "sanitize/arg_tag.hpp"
 
 namespace taskring::graph {
 
@@ -176,6 +177,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
         return result;
       }
       ChipTensor t = *made;
+      sanitize::stamp_tag(t, TensorArgType::OUTPUT);
       vtop_ += engine::output_heap_bytes(ci);
       outputs_.push_back(t);
       n.tmpl.push_back(t);
@@ -198,6 +200,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       }
     }
     n.tmpl.push_back(t);
+    sanitize::stamp_tag(n.tmpl.back(), tag);
     n.src.push_back(src);
     if (manual) continue;
     if (t.owner_task_id.is_valid() && t.owner_task_id.ring() == kRecordRing &&

@@ -69,6 +69,7 @@ const char* bind_tensor_args(const graph::DefinitionView& def, const ChipTensor*
     const graph::TensorSourceRef& s = src[k];
     if (s.kind == graph::TensorSource::kBoundaryExact) {
       c = btensors[s.index];
+      c.reserved[0] = tmpl[k].reserved[0];  // the node's tag (sanitize/arg_tag.hpp)
     } else if (s.kind == graph::TensorSource::kBoundaryView) {
       c = tmpl[k];
       const ChipTensor& b = btensors[s.index];

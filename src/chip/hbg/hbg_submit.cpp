@@ -4,6 +4,7 @@
 #include "engine/element_access.hpp"
 #include "engine/submit_checks.hpp"
 #include "hbg_runtime.hpp"
+#include "sanitize/arg_tag.hpp"
 
 namespace taskring::hbg {
 
@@ -148,6 +149,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   for (int i = 0; i < nt; ++i) {
     if (args.tag(i) != TensorArgType::OUTPUT) {
       build_.tensors.push_back(*args.tensor(i));
+      sanitize::stamp_tag(build_.tensors.back(), args.tag(i));
       continue;
     }
     const TensorCreateInfo& ci = *args.create_info(i);
@@ -159,6 +161,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
     } else {
       build_.tensors.push_back(*made);
     }
+    sanitize::stamp_tag(build_.tensors.back(), TensorArgType::OUTPUT);
     out_addr += engine::output_heap_bytes(ci);
     if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &build_.tensors.back();
   }

@@ -7,6 +7,7 @@
 
 #include "engine/element_access.hpp"
 #include "engine/submit_checks.hpp"
+#include "sanitize/arg_tag.hpp"
 #include "task_name.hpp"
 #include "taskring/base/clock.hpp"
 #include "tmr_runtime.hpp"
@@ -204,6 +205,7 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
   for (int i = 0; i < nt; ++i) {
     if (args.tag(i) != TensorArgType::OUTPUT) {
       t->tensors[i] = *args.tensor(i);
+      sanitize::stamp_tag(t->tensors[i], args.tag(i));
       continue;
     }
     const TensorCreateInfo& ci = *args.create_info(i);
@@ -219,6 +221,7 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
                                                 " (OUTPUT): " + made.status().message());
       dst = ChipTensor{};
     }
+    sanitize::stamp_tag(dst, TensorArgType::OUTPUT);
     if (made.ok() && ci.has_initial_value && bytes > 0) {
       uint8_t* p = static_cast<uint8_t*>(config_.device->device_view_unchecked(dst.buffer.addr));
       size_t es = element_size(ci.dtype);
