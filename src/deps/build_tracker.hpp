@@ -4,14 +4,19 @@
 // build, so no Owner records are needed and entries live until a writer
 // replaces them; the rules are rules.hpp's, the same as TensorMap's.
 //
-// Each list keeps the entries' byte ranges in a vector of their own: a probe
-// first compares ranges (16 bytes per entry, no call) and judges only where
-// they intersect, which is compute_overlap's own first test. A recording
-// whose views share one buffer (a layered DAG over one grid) scans
-// O(entries) per task either way; this makes each step a few instructions
-// instead of a call that touches a 128-byte descriptor.
+// Each list keeps its entries sorted by the start of their byte ranges,
+// the ranges in a vector of their own (16 bytes each, no descriptor to
+// touch), and the longest range it ever held: an entry that overlaps a probe [lo, hi) starts in
+// (lo - longest, hi), so a probe binary-searches that window and judges only
+// the entries in it whose ranges intersect its own. A Graph recording or an
+// hbg image whose tasks touch many disjoint slices of one buffer (a KV cache,
+// a grid of tiles) used to scan every live entry per probe: 150 per probe on
+// the decode recording, where the scan was 90 % of record time. Entries with
+// an empty range meet nothing and are not kept.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -36,10 +41,10 @@ class BuildTracker {
   }
 
   void insert(const ChipTensor& t, int32_t task, bool is_writer) {
+    const Range r = range_of(t);
+    if (r.lo == r.hi) return;  // an empty view meets nothing
     Bucket& b = buckets_[t.buffer.addr];
-    List& l = is_writer ? b.writers : b.readers;
-    l.ranges.push_back(range_of(t));
-    l.entries.push_back(Entry{t, task});
+    (is_writer ? b.writers : b.readers).add(r, Entry{t, task});
   }
 
   // True when a writer entry (or, with `readers`, any entry) overlaps
@@ -57,8 +62,30 @@ class BuildTracker {
     int32_t task;
   };
   struct List {
-    std::vector<Range> ranges;  // ranges[i] is entries[i]'s
+    std::vector<Range> ranges;  // sorted by lo; ranges[i] is entries[i]'s
     std::vector<Entry> entries;
+    uint64_t longest = 0;       // the longest range ever added (never shrinks)
+
+    void add(const Range& r, const Entry& e) {
+      longest = std::max(longest, r.hi - r.lo);
+      if (ranges.empty() || ranges.back().lo <= r.lo) {  // builds mostly add in address order
+        ranges.push_back(r);
+        entries.push_back(e);
+        return;
+      }
+      const auto at = std::upper_bound(ranges.begin(), ranges.end(), r.lo,
+                                       [](uint64_t lo, const Range& x) { return lo < x.lo; });
+      const std::ptrdiff_t k = at - ranges.begin();
+      ranges.insert(at, r);
+      entries.insert(entries.begin() + k, e);
+    }
+    // The first position whose entry can overlap a range starting at `lo`.
+    size_t window_begin(uint64_t lo) const {
+      if (lo <= longest) return 0;
+      return static_cast<size_t>(std::lower_bound(ranges.begin(), ranges.end(), lo - longest,
+                                                  [](const Range& x, uint64_t v) { return x.lo < v; }) -
+                                 ranges.begin());
+    }
   };
   struct Bucket {
     List writers, readers;
@@ -73,9 +100,10 @@ class BuildTracker {
   template <typename Fn>
   static void scan(List& list, const ChipTensor& probe, bool probe_is_writer, Fn& fn) {
     const Range pr = range_of(probe);
-    const size_t n = list.ranges.size();
-    size_t keep = 0;
-    for (size_t i = 0; i < n; ++i) {
+    if (pr.lo == pr.hi) return;
+    const size_t begin = list.window_begin(pr.lo), n = list.ranges.size();
+    size_t keep = begin, i = begin;
+    for (; i < n && list.ranges[i].lo < pr.hi; ++i) {
       if (!disjoint(pr, list.ranges[i])) {
         const Verdict v = judge(probe, probe_is_writer, list.entries[i].view);
         if (v.depends) fn(list.entries[i].task);
@@ -87,8 +115,12 @@ class BuildTracker {
       }
       ++keep;
     }
-    list.ranges.resize(keep);
-    list.entries.resize(keep);
+    if (keep != i) {
+      list.ranges.erase(list.ranges.begin() + static_cast<std::ptrdiff_t>(keep),
+                        list.ranges.begin() + static_cast<std::ptrdiff_t>(i));
+      list.entries.erase(list.entries.begin() + static_cast<std::ptrdiff_t>(keep),
+                         list.entries.begin() + static_cast<std::ptrdiff_t>(i));
+    }
   }
 
   std::unordered_map<uint64_t, Bucket> buckets_;
