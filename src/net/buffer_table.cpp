@@ -1,5 +1,7 @@
 #include "buffer_table.hpp"
 
+#include "taskring/base/align.hpp"
+
 namespace taskring::net {
 
 std::string BufferTable::name(uint32_t id) const {
@@ -9,7 +11,7 @@ std::string BufferTable::name(uint32_t id) const {
 Expected<BufferEntry> BufferTable::alloc(uint64_t bytes) {
   if (bytes == 0 || bytes > kMaxBufferBytes)
     return invalid_argument("remote_malloc: " + std::to_string(bytes) + " B not in [1, 2^32]");
-  const uint64_t n = (bytes + 63) / 64 * 64;
+  const uint64_t n = align_up(bytes, 64);
   std::lock_guard<std::mutex> lk(mu_);
   auto it = free_.begin();
   while (it != free_.end() && it->second < n) ++it;
@@ -47,7 +49,7 @@ Status BufferTable::free(uint32_t id, uint32_t generation) {
   s.generation = (s.generation + 1) & 0xff;
   free_ids_.push_back(id);
   if (capacity_ > 0) {  // owner: return the range, merge neighbours
-    uint64_t off = s.offset, n = (s.bytes + 63) / 64 * 64;
+    uint64_t off = s.offset, n = align_up(s.bytes, 64);
     auto next = free_.lower_bound(off);
     if (next != free_.end() && next->first == off + n) {
       n += next->second;

@@ -6,6 +6,7 @@
 #include "node/dag/engine.hpp"
 #include "remote_key.hpp"
 #include "wire_messages.hpp"
+#include "taskring/base/align.hpp"
 
 namespace taskring::net {
 
@@ -127,7 +128,7 @@ Status RankServer::execute(const Job& j) {
       t.buffer.size = e->bytes;
       continue;
     }
-    const uint64_t at = (used + 63) / 64 * 64;
+    const uint64_t at = align_up(used, 64);
     if (at > cfg_.staging_bytes || d->nbytes > cfg_.staging_bytes - at)
       return resource_exhausted(arg + ": " + std::to_string(d->nbytes) + " B from rank " +
                                 std::to_string(d->owner) + " do not fit in the staging area (NetConfig::staging_bytes=" +

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "pto_orchestration_api.h"
+#include "taskring/base/align.hpp"
 #include "taskring/kernels/builtin_ids.hpp"
 #include "taskring/node/collectives.hpp"
 
@@ -58,7 +59,6 @@ PTO2OrchestrationConfig moe_step_config(const ChipTaskArgs&) {
   return PTO2OrchestrationConfig{static_cast<int>(kMoeTensors) + static_cast<int>(kMoeScalars)};
 }
 
-uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
 
 // One entry per member on this node (every rank of a one-node domain).
 Status check_ranks(const CommDomain& d, size_t got, const char* what) {
@@ -182,7 +182,7 @@ std::vector<DomainBufferSpec> moe_window_buffers(const MoeShape& s, int ranks) {
 
 uint64_t moe_window_bytes(const MoeShape& s, int ranks) {
   uint64_t b = 0;
-  for (const DomainBufferSpec& x : moe_window_buffers(s, ranks)) b += align64(x.bytes);
+  for (const DomainBufferSpec& x : moe_window_buffers(s, ranks)) b += align_up(x.bytes, 64);
   return b;
 }
 

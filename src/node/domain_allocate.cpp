@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "domain_registry.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/kernels/comm_remote.hpp"
 
 namespace taskring::node {
@@ -16,7 +17,6 @@ namespace cm = kernels::comm;
 
 namespace {
 constexpr uint64_t kMaxWindow = 1ull << 34;
-uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
 
 // What a reused domain must not carry over in its header: its kernel
 // barrier counters, an abort, its name. The arrivals stay: every member
@@ -59,7 +59,7 @@ Status DomainRegistry::validate(const std::string& name, std::span<const int> ch
     if (!names.insert(b.name).second) return invalid_argument("buffer '" + b.name + "' is listed twice");
     if (b.bytes == 0) return invalid_argument("buffer '" + b.name + "' has 0 bytes");
     if (b.bytes > kMaxWindow) return invalid_argument("buffer '" + b.name + "' is larger than any window");
-    used += align64(b.bytes);
+    used += align_up(b.bytes, 64);
   }
   if (used > window_size)
     return invalid_argument("the buffers need " + std::to_string(used) + " B (each 64-aligned), window_size is " +

@@ -2,11 +2,11 @@
 // domain, counted live until its run's fence, which releases it or, when the
 // domain is cacheable and the run passed, keeps it for reuse.
 #include "domain_registry.hpp"
+#include "taskring/base/align.hpp"
 
 namespace taskring::node {
 
 namespace {
-uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
 }  // namespace
 
 std::shared_ptr<CommDomain> DomainRegistry::publish(RunState* run, Placed p,
@@ -29,7 +29,7 @@ std::shared_ptr<CommDomain> DomainRegistry::publish(RunState* run, Placed p,
   uint64_t off = 0;
   for (const DomainBufferSpec& b : buffers) {
     d->buffers_.emplace_back(b.name, off);
-    off += align64(b.bytes);
+    off += align_up(b.bytes, 64);
   }
   live_.fetch_add(1, std::memory_order_acq_rel);
   std::function<void()> abort_domain = domain_abort_hook(p.obj, nranks);

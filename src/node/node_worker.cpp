@@ -25,6 +25,7 @@
 #include "domain_registry.hpp"
 #include "local_endpoint.hpp"
 #include "shared_region.hpp"
+#include "taskring/base/align.hpp"
 #include "taskring/base/cpus.hpp"
 #include "taskring/base/knob_table.hpp"
 #include "taskring/base/process_threads.hpp"
@@ -40,7 +41,7 @@ constexpr uint64_t kPage = 4096;
 // How long init() waits for just-joined threads to leave /proc/self/task.
 constexpr uint64_t kThreadSettleMs = 100;
 
-uint64_t round_page(uint64_t n) { return (n + kPage - 1) / kPage * kPage; }
+uint64_t round_page(uint64_t n) { return align_up(n, kPage); }
 
 std::shared_ptr<RunState> failed_run(Status s) {
   auto r = std::make_shared<RunState>();
@@ -502,7 +503,7 @@ Expected<void*> NodeWorker::alloc_shared(uint64_t bytes) {
   std::lock_guard<std::mutex> lk(m.shared_mu);
   const uint64_t base = round_page(m.cfg.heap_ring_bytes);
   const uint64_t cap = m.heap.size() - base;
-  const uint64_t n = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
+  const uint64_t n = align_up(std::max<uint64_t>(bytes, 1), 64);
   if (n > cap - m.shared_used)
     return resource_exhausted("NodeWorker::alloc_shared: " + std::to_string(bytes) + " B requested, " +
                               std::to_string(cap - m.shared_used) + " B left of NodeConfig::shared_bytes=" +
