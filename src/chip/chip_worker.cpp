@@ -341,7 +341,9 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
     m.device_tensors[static_cast<size_t>(i)] = d;
   }
   m.device_args.clear();
-  for (int i = 0; i < nt; ++i) m.device_args.add_input(m.device_tensors[static_cast<size_t>(i)]);
+  // The orchestration sees each entry tensor with the tag the caller gave it
+  // (it was always INPUT, so an orchestration could not tell what it may write).
+  for (int i = 0; i < nt; ++i) m.device_args.add_tensor(m.device_tensors[static_cast<size_t>(i)], host_args.tag(i));
   m.device_args.add_scalars(host_args.scalars(), host_args.scalar_count());
   if (c.config != nullptr) {
     PTO2OrchestrationConfig oc = c.config(m.device_args);

@@ -452,5 +452,28 @@ TEST(Topology, AvailableCountsFollowTheSimKnobs) {
   EXPECT_EQ(aivs, 10);
 }
 
+// The orchestration sees each entry tensor with the caller's tag (it saw
+// every one as INPUT before, so it could not tell what it may write).
+TEST(EntryArgs, TheOrchestrationSeesTheCallersTags) {
+  Rig rig;
+  std::vector<int32_t> a(1, 0), b(1, 0), c(1, 0), d(1, 0);
+  ChipTensor ta = ext_i32(a), tb = ext_i32(b), tc = ext_i32(c), td = ext_i32(d);
+  ChipTaskArgs args;
+  args.add_input(ta);
+  args.add_inout(tb);
+  args.add_output(tc);
+  args.add_no_dep(td);
+  std::vector<TensorArgType> seen;
+  auto report = rig.run(
+      [&](const ChipTaskArgs& orch_args) {
+        for (int i = 0; i < orch_args.tensor_count(); ++i) seen.push_back(orch_args.tag(i));
+      },
+      args);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  const std::vector<TensorArgType> want = {TensorArgType::INPUT, TensorArgType::INOUT,
+                                           TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP};
+  EXPECT_EQ(seen, want);
+}
+
 }  // namespace
 }  // namespace taskring::rtest
