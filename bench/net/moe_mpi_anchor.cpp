@@ -3,7 +3,8 @@
 //
 //   mpirun --oversubscribe -np 8 bench_moe_mpi [--rounds 8] [--warmup 2]
 //       [--balanced-routing] [--tokens 16] [--hidden 64] [--experts 16]
-//       [--topk 2] [--ffn 64] [--seed 1] [--json] [--corrupt] [--deadline-s 300]
+//       [--topk 2] [--ffn 64] [--seed 1] [--json] [--corrupt] [--digest]
+//       [--deadline-s 300]
 //
 // One process per rank; the step is moe_mpi_step.hpp (taskring's gating and
 // expert FFN kernels, MPI_Alltoall + two MPI_Alltoallv). Each round: reset
@@ -15,6 +16,9 @@
 // numbers as JSON on stdout (rank 0). Exit 0: every round passed; 1: a
 // golden failed; 2: bad options. --corrupt perturbs one output element of the
 // last rank after the last round, before its check: that run must exit 1.
+// --digest: after the last round every rank prints the line `taskring run moe
+// --digest=1` prints for its rank (FNV-1a of out, and of recv_x + recv_meta),
+// so the anchor's bits can be compared with taskring's.
 // --deadline-s: a rank still running after it is killed (SIGALRM), and
 // mpirun ends the job.
 #include <mpi.h>
@@ -44,7 +48,7 @@ namespace {
 struct Options {
   node::MoeShape s{16, 64, 16, 2, 64, 0};
   uint64_t seed = 1;
-  bool balanced = false, json = false, corrupt = false;
+  bool balanced = false, json = false, corrupt = false, digest = false;
   int rounds = 8, warmup = 2, deadline_s = 300;
 };
 
@@ -83,6 +87,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.json = true;
     } else if (a == "--corrupt") {
       o.corrupt = true;
+    } else if (a == "--digest") {
+      o.digest = true;
     } else {
       err = "unknown option '" + a + "'";
     }
@@ -111,6 +117,26 @@ std::string cpu_model() {
   while (std::getline(f, line))
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown";
+}
+
+uint64_t fnv1a(uint64_t h, const void* p, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
+  return h;
+}
+
+// The moe workload's digest line of this rank, printed in rank order.
+void print_digest(const MoeMpiRank& r) {
+  const uint64_t basis = 14695981039346656037ull;
+  const uint64_t o = fnv1a(basis, r.out.data(), 2 * r.out.size());
+  const uint64_t rv = fnv1a(fnv1a(basis, r.recv_x.data(), 2 * r.recv_x.size()), r.recv_meta.data(), 4 * r.recv_meta.size());
+  for (int q = 0; q < r.ranks; ++q) {
+    if (q == r.rank) {
+      std::printf("moe digest rank %d out %016llx recv %016llx\n", r.rank, static_cast<unsigned long long>(o),
+                  static_cast<unsigned long long>(rv));
+      std::fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
 }
 
 // What rank 0 keeps of the measured rounds (times in µs, maxima over ranks).
@@ -271,6 +297,7 @@ int main(int argc, char** argv) {
   }
   const workloads::MoeReference ref = workloads::moe_reference(o.s, inputs, o.balanced);
   const Results res = run_rounds(o, r, ref, inputs);
+  if (o.digest) print_digest(r);
   const bool ok = res.passed == res.checked;
   if (rank == 0) {
     const nlohmann::json j = to_json(o, n, res, load_before, bench::loadavg());

@@ -107,6 +107,10 @@ void stage_received(MoeMpiRank& r) {
     }
     r.recv_count[le] = for_expert;
   }
+  // Rows past the received ones are zero, as moe_dispatch leaves them.
+  const uint64_t cap = r.s.cap(r.ranks);
+  std::memset(r.recv_x.data() + uint64_t{row} * D, 0, 2 * (cap - row) * D);
+  std::memset(r.recv_meta.data() + 3ull * row, 0, 12 * (cap - row));
 }
 
 Status ffn(MoeMpiRank& r) {

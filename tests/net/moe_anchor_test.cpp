@@ -1,12 +1,14 @@
 // bench_moe_mpi (bench/net/moe_mpi_anchor.cpp), the MoE layer on plain MPI,
 // under mpirun -np 2 / 4 on this machine: its golden (the moe workload's own,
 // workloads/moe_reference.hpp) passes every round, and fails when one output
-// element is perturbed (--corrupt), naming the rank and the round. Few
+// element is perturbed (--corrupt), naming the rank and the round; its
+// outputs and received rows equal taskring's moe step bit for bit. Few
 // rounds; every run bounded (timeout and the binary's --deadline-s).
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "mpirun_util.hpp"
@@ -22,14 +24,14 @@ struct AnchorRun {
 };
 
 // stdout and stderr apart: the JSON must not interleave with stderr lines.
-AnchorRun anchor(int np, const std::string& args) {
+AnchorRun anchor(int np, const std::string& args, bool json = true) {
   char dir[] = "/tmp/taskring_moe_anchor_XXXXXX";
   AnchorRun a;
   if (mkdtemp(dir) == nullptr) return a;
   const std::string err = std::string(dir) + "/err";
   const std::string cmd = std::string(taskring::testing::kMpiEnv) + TASKRING_MPIEXEC +
                           " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
-                          std::to_string(np) + " " + BENCH_MOE_MPI + " --json --deadline-s 100 " + args;
+                          std::to_string(np) + " " + BENCH_MOE_MPI + (json ? " --json" : "") + " --deadline-s 100 " + args;
   auto r = run_bounded("sh -c '" + cmd + " 2>" + err + "'", 120);
   a.rc = r.rc;
   a.out = r.out;
@@ -83,6 +85,27 @@ TEST(MoeAnchor, ACorruptedOutputFailsTheGolden) {
   EXPECT_NE(f["message"].get<std::string>().find("moe out: 1 of 1024 elements outside tolerance"), std::string::npos)
       << f["message"];
   EXPECT_NE(a.err.find("bench_moe_mpi: rank 1 round 2:"), std::string::npos) << a.err;
+}
+
+std::set<std::string> digests(const std::string& out) {
+  std::set<std::string> s;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("moe digest rank ", 0) == 0) s.insert(line);
+  return s;
+}
+
+// The same layer computes the same bits: taskring's gating and FFN kernels,
+// the received rows in the canonical order, the combine's FP32 sum.
+TEST(MoeAnchor, OutputsAndReceivedRowsEqualTaskringsBitForBit) {
+  AnchorRun a = anchor(4, "--rounds 1 --warmup 0 --digest --topk 3 --tokens 7", /*json=*/false);
+  ASSERT_EQ(a.rc, 0) << a.out << a.err;
+  auto t = run_bounded(std::string(TASKRING_BIN) + " run moe --chips 4 --rounds 1 --warmup 0 --digest=1 --topk 3 --tokens 7",
+                       120);
+  ASSERT_EQ(t.rc, 0) << t.out;
+  const auto mine = digests(a.out), theirs = digests(t.out);
+  EXPECT_EQ(mine.size(), 4u) << a.out;
+  EXPECT_EQ(mine, theirs) << a.out << "\n" << t.out;
 }
 
 TEST(MoeAnchor, AShapeThatDoesNotSplitIsRefused) {
