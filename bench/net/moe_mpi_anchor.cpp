@@ -28,13 +28,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_model.hpp"
 #include "load_average.hpp"
 #include "moe_mpi_step.hpp"
 #include "taskring/kernels/tile_cast.hpp"
@@ -109,14 +109,6 @@ nlohmann::json summary(const std::vector<double>& v) {
           {"median", median(v)},
           {"min", v.empty() ? 0 : *std::min_element(v.begin(), v.end())},
           {"max", v.empty() ? 0 : *std::max_element(v.begin(), v.end())}};
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 uint64_t fnv1a(uint64_t h, const void* p, uint64_t n) {
@@ -233,7 +225,7 @@ nlohmann::json to_json(const Options& o, int n, const Results& res, const std::s
           {"golden", {{"passed_rounds", res.passed}, {"checked_rounds", res.checked}, {"failure", failure},
                       {"rank0_last_round", {{"checked", res.last.checked}, {"max_abs_err", res.last.max_abs_err},
                                             {"max_rel_err", res.last.max_rel_err}}}}},
-          {"machine", {{"host", host}, {"cpu", cpu_model()}, {"cpus", std::thread::hardware_concurrency()},
+          {"machine", {{"host", host}, {"cpu", bench::cpu_model()}, {"cpus", std::thread::hardware_concurrency()},
                        {"mpi", std::string(mpi_version, std::strlen(mpi_version))}}},
           {"load_before", load_before},
           {"load_after", load_after}};

@@ -32,7 +32,8 @@ def loadavg():
         return f.read().split()[0]
 
 
-def one_run(cmd):
+def run_checked(cmd):
+    """Runs cmd, which prints JSON with "status"; exits naming the command unless it is "ok" with rc 0."""
     env = dict(os.environ)
     env.pop("TASKRING_LOG_LEVEL", None)  # taskring bench validates the chips' spans: keep them on
     p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -43,6 +44,11 @@ def one_run(cmd):
     if p.returncode != 0 or d.get("status") != "ok":
         sys.exit("run invalid (rc %d, status %s): %s\n%s" % (p.returncode, d.get("status"), " ".join(cmd),
                                                               p.stderr[-2000:]))
+    return d
+
+
+def one_run(cmd):
+    d = run_checked(cmd)
     s = d["stats"]
     m = d["matrix"]
     return {
@@ -54,14 +60,7 @@ def one_run(cmd):
 
 
 def one_anchor_run(cmd):
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    try:
-        d = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        sys.exit("anchor run failed (rc %d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
-    if p.returncode != 0 or d.get("status") != "ok":
-        sys.exit("anchor run invalid (rc %d, status %s): %s\n%s" % (p.returncode, d.get("status"), " ".join(cmd),
-                                                                     p.stderr[-2000:]))
+    d = run_checked(cmd)  # status "ok": the moe golden passed on every rank, every round
     g = d["golden"]
     return {
         "golden": "%d/%d" % (g["passed_rounds"], g["checked_rounds"]),
