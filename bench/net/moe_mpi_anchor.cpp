@@ -281,11 +281,11 @@ int main(int argc, char** argv) {
   alarm(static_cast<unsigned>(o.deadline_s));
   const std::string load_before = bench::loadavg();
   // Every rank's inputs, derived from the seed here, for the reference.
-  std::vector<MoeMpiRank> all(static_cast<size_t>(n));
+  std::vector<bench::MoeMpiInputs> all(static_cast<size_t>(n));
   std::vector<workloads::MoeInputs> inputs(static_cast<size_t>(n));
   for (int q = 0; q < n; ++q) {
-    (void)bench::init_moe_mpi_rank(all[q], o.s, n, q, o.balanced, o.seed);
-    inputs[q] = {all[q].logits.data(), all[q].x.data(), all[q].wg.data(), all[q].wu.data(), all[q].wd.data()};
+    bench::fill_moe_mpi_inputs(all[q], o.s, n, q, o.seed);
+    inputs[q] = all[q].view();
   }
   const workloads::MoeReference ref = workloads::moe_reference(o.s, inputs, o.balanced);
   const Results res = run_rounds(o, r, ref, inputs);

@@ -32,7 +32,7 @@ void displacements(const std::vector<int>& bytes, std::vector<int>& displ) {
 
 Status gate(MoeMpiRank& r) {
   const uint32_t T = r.s.tokens, E = r.s.experts, K = r.s.topk;
-  const ChipTensor t[3] = {make_tensor_external(r.logits.data(), {T, E}),
+  const ChipTensor t[3] = {make_tensor_external(r.in.logits.data(), {T, E}),
                            make_tensor_external(r.ids.data(), {T, K}, DataType::INT32),
                            make_tensor_external(r.w.data(), {T, K})};
   const uint64_t sc[2] = {r.balanced ? 1u : 0u, uint64_t{T} * static_cast<uint64_t>(r.rank)};
@@ -61,7 +61,7 @@ void dispatch(MoeMpiRank& r, MPI_Comm comm) {
       char* rec = r.send_rows.data() + row * rb;
       const int32_t tk[2] = {static_cast<int32_t>(t), static_cast<int32_t>(j)};
       std::memcpy(rec, tk, 8);
-      std::memcpy(rec + 8, r.x.data() + uint64_t{t} * D, 2ull * D);
+      std::memcpy(rec + 8, r.in.x.data() + uint64_t{t} * D, 2ull * D);
       r.sent_slot[row] = t * K + j;
     }
   for (int p = 0; p < r.ranks; ++p) {
@@ -117,9 +117,9 @@ Status ffn(MoeMpiRank& r) {
   const uint32_t D = r.s.hidden, F = r.s.ffn, El = r.s.experts / r.ranks, cap = r.s.cap(r.ranks);
   const ChipTensor t[6] = {make_tensor_external(r.recv_x.data(), {cap, D}, DataType::BF16),
                            make_tensor_external(r.recv_count.data(), {El}, DataType::INT32),
-                           make_tensor_external(r.wg.data(), {El * D, F}, DataType::BF16),
-                           make_tensor_external(r.wu.data(), {El * D, F}, DataType::BF16),
-                           make_tensor_external(r.wd.data(), {El * F, D}, DataType::BF16),
+                           make_tensor_external(r.in.wg.data(), {El * D, F}, DataType::BF16),
+                           make_tensor_external(r.in.wu.data(), {El * D, F}, DataType::BF16),
+                           make_tensor_external(r.in.wd.data(), {El * F, D}, DataType::BF16),
                            make_tensor_external(r.recv_y.data(), {cap, D})};
   return kernels::invoke_kernel(kernels::taskring_comm_moe_expert_ffn, t, 6, nullptr, 0, nullptr, "moe_expert_ffn");
 }
@@ -149,19 +149,26 @@ void combine(MoeMpiRank& r, MPI_Comm comm) {
 
 }  // namespace
 
+void fill_moe_mpi_inputs(MoeMpiInputs& in, const node::MoeShape& s, int ranks, int rank, uint64_t seed) {
+  const uint64_t T = s.tokens, D = s.hidden, E = s.experts, F = s.ffn, El = E / static_cast<uint64_t>(ranks);
+  in.logits.resize(T * E), in.x.resize(T * D), in.wg.resize(El * D * F), in.wu.resize(El * D * F);
+  in.wd.resize(El * F * D);
+  workloads::fill_moe_inputs(s, ranks, rank, seed, in.logits.data(), in.x.data(), in.wg.data(), in.wu.data(),
+                             in.wd.data());
+}
+
 Status init_moe_mpi_rank(MoeMpiRank& r, const node::MoeShape& s, int ranks, int rank, bool balanced, uint64_t seed) {
   if (ranks < 1 || s.experts % static_cast<uint32_t>(ranks) != 0)
     return invalid_argument("moe anchor: experts " + std::to_string(s.experts) + " must be a multiple of the " +
                             std::to_string(ranks) + " ranks");
   if (s.topk < 1 || s.topk > s.experts) return invalid_argument("moe anchor: topk must be in 1..experts");
-  const uint64_t cap = s.cap(ranks), T = s.tokens, D = s.hidden, E = s.experts, K = s.topk, F = s.ffn;
+  const uint64_t cap = s.cap(ranks), T = s.tokens, D = s.hidden, E = s.experts, K = s.topk;
   const uint64_t El = E / static_cast<uint64_t>(ranks);
   if (cap * record_bytes(s) > INT_MAX || cap * 4 * D > INT_MAX)
     return invalid_argument("moe anchor: " + std::to_string(cap) + " rows of hidden " + std::to_string(D) +
                             " exceed MPI's int byte counts");
   r.s = s, r.ranks = ranks, r.rank = rank, r.balanced = balanced;
-  r.logits.resize(T * E), r.x.resize(T * D), r.wg.resize(El * D * F), r.wu.resize(El * D * F), r.wd.resize(El * F * D);
-  workloads::fill_moe_inputs(s, ranks, rank, seed, r.logits.data(), r.x.data(), r.wg.data(), r.wu.data(), r.wd.data());
+  fill_moe_mpi_inputs(r.in, s, ranks, rank, seed);
   r.ids.resize(T * K), r.w.resize(T * K), r.recv_meta.resize(3 * cap), r.recv_count.resize(El);
   r.recv_x.resize(cap * D), r.recv_y.resize(cap * D), r.out.resize(T * D);
   r.hist.resize(E), r.recv_hist.resize(E), r.next_row.resize(E);

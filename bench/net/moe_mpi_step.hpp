@@ -15,6 +15,7 @@
 
 #include "taskring/base/status.hpp"
 #include "taskring/node/collectives.hpp"
+#include "taskring/workloads/moe_reference.hpp"
 
 namespace taskring::bench {
 
@@ -23,16 +24,25 @@ enum MoePhase { kGate, kCounts, kDispatch, kFfn, kCombine, kMoePhases };
 inline constexpr const char* kMoePhaseNames[kMoePhases] = {"gate", "counts_alltoall", "dispatch_alltoallv", "ffn",
                                                            "combine_alltoallv"};
 
-// One rank's buffers. Inputs (filled by fill_moe_inputs) and outputs are in
-// the layouts of workloads::MoeInputs / MoeOutputs, so the workload's golden
-// checks them; the rest is exchange scratch, sized once.
+// One rank's inputs in the layouts of workloads::MoeInputs.
+struct MoeMpiInputs {
+  std::vector<float> logits;
+  std::vector<uint16_t> x, wg, wu, wd;
+  workloads::MoeInputs view() const { return {logits.data(), x.data(), wg.data(), wu.data(), wd.data()}; }
+};
+
+// Sizes `in` and fills it with rank `rank`'s inputs of `ranks` (the moe
+// workload's, from `seed`). Precondition: experts % ranks == 0.
+void fill_moe_mpi_inputs(MoeMpiInputs& in, const node::MoeShape& s, int ranks, int rank, uint64_t seed);
+
+// One rank's buffers. Inputs and outputs are in the layouts of
+// workloads::MoeInputs / MoeOutputs, so the workload's golden checks them;
+// the rest is exchange scratch, sized once.
 struct MoeMpiRank {
   node::MoeShape s;
   int ranks = 0, rank = 0;
   bool balanced = false;
-  // inputs
-  std::vector<float> logits;
-  std::vector<uint16_t> x, wg, wu, wd;
+  MoeMpiInputs in;
   // outputs of a step
   std::vector<int32_t> ids, recv_meta, recv_count;
   std::vector<float> w, recv_y;
