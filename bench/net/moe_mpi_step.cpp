@@ -5,6 +5,7 @@
 // puts it back by its own send order and needs no metadata from the owner.
 #include "moe_mpi_step.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -41,9 +42,16 @@ Status gate(MoeMpiRank& r) {
 
 // Per-expert histogram of this rank's routes; E = ranks blocks of El, one
 // per owner, which MPI_Alltoall hands to the owners.
-void count_routes(MoeMpiRank& r) {
+Status count_routes(MoeMpiRank& r) {
   std::fill(r.hist.begin(), r.hist.end(), 0);
-  for (int32_t e : r.ids) ++r.hist[static_cast<size_t>(e)];
+  for (size_t i = 0; i < r.ids.size(); ++i) {
+    const int32_t e = r.ids[i];
+    if (e < 0 || e >= static_cast<int32_t>(r.hist.size()))
+      return internal_error("moe anchor: rank " + std::to_string(r.rank) + " routed (token, k) " + std::to_string(i) +
+                            " to expert " + std::to_string(e) + " of " + std::to_string(r.hist.size()));
+    ++r.hist[static_cast<size_t>(e)];
+  }
+  return Status::Ok();
 }
 
 // Packs the records in owner, local expert, (token, k) order, then sends.
@@ -198,7 +206,7 @@ Status moe_mpi_step(MoeMpiRank& r, MPI_Comm comm, double* phases) {
     t = now;
   };
   TASKRING_RETURN_IF_ERROR(gate(r));
-  count_routes(r);
+  TASKRING_RETURN_IF_ERROR(count_routes(r));
   lap(kGate);
   MPI_Alltoall(r.hist.data(), El, MPI_INT, r.recv_hist.data(), El, MPI_INT, comm);
   lap(kCounts);
