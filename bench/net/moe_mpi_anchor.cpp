@@ -19,13 +19,14 @@
 // --digest: after the last round every rank prints the line `taskring run moe
 // --digest=1` prints for its rank (FNV-1a of out, and of recv_x + recv_meta),
 // so the anchor's bits can be compared with taskring's.
-// --deadline-s: a rank still running after it is killed (SIGALRM), and
-// mpirun ends the job.
+// --deadline-s: a rank still running after it says so and exits 124
+// (SIGALRM), and mpirun ends the job.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -129,6 +130,26 @@ void print_digest(const MoeMpiRank& r) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
+}
+
+// The deadline's message, written from the SIGALRM handler (only
+// async-signal-safe calls there, so it is formatted before the alarm is set:
+// the one piece of global state, read by the handler alone).
+char g_deadline_msg[160];
+size_t g_deadline_len = 0;
+
+void on_deadline(int) {
+  ssize_t w = write(2, g_deadline_msg, g_deadline_len);
+  (void)w;
+  _exit(124);
+}
+
+void arm_deadline(int rank, int seconds) {
+  const int n = std::snprintf(g_deadline_msg, sizeof g_deadline_msg,
+                              "bench_moe_mpi: rank %d still running after --deadline-s %d: ending it\n", rank, seconds);
+  g_deadline_len = n > 0 ? std::min(static_cast<size_t>(n), sizeof g_deadline_msg - 1) : 0;
+  std::signal(SIGALRM, on_deadline);
+  alarm(static_cast<unsigned>(seconds));
 }
 
 // What rank 0 keeps of the measured rounds (times in µs, maxima over ranks).
@@ -278,7 +299,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  alarm(static_cast<unsigned>(o.deadline_s));
+  arm_deadline(rank, o.deadline_s);
   const std::string load_before = bench::loadavg();
   // Every rank's inputs, derived from the seed here, for the reference.
   std::vector<bench::MoeMpiInputs> all(static_cast<size_t>(n));

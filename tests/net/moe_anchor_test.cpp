@@ -31,7 +31,7 @@ AnchorRun anchor(int np, const std::string& args, bool json = true) {
   const std::string err = std::string(dir) + "/err";
   const std::string cmd = std::string(taskring::testing::kMpiEnv) + TASKRING_MPIEXEC +
                           " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
-                          std::to_string(np) + " " + BENCH_MOE_MPI + (json ? " --json" : "") + " --deadline-s 100 " + args;
+                          std::to_string(np) + " " + BENCH_MOE_MPI + (json ? " --json" : "") + " " + args + (args.find("--deadline-s") == std::string::npos ? " --deadline-s 100" : "");
   auto r = run_bounded("sh -c '" + cmd + " 2>" + err + "'", 120);
   a.rc = r.rc;
   a.out = r.out;
@@ -106,6 +106,14 @@ TEST(MoeAnchor, OutputsAndReceivedRowsEqualTaskringsBitForBit) {
   const auto mine = digests(a.out), theirs = digests(t.out);
   EXPECT_EQ(mine.size(), 4u) << a.out;
   EXPECT_EQ(mine, theirs) << a.out << "\n" << t.out;
+}
+
+// Nothing hangs: a run still going at its deadline ends, saying so (100000
+// rounds with their checks take far longer than 1 s).
+TEST(MoeAnchor, ARunPastItsDeadlineEndsSayingSo) {
+  AnchorRun a = anchor(2, "--rounds 100000 --warmup 0 --deadline-s 1");
+  EXPECT_NE(a.rc, 0) << a.out << a.err;
+  EXPECT_NE(a.err.find("still running after --deadline-s 1: ending it"), std::string::npos) << a.err;
 }
 
 TEST(MoeAnchor, AShapeThatDoesNotSplitIsRefused) {
