@@ -32,6 +32,16 @@ def loadavg():
         return f.read().split()[0]
 
 
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"host": os.uname().nodename, "cpu": cpu, "cpus": os.cpu_count()}
+
+
 def run_checked(cmd):
     """Runs cmd, which prints JSON with "status"; exits naming the command unless it is "ok" with rc 0."""
     env = dict(os.environ)
@@ -123,6 +133,9 @@ def main():
     summary = {k: {m: median([r[m] for r in runs[k]]) for m in keys} for k in ("1x8", "2x4")}
     print("MoE step (8 ranks, 16 tokens/rank, hidden 64, 16 experts, top-2%s), median of %d runs x %d rounds"
           % (", balanced" if a.balanced_routing else "", a.runs, a.rounds))
+    m = machine()
+    print("machine: %s, %d CPUs; 1-minute load before the runs (by configuration) %s, after %s" %
+          (m["cpu"], m["cpus"], " ".join(r["load_before"] for k in configs for r in runs[k]), loadavg()))
     print("| metric (us) | 1 node x 8 chips | 2 nodes x 4 chips (MPI) | 2x4 / 1x8 |")
     print("| --- | --- | --- | --- |")
     for m in keys:
@@ -137,7 +150,8 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"schema": "taskring.moe_nodes_bench/2", "commands": configs, "runs": runs,
                        "summary": summary, "ratios_taskring_over_anchor": ratios, "rounds": a.rounds,
-                       "warmup": a.warmup, "balanced_routing": a.balanced_routing}, f, indent=2)
+                       "warmup": a.warmup, "balanced_routing": a.balanced_routing, "machine": machine(),
+                       "load_after": loadavg()}, f, indent=2)
 
 
 def print_anchor(summary):
