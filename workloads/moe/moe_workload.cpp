@@ -1,21 +1,19 @@
 // moe: one MoE layer with expert parallelism over every chip of the node
 // (the bug report's benchmark): top-k gating, dispatch, expert FFN (SwiGLU),
 // combine, one group task per round over a comm domain allocated for the
-// round. Golden: a single-process reference of the whole layer. Received
+// round. Golden: a single-process reference of the whole layer
+// (moe_reference.hpp, which the MPI anchor in bench/net shares). Received
 // tokens (recv_x, recv_meta, recv_count) must match bit for bit; outputs
 // within the BF16 tolerance of docs/kernels.md §5 (MoE rows).
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <vector>
 
 #include "taskring/kernels/builtin_ids.hpp"
-#include "taskring/kernels/tile_cast.hpp"
 #include "taskring/node/collectives.hpp"
-#include "taskring/workloads/host_data.hpp"
+#include "taskring/workloads/moe_reference.hpp"
 #include "taskring/workloads/node_workload.hpp"
 
 namespace taskring::workloads {
@@ -25,9 +23,6 @@ using node::MoeRankTensors;
 using node::MoeShape;
 using node::NodeWorker;
 using node::Orchestrator;
-
-uint16_t bf16(float f) { return tile::float_to_bf16_bits(f); }
-float f32(uint16_t b) { return tile::bf16_bits_to_float(b); }
 
 class Moe final : public NodeWorkload {
  public:
@@ -131,18 +126,8 @@ class Moe final : public NodeWorkload {
       TASKRING_ASSIGN_OR_RETURN(h.recv_count, alloc(4ull * El));
       TASKRING_ASSIGN_OR_RETURN(void* recv_y, alloc(4ull * cap * D));
       TASKRING_ASSIGN_OR_RETURN(h.out, alloc(2ull * T * D));
-      auto fill_bf16 = [&](void* dst, uint64_t count, uint64_t sd, float scale) {
-        auto v = uniform_floats(count, sd, -scale, scale);
-        auto* d = static_cast<uint16_t*>(dst);
-        for (uint64_t i = 0; i < count; ++i) d[i] = bf16(v[i]);
-      };
-      auto lg = uniform_floats(uint64_t{T} * E, seed * 101 + r * 7 + 0, -4.0f, 4.0f);
-      std::memcpy(logits, lg.data(), lg.size() * 4);
-      fill_bf16(x, uint64_t{T} * D, seed * 101 + r * 7 + 1, 1.0f);
-      const float ws = 1.0f / std::sqrt(static_cast<float>(D)), wds = 1.0f / std::sqrt(static_cast<float>(F));
-      fill_bf16(wg, uint64_t{El} * D * F, seed * 101 + r * 7 + 2, ws);
-      fill_bf16(wu, uint64_t{El} * D * F, seed * 101 + r * 7 + 3, ws);
-      fill_bf16(wd, uint64_t{El} * F * D, seed * 101 + r * 7 + 4, wds);
+      fill_moe_inputs(s_, n_, r, seed, static_cast<float*>(logits), static_cast<uint16_t*>(x),
+                      static_cast<uint16_t*>(wg), static_cast<uint16_t*>(wu), static_cast<uint16_t*>(wd));
       h.logits = static_cast<float*>(logits);
       h.x = static_cast<uint16_t*>(x);
       h.wg = static_cast<uint16_t*>(wg), h.wu = static_cast<uint16_t*>(wu), h.wd = static_cast<uint16_t*>(wd);
@@ -268,19 +253,15 @@ class Moe final : public NodeWorkload {
     return p("chips") * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El + 2 * T * D +
                 14 * 64);
   }
-  // The layer's reference, a function of the inputs alone (the gating
-  // logits, x, the expert weights: no round writes them), computed on the
-  // first check and kept, so a round's check is comparisons only. Recomputed
-  // every round it kept the bench's runner ~2 ms between rounds, long enough
-  // for the chips to park and the idle vCPU to halt. setup() drops it.
-  struct Reference {
-    std::vector<int32_t> ids;                            // expert per (rank, token, k)
-    std::vector<std::vector<std::array<int32_t, 3>>> rows;  // per (rank, local expert): (src, token, k)
-    std::vector<double> want;                            // combined output per (rank, token, hidden)
-    double peak = 0;                                     // max |want|
-  };
-  const Reference& reference() const;
-  mutable std::optional<Reference> ref_;
+  // The layer's reference (moe_reference.hpp), a function of the inputs
+  // alone (the gating logits, x, the expert weights: no round writes them),
+  // computed on the first check and kept, so a round's check is comparisons
+  // only. Recomputed every round it kept the bench's runner ~2 ms between
+  // rounds, long enough for the chips to park and the idle vCPU to halt.
+  // setup() drops it.
+  const MoeReference& reference() const;
+  std::vector<MoeInputs> inputs() const;
+  mutable std::optional<MoeReference> ref_;
   int moe_ = -1, comm_ = -1;
   int n_ = 0;                     // ranks of the domain (every node's)
   int local_ = 0, first_ = 0;     // this node's ranks: [first_, first_ + local_)
@@ -292,135 +273,32 @@ class Moe final : public NodeWorkload {
   std::vector<Host> host_;
 };
 
-// The reference: routes from the gating logits (top-k, or round-robin),
-// every rank's received rows in the documented order, the experts in double
-// on the BF16 inputs, combine. A function of the inputs alone.
-const Moe::Reference& Moe::reference() const {
-  if (ref_) return *ref_;
-  const int n = n_;
-  const uint32_t T = s_.tokens, D = s_.hidden, E = s_.experts, K = s_.topk, F = s_.ffn, El = E / n;
-  Reference ref;
-  ref.ids.resize(static_cast<uint64_t>(n) * T * K);
-  std::vector<double> wts(ref.ids.size());
-  for (int r = 0; r < n; ++r)
-    for (uint32_t t = 0; t < T; ++t) {
-      const float* lg = host_[r].logits + uint64_t{t} * E;
-      std::vector<int> order(E);
-      for (uint32_t e = 0; e < E; ++e) order[e] = static_cast<int>(e);
-      if (!balanced_) {
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return lg[a] > lg[b]; });
-      } else {
-        const uint64_t first = (uint64_t{T} * r + t) * K;
-        for (uint32_t j = 0; j < K; ++j) order[j] = static_cast<int>((first + j) % E);
-      }
-      double m = -INFINITY, sum = 0;
-      for (uint32_t j = 0; j < K; ++j) m = std::max(m, static_cast<double>(lg[order[j]]));
-      for (uint32_t j = 0; j < K; ++j) sum += std::exp(lg[order[j]] - m);
-      for (uint32_t j = 0; j < K; ++j) {
-        const uint64_t i = (static_cast<uint64_t>(r) * T + t) * K + j;
-        ref.ids[i] = order[j];
-        wts[i] = std::exp(lg[order[j]] - m) / sum;
-      }
-    }
-  // Rows per (destination, local expert), in (source, token, k) order, and
-  // the expert's output per (src, t, j).
-  ref.rows.resize(static_cast<uint64_t>(n) * El);
-  std::vector<double> y_ret(static_cast<uint64_t>(n) * T * K * D, 0.0);
-  for (int d = 0; d < n; ++d)
-    for (uint32_t le = 0; le < El; ++le) {
-      auto& rows = ref.rows[static_cast<uint64_t>(d) * El + le];
-      for (int s = 0; s < n; ++s)
-        for (uint32_t t = 0; t < T; ++t)
-          for (uint32_t j = 0; j < K; ++j)
-            if (ref.ids[(static_cast<uint64_t>(s) * T + t) * K + j] == static_cast<int32_t>(d * El + le))
-              rows.push_back({s, static_cast<int32_t>(t), static_cast<int32_t>(j)});
-      const uint16_t *wg = host_[d].wg + uint64_t(le) * D * F, *wu = host_[d].wu + uint64_t(le) * D * F,
-                     *wd = host_[d].wd + uint64_t(le) * F * D;
-      for (const auto& m : rows) {
-        const uint16_t* x = host_[m[0]].x + uint64_t(m[1]) * D;
-        std::vector<double> h(F);
-        for (uint32_t f = 0; f < F; ++f) {
-          double g = 0, u = 0;
-          for (uint32_t q = 0; q < D; ++q) {
-            g += double(f32(x[q])) * f32(wg[uint64_t(q) * F + f]);
-            u += double(f32(x[q])) * f32(wu[uint64_t(q) * F + f]);
-          }
-          h[f] = g / (1.0 + std::exp(-g)) * u;
-        }
-        double* y = y_ret.data() + ((uint64_t(m[0]) * T + m[1]) * K + m[2]) * D;
-        for (uint32_t q = 0; q < D; ++q) {
-          double acc = 0;
-          for (uint32_t f = 0; f < F; ++f) acc += h[f] * f32(wd[uint64_t(f) * D + q]);
-          y[q] = acc;
-        }
-      }
-    }
-  ref.want.assign(static_cast<uint64_t>(n) * T * D, 0.0);
-  for (int r = 0; r < n; ++r)
-    for (uint32_t t = 0; t < T; ++t)
-      for (uint32_t j = 0; j < K; ++j) {
-        const uint64_t i = (static_cast<uint64_t>(r) * T + t) * K + j;
-        for (uint32_t q = 0; q < D; ++q)
-          ref.want[(static_cast<uint64_t>(r) * T + t) * D + q] += wts[i] * y_ret[i * D + q];
-      }
-  for (double v : ref.want) ref.peak = std::max(ref.peak, std::fabs(v));
-  ref_ = std::move(ref);
+std::vector<MoeInputs> Moe::inputs() const {
+  std::vector<MoeInputs> in(host_.size());
+  for (size_t r = 0; r < host_.size(); ++r) in[r] = {host_[r].logits, host_[r].x, host_[r].wg, host_[r].wu, host_[r].wd};
+  return in;
+}
+
+const MoeReference& Moe::reference() const {
+  if (!ref_) ref_ = moe_reference(s_, inputs(), balanced_);
   return *ref_;
 }
 
 // Every round against the reference: the routes and received rows bit for
-// bit, the outputs within the BF16 tolerance.
+// bit, the outputs within the BF16 tolerance, on this node's ranks (all of
+// them on one node); the tolerance's scale is the peak over every rank.
 Status Moe::check(GoldenStats* stats) const {
-  const int n = n_;
-  const uint32_t T = s_.tokens, D = s_.hidden, K = s_.topk, El = s_.experts / n;
-  const uint32_t cap = s_.cap(n);
-  const Reference& ref = reference();
-  for (int r = first_; r < first_ + local_; ++r)
-    for (uint32_t t = 0; t < T; ++t)
-      for (uint32_t j = 0; j < K; ++j) {
-        const int32_t want = ref.ids[(static_cast<uint64_t>(r) * T + t) * K + j];
-        int32_t got;
-        std::memcpy(&got, static_cast<const char*>(host_[r].ids) + 4 * (uint64_t{t} * K + j), 4);
-        if (got != want)
-          return internal_error("moe: rank " + std::to_string(r) + " token " + std::to_string(t) + " slot " +
-                                std::to_string(j) + " routed to expert " + std::to_string(got) + ", reference " +
-                                std::to_string(want));
-      }
-  uint64_t checked = 0;
-  for (int d = first_; d < first_ + local_; ++d) {
-    uint64_t row = 0;
-    for (uint32_t le = 0; le < El; ++le) {
-      const auto& rows = ref.rows[static_cast<uint64_t>(d) * El + le];
-      int32_t cnt;
-      std::memcpy(&cnt, static_cast<const char*>(host_[d].recv_count) + 4 * le, 4);
-      if (cnt != static_cast<int32_t>(rows.size()))
-        return internal_error("moe: rank " + std::to_string(d) + " expert " + std::to_string(le) + " received " +
-                              std::to_string(cnt) + " rows, reference " + std::to_string(rows.size()));
-      for (const auto& m : rows) {
-        if (row >= cap) return internal_error("moe: reference rows exceed the capacity");
-        const auto* meta = static_cast<const int32_t*>(host_[d].recv_meta) + 3 * row;
-        const auto* rx = static_cast<const uint16_t*>(host_[d].recv_x) + row * D;
-        const uint16_t* x = host_[m[0]].x + uint64_t(m[1]) * D;
-        if (meta[0] != m[0] || meta[1] != m[1] || meta[2] != m[2] || std::memcmp(rx, x, 2ull * D) != 0)
-          return internal_error("moe: rank " + std::to_string(d) + " received row " + std::to_string(row) +
-                                " is not (src " + std::to_string(m[0]) + ", token " + std::to_string(m[1]) + ", k " +
-                                std::to_string(m[2]) + ") bit for bit");
-        checked += D;
-        ++row;
-      }
-    }
+  const MoeReference& ref = reference();
+  const std::vector<MoeInputs> in = inputs();
+  std::vector<MoeOutputs> outs(local_);
+  for (int r = first_; r < first_ + local_; ++r) {
+    const Host& h = host_[r];
+    outs[r - first_] = {h.ids, h.recv_count, h.recv_meta, h.recv_x, h.out};
   }
-  // Combine: |got - ref| <= 2^-7·|ref| + 2^-7·max|ref| (docs/kernels.md §5),
-  // on this node's ranks (all of them on one node); the tolerance's scale is
-  // the peak over every rank, as on one node.
-  const std::vector<double> want(ref.want.begin() + uint64_t(first_) * T * D,
-                                 ref.want.begin() + uint64_t(first_ + local_) * T * D);
-  std::vector<float> got(want.size());
-  for (int r = first_; r < first_ + local_; ++r)
-    for (uint64_t i = 0; i < uint64_t{T} * D; ++i)
-      got[uint64_t(r - first_) * T * D + i] = f32(static_cast<const uint16_t*>(host_[r].out)[i]);
+  uint64_t checked = 0;
+  TASKRING_RETURN_IF_ERROR(check_moe_routes(s_, ref, in, first_, outs, &checked));
   GoldenStats st;
-  Status c = compare_to_reference("moe out", got, want, Tolerance{ref.peak / 128.0, 1.0 / 128.0}, &st);
+  Status c = compare_moe_out(s_, ref, first_, outs, &st);
   if (p("digest") != 0) print_digests();
   if (stats != nullptr) {
     *stats = st;
