@@ -87,14 +87,6 @@ TEST(MoeAnchor, ACorruptedOutputFailsTheGolden) {
   EXPECT_NE(a.err.find("bench_moe_mpi: rank 1 round 2:"), std::string::npos) << a.err;
 }
 
-std::set<std::string> digests(const std::string& out) {
-  std::set<std::string> s;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("moe digest rank ", 0) == 0) s.insert(line);
-  return s;
-}
-
 // The same layer computes the same bits: taskring's gating and FFN kernels,
 // the received rows in the canonical order, the combine's FP32 sum.
 TEST(MoeAnchor, OutputsAndReceivedRowsEqualTaskringsBitForBit) {
@@ -103,7 +95,7 @@ TEST(MoeAnchor, OutputsAndReceivedRowsEqualTaskringsBitForBit) {
   auto t = run_bounded(std::string(TASKRING_BIN) + " run moe --chips 4 --rounds 1 --warmup 0 --digest=1 --topk 3 --tokens 7",
                        120);
   ASSERT_EQ(t.rc, 0) << t.out;
-  const auto mine = digests(a.out), theirs = digests(t.out);
+  const auto mine = taskring::testing::moe_digests(a.out), theirs = taskring::testing::moe_digests(t.out);
   EXPECT_EQ(mine.size(), 4u) << a.out;
   EXPECT_EQ(mine, theirs) << a.out << "\n" << t.out;
 }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -58,6 +59,16 @@ inline MpiResult mpirun(int np, const std::string& command, int bound_s) {
                          " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
                          std::to_string(np) + " " + command,
                      bound_s);
+}
+
+// The "moe digest rank ..." lines of `taskring run moe --digest=1` (and of
+// bench_moe_mpi --digest): one per rank, the same every round.
+inline std::set<std::string> moe_digests(const std::string& out) {
+  std::set<std::string> s;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("moe digest rank ", 0) == 0) s.insert(line);
+  return s;
 }
 
 }  // namespace taskring::testing

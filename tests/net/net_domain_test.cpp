@@ -39,14 +39,6 @@ TEST(NetDomain, NodesAllocatingDifferentDomainsAreRefusedNamingTheNode) { expect
 // allgather (reads peer windows) is refused naming why.
 TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefused) { expect_pass("collective"); }
 
-std::set<std::string> digests(const std::string& out) {
-  std::set<std::string> s;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("moe digest rank ", 0) == 0) s.insert(line);
-  return s;
-}
-
 void expect_same_moe(int nodes, int chips, const std::string& extra) {
   const std::string shape = " --rounds 2 --digest=1" + extra;
   MpiResult spread = mpirun(nodes, std::string(TASKRING_BIN) + " run moe --nodes " + std::to_string(nodes) +
@@ -57,7 +49,7 @@ void expect_same_moe(int nodes, int chips, const std::string& extra) {
   ASSERT_EQ(one.rc, 0) << one.out;
   EXPECT_EQ(spread.rc, 0) << spread.out;
   EXPECT_NE(spread.out.find("2 of 2 measured rounds passed on every node"), std::string::npos) << spread.out;
-  const auto a = digests(spread.out), b = digests(one.out);
+  const auto a = taskring::testing::moe_digests(spread.out), b = taskring::testing::moe_digests(one.out);
   EXPECT_EQ(b.size(), static_cast<size_t>(nodes * chips)) << one.out;  // one line per rank, the same every round
   EXPECT_EQ(a, b) << "across nodes:\n" << spread.out << "\none node:\n" << one.out;
 }

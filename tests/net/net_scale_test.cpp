@@ -25,14 +25,6 @@ int ranks() {
   return slow != nullptr && std::string(slow) == "1" ? 16 : 8;
 }
 
-std::set<std::string> digests(const std::string& out) {
-  std::set<std::string> s;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("moe digest rank ", 0) == 0) s.insert(line);
-  return s;
-}
-
 TEST(NetScale, MultiChipOnOneChipPerNodePassesEveryGolden) {
   const int n = ranks();
   const std::string nodes = std::to_string(n);
@@ -52,7 +44,7 @@ TEST(NetScale, MoeOnOneChipPerNodeEqualsOneNodeOfAsManyChips) {
   ASSERT_EQ(one.rc, 0) << one.out;
   EXPECT_EQ(spread.rc, 0) << spread.out;
   EXPECT_NE(spread.out.find("2 of 2 measured rounds passed on every node"), std::string::npos) << spread.out;
-  const auto a = digests(spread.out), b = digests(one.out);
+  const auto a = taskring::testing::moe_digests(spread.out), b = taskring::testing::moe_digests(one.out);
   EXPECT_EQ(b.size(), static_cast<size_t>(n)) << one.out;  // one line per rank, the same every round
   EXPECT_EQ(a, b) << "across nodes:\n" << spread.out << "\none node:\n" << one.out;
 }
