@@ -386,7 +386,8 @@ class PyNodeWorker {
     return pyb::array(numpy_dtype_of(t), dims, *p, base);
   }
 
-  PyNodeRunHandle submit(const pyb::function& orch_fn) {
+  // `caller_waits`: the Python caller waits for the handle at once (run()).
+  PyNodeRunHandle submit(const pyb::function& orch_fn, bool caller_waits) {
     running("submit");
     auto orch = std::make_shared<PyNodeOrchestrator>();
     orch->st = st_;
@@ -403,7 +404,7 @@ class PyNodeWorker {
       }
       orch->o = nullptr;
       return s;
-    });
+    }, node::SubmitOptions{.caller_waits = caller_waits});
     if (raised) {
       if (raised->matches(PyExc_KeyboardInterrupt)) {
         close_on_interrupt(*st_);
@@ -537,7 +538,7 @@ void bind_node(pyb::module_& m) {
       .def("register_sub", &PyNodeWorker::register_sub, pyb::arg("name"), pyb::arg("fn"))
       .def("init", &PyNodeWorker::init)
       .def("shared_array", &PyNodeWorker::shared_array, pyb::arg("shape"), pyb::arg("dtype"))
-      .def("submit", &PyNodeWorker::submit, pyb::arg("orch_fn"))
+      .def("submit", &PyNodeWorker::submit, pyb::arg("orch_fn"), pyb::arg("caller_waits") = false)
       .def("close", &PyNodeWorker::close)
       .def_property_readonly("closed", &PyNodeWorker::closed)
       .def_property_readonly("initialised", &PyNodeWorker::initialised)

@@ -152,7 +152,8 @@ class NodeWorker:
 
     def run(self, orch_fn: _PyCallable, args=None, cfg=None, timeout_ms: int = _DEFAULT_TIMEOUT_MS) -> dict:
         """``submit(orch_fn, args, cfg).wait(timeout_ms)``: the run's task counts, or its first error raised."""
-        return self.submit(orch_fn, args, cfg).wait(timeout_ms)
+        # The run stays with this thread, which waits at once (no hand-off to the engine's thread).
+        return NodeRunHandle(self._n.submit(_orch_call("submit", orch_fn, args, cfg), True)).wait(timeout_ms)
 
     # Upstream's Worker-level chip memory, outside a run: each is one run of a one-call orch
     # function, so it waits for the run before it and has the Orchestrator method's rules.

@@ -274,7 +274,7 @@ Expected<int> NetWorker::register_task(const std::string& name, NodeTask fn) {
   return static_cast<int>(m.names.size()) - 1;
 }
 
-RunHandle NetWorker::submit(OrchFunction orch) {
+RunHandle NetWorker::submit(OrchFunction orch, SubmitOptions options) {
   Impl& m = *impl_;
   Status s = m.require_rank0("NetWorker::submit");
   if (!s.ok()) {
@@ -283,14 +283,13 @@ RunHandle NetWorker::submit(OrchFunction orch) {
     r->done.store(true, std::memory_order_release);
     return RunHandle(std::move(r));
   }
-  RunHandle h(m.engine->run_orchestration(orch, nullptr, std::exchange(m.next_submit_waited, false)));
+  RunHandle h(m.engine->run_orchestration(orch, nullptr, options.caller_waits));
   m.last_run = std::make_shared<RunHandle>(h);
   return h;
 }
 
 Status NetWorker::run(OrchFunction orch, Deadline deadline) {
-  impl_->next_submit_waited = true;
-  return submit(std::move(orch)).wait(deadline);
+  return submit(std::move(orch), SubmitOptions{.caller_waits = true}).wait(deadline);
 }
 
 Status NetWorker::serve() {

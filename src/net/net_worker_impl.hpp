@@ -65,9 +65,6 @@ struct NetWorker::Impl {
   std::vector<MpiEndpoint*> endpoints;  // owned by the engine
   std::unique_ptr<node::Engine> engine;
   std::shared_ptr<RunHandle> last_run;
-  // Set by run() for the submit() it makes: its caller waits (and drives
-  // the run) at once. Rank 0's orchestrating thread only.
-  bool next_submit_waited = false;
 
   // Handshake and shutdown, written on the progress thread.
   mutable std::mutex mu;

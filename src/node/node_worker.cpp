@@ -114,10 +114,6 @@ struct NodeWorker::Impl {
   // The thread now running an orchestration function: a submit() from it
   // would wait for its own run (a deadlock), so it is refused.
   std::atomic<std::thread::id> orchestrating{};
-  // Set by run() for the submit() it makes: its caller waits (and drives
-  // the run) at once, so the scheduler thread need not take the run over.
-  // Owner thread only (check_caller).
-  bool next_submit_waited = false;
   // FAILED_PRECONDITION when called from a fork of the owner or from inside
   // an orchestration function of this worker; OK otherwise.
   Status check_caller(const char* api) const;
@@ -513,7 +509,7 @@ Expected<void*> NodeWorker::alloc_shared(uint64_t bytes) {
   return p;
 }
 
-RunHandle NodeWorker::submit(OrchFunction orch) {
+RunHandle NodeWorker::submit(OrchFunction orch, SubmitOptions options) {
   Impl& m = *impl_;
   if (Status c = m.check_caller("NodeWorker::submit"); !c.ok()) return RunHandle(failed_run(c));
   {
@@ -524,7 +520,6 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
                                                                                    "failed its init or is closed")));
     ++m.active_submits;
   }
-  const bool caller_waits = std::exchange(m.next_submit_waited, false);
   std::shared_ptr<RunState> run = m.engine->run_orchestration([&m, &orch](Orchestrator& o) {
     struct Mark {  // cleared however the function ends
       std::atomic<std::thread::id>& at;
@@ -532,7 +527,7 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
       ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
     } mark(m.orchestrating);
     return orch(o);
-  }, m.domains.get(), caller_waits);
+  }, m.domains.get(), options.caller_waits);
   {
     std::lock_guard<std::mutex> lk(m.mu);
     --m.active_submits;
@@ -542,8 +537,7 @@ RunHandle NodeWorker::submit(OrchFunction orch) {
 }
 
 Status NodeWorker::run(OrchFunction orch, Deadline deadline) {
-  impl_->next_submit_waited = true;
-  return submit(std::move(orch)).wait(deadline);
+  return submit(std::move(orch), SubmitOptions{.caller_waits = true}).wait(deadline);
 }
 
 Status NodeWorker::close_now() {

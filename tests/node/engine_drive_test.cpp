@@ -64,6 +64,28 @@ TEST(EngineDrive, ARunNobodyWaitsForFinishesOnTheSchedulerThread) {
   EXPECT_EQ(run->counts.completed, 4u);
 }
 
+// SubmitOptions::caller_waits promised a waiter that never came: the
+// scheduler thread, parked aside, still finishes the run at its next look.
+TEST(EngineDrive, ARunWhoseCallerSaidItWaitsButDoesNotStillFinishes) {
+  Harness h(0, 1);
+  ASSERT_TRUE(Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr,
+                                                        true))
+                  .ok());
+  auto run = h.engine->run_orchestration(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INOUT, kHold);
+        TASKRING_RETURN_IF_ERROR(o.submit_sub(0, a.args));
+        return chain_of_three(h, o);
+      },
+      nullptr, true);
+  ASSERT_TRUE(h.sub[0]->wait_started(4, Deadline::after_ms(10000)).ok());  // 3 of the first run + the held one
+  h.sub[0]->finish();
+  Status w = run->waiter.wait([&] { return run->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000),
+                              "the run");
+  ASSERT_TRUE(w.ok()) << w.to_string();
+  EXPECT_EQ(run->counts.completed, 4u);
+}
+
 TEST(EngineDrive, ShutdownEndsAWaitThatDrives) {
   Harness h(1);
   auto run = h.engine->run_orchestration(

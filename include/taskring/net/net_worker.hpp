@@ -77,6 +77,7 @@ using node::NodeWorker;
 using node::OrchFunction;
 using node::Orchestrator;
 using node::RunHandle;
+using node::SubmitOptions;
 
 // Wire protocol version; ranks that disagree are rejected at startup.
 inline constexpr uint32_t kNetProtocolVersion = 3;  // 2: FETCH without a reply on success; 3: job identity in HELLO
@@ -194,7 +195,7 @@ class NetWorker {
   // Rank 0: runs `orch` as one L4 run; submit_next_level(callable, args,
   // rank) targets a rank; submit_next_level_group targets several ranks at
   // once. Other ranks: FAILED_PRECONDITION.
-  RunHandle submit(OrchFunction orch);
+  RunHandle submit(OrchFunction orch, SubmitOptions options = {});
   Status run(OrchFunction orch, Deadline deadline = Deadline::after_ms(600000));
 
   // Other ranks: serves rank 0 until it closes the worker (OK) or is lost.

@@ -80,8 +80,8 @@ class NodeWorker {
   // inside one of this worker's orchestration functions (runs do not nest)
   // or from a forked copy of the process that initialised the worker (the
   // children, mailboxes and engine thread belong to that process).
-  RunHandle submit(OrchFunction orch);
-  // submit(orch).wait().
+  RunHandle submit(OrchFunction orch, SubmitOptions options = {});
+  // submit(orch, {.caller_waits = true}).wait(deadline).
   Status run(OrchFunction orch, Deadline deadline = Deadline::after_ms(600000));
 
   // Cancels unstarted work, drains running tasks (close_timeout_ms), shuts

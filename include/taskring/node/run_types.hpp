@@ -34,6 +34,17 @@ struct RunState;
 // What a run executes on the calling thread: it submits the run's tasks.
 using OrchFunction = std::function<Status(Orchestrator&)>;
 
+// How the caller of submit() will wait for the run (NodeWorker, NetWorker).
+struct SubmitOptions {
+  // The caller waits for the returned handle at once, as run() does: the
+  // run stays with the waiting thread (it drives the engine) instead of
+  // being handed to the engine's scheduler thread in between, which costs a
+  // wake of that thread per run. A handle submitted so and then not waited
+  // on still finishes, but a completion its orchestration did not see waits
+  // for the scheduler thread's next look (at most 50 ms).
+  bool caller_waits = false;
+};
+
 // Counts of one run's tasks (a group counts once).
 struct RunCounts {
   uint64_t submitted = 0;
