@@ -14,8 +14,8 @@
 // writes the numbers. Quote `uptime` beside any number.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -58,8 +58,8 @@ struct Row {
   int ranks;
   std::string what;  // "onephase" | "ring" | "barrier"
   uint64_t bytes;
-  double us;         // per operation (median over samples of the slowest rank)
-  double bus_gbps;   // allreduce only
+  double us;        // per operation (median over samples of the slowest rank)
+  double bus_gbps;  // allreduce only
 };
 
 }  // namespace
@@ -68,9 +68,12 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--json" && i + 1 < argc) a.json = argv[++i];
-    else if (s == "--samples" && i + 1 < argc) a.samples = std::max(1, std::atoi(argv[++i]));
-    else if (s == "--ranks" && i + 1 < argc) a.ranks = {std::atoi(argv[++i])};
+    if (s == "--json" && i + 1 < argc)
+      a.json = argv[++i];
+    else if (s == "--samples" && i + 1 < argc)
+      a.samples = std::max(1, std::atoi(argv[++i]));
+    else if (s == "--ranks" && i + 1 < argc)
+      a.ranks = {std::atoi(argv[++i])};
     else if (s == "--bytes" && i + 1 < argc) {
       // Comma-separated allreduce sizes; "none" measures the barrier only.
       a.bytes.clear();

@@ -32,8 +32,9 @@ int main(int argc, char** argv) {
   };
   const double bar = timed([] { MPI_Barrier(MPI_COMM_WORLD); }, 200);
   if (rank == 0)
-    std::printf("{\"impl\": \"openmpi\", \"ranks\": %d, \"op\": \"barrier\", \"bytes\": 0, \"us\": %.3f, \"bus_gbps\": 0}\n", n,
-                bar);
+    std::printf(
+        "{\"impl\": \"openmpi\", \"ranks\": %d, \"op\": \"barrier\", \"bytes\": 0, \"us\": %.3f, \"bus_gbps\": 0}\n", n,
+        bar);
   for (long bytes : {4096L, 65536L, 1L << 20, 4L << 20}) {
     std::vector<float> in(bytes / 4, 1.0f), out(bytes / 4);
     const int reps = static_cast<int>(std::clamp<long>((64L << 20) / bytes, 5, 2000));
@@ -42,8 +43,10 @@ int main(int argc, char** argv) {
         reps);
     const double bus = 2.0 * (n - 1) / n * static_cast<double>(bytes) / (us * 1000.0);
     if (rank == 0)
-      std::printf("{\"impl\": \"openmpi\", \"ranks\": %d, \"op\": \"allreduce\", \"bytes\": %ld, \"us\": %.3f, \"bus_gbps\": %.4f}\n",
-                  n, bytes, us, bus);
+      std::printf(
+          "{\"impl\": \"openmpi\", \"ranks\": %d, \"op\": \"allreduce\", \"bytes\": %ld, \"us\": %.3f, \"bus_gbps\": "
+          "%.4f}\n",
+          n, bytes, us, bus);
   }
   MPI_Finalize();
   return 0;

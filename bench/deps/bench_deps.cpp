@@ -119,9 +119,12 @@ int main(int argc, char** argv) {
   int reps = 7;
   for (int i = 1; i < argc; i += 2) {
     const bool has_value = i + 1 < argc;
-    if (has_value && !std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
-    else if (has_value && !std::strcmp(argv[i], "--accesses")) accesses = std::max(1, std::atoi(argv[i + 1]));
-    else if (has_value && !std::strcmp(argv[i], "--reps")) reps = std::max(1, std::atoi(argv[i + 1]));
+    if (has_value && !std::strcmp(argv[i], "--json"))
+      json_path = argv[i + 1];
+    else if (has_value && !std::strcmp(argv[i], "--accesses"))
+      accesses = std::max(1, std::atoi(argv[i + 1]));
+    else if (has_value && !std::strcmp(argv[i], "--reps"))
+      reps = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "usage: bench_deps [--json FILE] [--accesses N] [--reps R]\n");
       return 2;
@@ -146,8 +149,11 @@ int main(int argc, char** argv) {
   std::printf("thread CPU time, median of %d batches of %llu accesses; loadavg %s -> %s\n\n", reps,
               static_cast<unsigned long long>(accesses), load_before.c_str(), load_after.c_str());
   std::printf("%-14s %-12s %12s\n", "tracker", "pattern", "ns/access");
-  nlohmann::json j = {{"accesses_per_batch", accesses}, {"reps", reps}, {"loadavg_before", load_before},
-                      {"loadavg_after", load_after}, {"rows", nlohmann::json::array()}};
+  nlohmann::json j = {{"accesses_per_batch", accesses},
+                      {"reps", reps},
+                      {"loadavg_before", load_before},
+                      {"loadavg_after", load_after},
+                      {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
     std::printf("%-14s %-12s %12.1f\n", r.tracker, r.pattern, r.ns);
     j["rows"].push_back({{"tracker", r.tracker}, {"pattern", r.pattern}, {"ns_per_access", r.ns}});

@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load_average.hpp"
 #include "deps/tensor_map.hpp"
 #include "deps_bench_util.hpp"
+#include "load_average.hpp"
 
 namespace {
 
@@ -65,7 +65,8 @@ Result measure(uint32_t live, int ops) {
     batches.push_back((taskring::bench::thread_cpu_s() - t0) / ops * 1e9);
   }
   std::sort(batches.begin(), batches.end());
-  if (map.live_entries_hint() != live + 1) std::fprintf(stderr, "unexpected live entries %llu\n", (unsigned long long)map.live_entries_hint());
+  if (map.live_entries_hint() != live + 1)
+    std::fprintf(stderr, "unexpected live entries %llu\n", (unsigned long long)map.live_entries_hint());
   return {live, batches[batches.size() / 2]};
 }
 
@@ -75,8 +76,10 @@ int main(int argc, char** argv) {
   std::string json_path;
   int ops = 2000;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--json")) json_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--ops")) ops = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--json"))
+      json_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--ops"))
+      ops = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "usage: bench_tensor_map [--json FILE] [--ops N]\n");
       return 2;
@@ -89,7 +92,8 @@ int main(int argc, char** argv) {
   std::printf("TensorMap, one writer submit (probe + insert) with L live disjoint views of one buffer\n");
   std::printf("thread CPU time, median of 7 batches; loadavg %s -> %s\n\n", load_before.c_str(), load_after.c_str());
   std::printf("%8s %14s %10s\n", "L", "ns/submit", "vs L=1");
-  nlohmann::json j = {{"loadavg_before", load_before}, {"loadavg_after", load_after}, {"rows", nlohmann::json::array()}};
+  nlohmann::json j = {
+      {"loadavg_before", load_before}, {"loadavg_after", load_after}, {"rows", nlohmann::json::array()}};
   for (const Result& r : rs) {
     const double ratio = r.ns_per_submit / rs.front().ns_per_submit;
     std::printf("%8u %14.1f %10.2f\n", r.live, r.ns_per_submit, ratio);

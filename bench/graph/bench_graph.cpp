@@ -165,10 +165,14 @@ int main(int argc, char** argv) {
   std::string json_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--layers") layers = std::atoi(argv[i + 1]);
-    else if (a == "--samples") samples = std::atoi(argv[i + 1]);
-    else if (a == "--replays") replays = std::atoi(argv[i + 1]);
-    else if (a == "--json") json_path = argv[i + 1];
+    if (a == "--layers")
+      layers = std::atoi(argv[i + 1]);
+    else if (a == "--samples")
+      samples = std::atoi(argv[i + 1]);
+    else if (a == "--replays")
+      replays = std::atoi(argv[i + 1]);
+    else if (a == "--json")
+      json_path = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: bench_graph [--layers N] [--samples N] [--replays N] [--json FILE]\n");
       return 2;
@@ -204,15 +208,16 @@ int main(int argc, char** argv) {
     std::ifstream f("/proc/loadavg");
     std::getline(f, load_after);
   }
-  std::printf("bench_graph: decode on hbg, %d layers, %d samples (medians); %d executor threads; loadavg at the end: %s\n\n",
-              layers, samples, threads, load_after.c_str());
+  std::printf(
+      "bench_graph: decode on hbg, %d layers, %d samples (medians); %d executor threads; loadavg at the end: %s\n\n",
+      layers, samples, threads, load_after.c_str());
   std::printf("%-44s %14s %14s\n", "", "graph off", "graph on");
   std::printf("%-44s %14llu %14llu\n", "host-submitted tasks", (unsigned long long)off.steady.stats.tasks_submitted,
               (unsigned long long)on.steady.stats.tasks_submitted);
   std::printf("%-44s %14llu %14llu\n", "H2D calls per run (all, steady)", (unsigned long long)off.steady.h2d_calls,
               (unsigned long long)on.steady.h2d_calls);
-  std::printf("%-44s %14llu %14llu\n", "  of which runtime copies, first run", (unsigned long long)graph_copies(off.cold),
-              (unsigned long long)graph_copies(on.cold));
+  std::printf("%-44s %14llu %14llu\n", "  of which runtime copies, first run",
+              (unsigned long long)graph_copies(off.cold), (unsigned long long)graph_copies(on.cold));
   std::printf("%-44s %14s %14llu\n", "  Definition uploads, first run", "-",
               (unsigned long long)on.cold.graph.graph_upload_calls);
   std::printf("%-44s %14s %14llu\n", "  submission copies per run", "-",
@@ -226,12 +231,14 @@ int main(int argc, char** argv) {
               median(per_sub.control_us), (unsigned long long)per_sub.steady.graph.arena_h2d_calls);
   std::printf("%-44s %14.1f us  (%llu submission copy)\n", "bulk arena upload", median(bulk.control_us),
               (unsigned long long)bulk.steady.graph.arena_h2d_calls);
-  std::printf("%-44s %14.1f us vs %.1f us\n", "  submission upload alone (arena_h2d)", per_sub.steady.graph.arena_h2d_ns / 1e3,
-              bulk.steady.graph.arena_h2d_ns / 1e3);
+  std::printf("%-44s %14.1f us vs %.1f us\n", "  submission upload alone (arena_h2d)",
+              per_sub.steady.graph.arena_h2d_ns / 1e3, bulk.steady.graph.arena_h2d_ns / 1e3);
   std::printf("\ndevice-side cost per replayed node (1024-node DAG, %d replays/run, empty kernels)\n", replays);
   std::printf("%-44s %14.1f ns\n", "taskring hbg Graph replay", median(ours));
-  if (!tbb.empty()) std::printf("%-44s %14.1f ns  (ratio %.2f)\n", "oneTBB flow graph replay", median(tbb), median(ours) / median(tbb));
-  else std::printf("%-44s %14s\n", "oneTBB flow graph replay", "not built (libtbb-dev missing)");
+  if (!tbb.empty())
+    std::printf("%-44s %14.1f ns  (ratio %.2f)\n", "oneTBB flow graph replay", median(tbb), median(ours) / median(tbb));
+  else
+    std::printf("%-44s %14s\n", "oneTBB flow graph replay", "not built (libtbb-dev missing)");
 
   if (!json_path.empty()) {
     nlohmann::json j;
@@ -239,14 +246,20 @@ int main(int argc, char** argv) {
     j["samples"] = samples;
     j["executor_threads"] = threads;
     j["loadavg_end"] = load_after;
-    j["off"] = {{"host_tasks", off.steady.stats.tasks_submitted}, {"h2d_calls", off.steady.h2d_calls},
-                {"runtime_copies_first_run", graph_copies(off.cold)}, {"host_orch_us", orch_off}};
-    j["on"] = {{"host_tasks", on.steady.stats.tasks_submitted}, {"h2d_calls", on.steady.h2d_calls},
+    j["off"] = {{"host_tasks", off.steady.stats.tasks_submitted},
+                {"h2d_calls", off.steady.h2d_calls},
+                {"runtime_copies_first_run", graph_copies(off.cold)},
+                {"host_orch_us", orch_off}};
+    j["on"] = {{"host_tasks", on.steady.stats.tasks_submitted},
+               {"h2d_calls", on.steady.h2d_calls},
                {"runtime_copies_first_run", graph_copies(on.cold)},
                {"definition_uploads_first_run", on.cold.graph.graph_upload_calls},
-               {"arena_copies", on.steady.graph.arena_h2d_calls}, {"host_orch_us", orch_on},
-               {"record_ns_per_node", record_per_node_ns}, {"replay_us_per_call", replay_us},
-               {"break_even_replays", break_even}, {"nodes_per_definition", cg.nodes_recorded}};
+               {"arena_copies", on.steady.graph.arena_h2d_calls},
+               {"host_orch_us", orch_on},
+               {"record_ns_per_node", record_per_node_ns},
+               {"replay_us_per_call", replay_us},
+               {"break_even_replays", break_even},
+               {"nodes_per_definition", cg.nodes_recorded}};
     j["link_17us_25GBps"] = {{"per_submission_control_us", median(per_sub.control_us)},
                              {"per_submission_copies", per_sub.steady.graph.arena_h2d_calls},
                              {"bulk_control_us", median(bulk.control_us)},

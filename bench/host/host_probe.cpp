@@ -60,8 +60,10 @@ void play(std::atomic<int>* token, int side, int n, bool yield) {
     while (true) {
       const int v = token->load();
       if (v == want) break;
-      if (yield) sched_yield();
-      else futex_wait(token, v);
+      if (yield)
+        sched_yield();
+      else
+        futex_wait(token, v);
     }
     token->store(want + 1);
     if (!yield) futex_wake(token);
@@ -74,8 +76,8 @@ struct HandOff {
 };
 
 HandOff hand_off(bool processes, bool same_cpu, bool yield, int n) {
-  auto* token = static_cast<std::atomic<int>*>(
-      mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  auto* token =
+      static_cast<std::atomic<int>*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   new (token) std::atomic<int>(0);
   const int other = same_cpu ? 0 : 1;
   const double t0 = now_us();
@@ -154,7 +156,8 @@ Rounds lockstep_rounds(int n, int chunk_reps) {
   for (size_t r = 0; r < round.size(); ++r) round[r] = std::max(t[0][r], t[1][r]);
   std::vector<double> blocks;
   for (size_t i = 0; i + 8 <= round.size(); i += 8)
-    blocks.push_back(median(std::vector<double>(round.begin() + static_cast<long>(i), round.begin() + static_cast<long>(i) + 8)));
+    blocks.push_back(
+        median(std::vector<double>(round.begin() + static_cast<long>(i), round.begin() + static_cast<long>(i) + 8)));
   int ok = 0, all = 0;
   for (size_t i = 0; i + 3 <= blocks.size(); ++i, ++all) {
     const double lo = std::min({blocks[i], blocks[i + 1], blocks[i + 2]});
@@ -208,9 +211,10 @@ int main(int argc, char** argv) {
     }
     std::printf("  %-22s %16.2f %24.2f %23.2f\n", who, v[0], v[1], v[2]);
   }
-  std::printf("lockstep rounds on CPUs 0 and 1 (%d rounds): median %.0f us, cv %.1f %%, sd of 8-round medians %.1f %%, "
-              "triples of those within 5 %%: %.0f %%\n",
-              rounds, r.median_us, 100 * r.cv, 100 * r.block_sd, 100 * r.triples_within_5);
+  std::printf(
+      "lockstep rounds on CPUs 0 and 1 (%d rounds): median %.0f us, cv %.1f %%, sd of 8-round medians %.1f %%, "
+      "triples of those within 5 %%: %.0f %%\n",
+      rounds, r.median_us, 100 * r.cv, 100 * r.block_sd, 100 * r.triples_within_5);
   std::printf("load average before: %s\n", load_before.c_str());
   if (!json_path.empty()) {
     std::ofstream j(json_path);

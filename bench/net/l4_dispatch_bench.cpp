@@ -16,9 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dag/engine.hpp"
@@ -144,16 +144,17 @@ int main(int argc, char** argv) {
     }
   }
   const std::string load_after = taskring::bench::loadavg();
-  std::printf("bench_l4_dispatch: %d tasks per run, median of %d runs (loadavg before: %s; after: %s)\n\n", tasks,
-              reps, load_before.c_str(), load_after.c_str());
+  std::printf("bench_l4_dispatch: %d tasks per run, median of %d runs (loadavg before: %s; after: %s)\n\n", tasks, reps,
+              load_before.c_str(), load_after.c_str());
   std::printf("%8s  %-12s %12s %14s\n", "nodes", "shape", "µs/task", "tasks/s");
   for (const Point& p : points)
     std::printf("%8d  %-12s %12.3f %14.0f\n", p.nodes, p.tracked ? "tracked" : "independent", p.us_per_task,
                 p.tasks_per_s);
   if (!json_path.empty()) {
     std::ofstream j(json_path);
-    j << "{\"bench\":\"l4_dispatch\",\"cpus\":" << std::thread::hardware_concurrency() << ",\"tasks\":" << tasks << ",\"reps\":" << reps << ",\"loadavg_before\":\""
-      << load_before << "\",\"loadavg_after\":\"" << load_after << "\",\"points\":[";
+    j << "{\"bench\":\"l4_dispatch\",\"cpus\":" << std::thread::hardware_concurrency() << ",\"tasks\":" << tasks
+      << ",\"reps\":" << reps << ",\"loadavg_before\":\"" << load_before << "\",\"loadavg_after\":\"" << load_after
+      << "\",\"points\":[";
     for (size_t i = 0; i < points.size(); ++i)
       j << (i ? "," : "") << "{\"nodes\":" << points[i].nodes << ",\"shape\":\""
         << (points[i].tracked ? "tracked" : "independent") << "\",\"us_per_task\":" << points[i].us_per_task

@@ -64,9 +64,16 @@ std::string parse(int argc, char** argv, Options& o) {
              std::to_string(hi);
     return "";
   };
-  struct U32 { const char* flag; uint32_t* v; long hi; };
-  const U32 shape[] = {{"--tokens", &o.s.tokens, 4096}, {"--hidden", &o.s.hidden, 4096},
-                       {"--experts", &o.s.experts, 1024}, {"--topk", &o.s.topk, 64}, {"--ffn", &o.s.ffn, 8192}};
+  struct U32 {
+    const char* flag;
+    uint32_t* v;
+    long hi;
+  };
+  const U32 shape[] = {{"--tokens", &o.s.tokens, 4096},
+                       {"--hidden", &o.s.hidden, 4096},
+                       {"--experts", &o.s.experts, 1024},
+                       {"--topk", &o.s.topk, 64},
+                       {"--ffn", &o.s.ffn, 8192}};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     long v = 0;
@@ -121,7 +128,8 @@ uint64_t fnv1a(uint64_t h, const void* p, uint64_t n) {
 void print_digest(const MoeMpiRank& r) {
   const uint64_t basis = 14695981039346656037ull;
   const uint64_t o = fnv1a(basis, r.out.data(), 2 * r.out.size());
-  const uint64_t rv = fnv1a(fnv1a(basis, r.recv_x.data(), 2 * r.recv_x.size()), r.recv_meta.data(), 4 * r.recv_meta.size());
+  const uint64_t rv =
+      fnv1a(fnv1a(basis, r.recv_x.data(), 2 * r.recv_x.size()), r.recv_meta.data(), 4 * r.recv_meta.size());
   for (int q = 0; q < r.ranks; ++q) {
     if (q == r.rank) {
       std::printf("moe digest rank %d out %016llx recv %016llx\n", r.rank, static_cast<unsigned long long>(o),
@@ -206,7 +214,8 @@ Results run_rounds(const Options& o, MoeMpiRank& r, const workloads::MoeReferenc
                                     r.out.data()};
     workloads::GoldenStats gs;
     const Status golden = workloads::check_moe_outputs(r.s, ref, inputs, r.rank, {&out, 1}, &gs);
-    if (!golden.ok()) std::fprintf(stderr, "bench_moe_mpi: rank %d round %d: %s\n", r.rank, i, golden.to_string().c_str());
+    if (!golden.ok())
+      std::fprintf(stderr, "bench_moe_mpi: rank %d round %d: %s\n", r.rank, i, golden.to_string().c_str());
     agree_on_golden(golden, r.rank, i, res);
     double mine[2 + bench::kMoePhases] = {t_round, t_step}, mx[2 + bench::kMoePhases] = {};
     std::copy(ph, ph + bench::kMoePhases, mine + 2);
@@ -236,18 +245,32 @@ nlohmann::json to_json(const Options& o, int n, const Results& res, const std::s
   return {{"schema", "taskring.moe_mpi_anchor/1"},
           {"status", ok ? "ok" : "golden_failed"},
           {"ranks", n},
-          {"shape", {{"tokens", o.s.tokens}, {"hidden", o.s.hidden}, {"experts", o.s.experts}, {"topk", o.s.topk},
-                     {"ffn", o.s.ffn}, {"capacity", o.s.cap(n)}}},
+          {"shape",
+           {{"tokens", o.s.tokens},
+            {"hidden", o.s.hidden},
+            {"experts", o.s.experts},
+            {"topk", o.s.topk},
+            {"ffn", o.s.ffn},
+            {"capacity", o.s.cap(n)}}},
           {"balanced_routing", o.balanced},
           {"seed", o.seed},
           {"rounds", o.rounds},
           {"warmup", o.warmup},
-          {"stats", {{"round_us", summary(res.round_us)}, {"step_max_us", summary(res.step_us)}, {"phases_max_us", phases}}},
-          {"golden", {{"passed_rounds", res.passed}, {"checked_rounds", res.checked}, {"failure", failure},
-                      {"rank0_last_round", {{"checked", res.last.checked}, {"max_abs_err", res.last.max_abs_err},
-                                            {"max_rel_err", res.last.max_rel_err}}}}},
-          {"machine", {{"host", host}, {"cpu", bench::cpu_model()}, {"cpus", std::thread::hardware_concurrency()},
-                       {"mpi", std::string(mpi_version, std::strlen(mpi_version))}}},
+          {"stats",
+           {{"round_us", summary(res.round_us)}, {"step_max_us", summary(res.step_us)}, {"phases_max_us", phases}}},
+          {"golden",
+           {{"passed_rounds", res.passed},
+            {"checked_rounds", res.checked},
+            {"failure", failure},
+            {"rank0_last_round",
+             {{"checked", res.last.checked},
+              {"max_abs_err", res.last.max_abs_err},
+              {"max_rel_err", res.last.max_rel_err}}}}},
+          {"machine",
+           {{"host", host},
+            {"cpu", bench::cpu_model()},
+            {"cpus", std::thread::hardware_concurrency()},
+            {"mpi", std::string(mpi_version, std::strlen(mpi_version))}}},
           {"load_before", load_before},
           {"load_after", load_after}};
 }
@@ -271,7 +294,8 @@ void print_table(const nlohmann::json& j) {
   row("round (barrier to barrier)", j["stats"]["round_us"]);
   row("step (without the closing barrier)", j["stats"]["step_max_us"]);
   for (int p = 0; p < bench::kMoePhases; ++p)
-    row(("phase " + std::string(bench::kMoePhaseNames[p])).c_str(), j["stats"]["phases_max_us"][bench::kMoePhaseNames[p]]);
+    row(("phase " + std::string(bench::kMoePhaseNames[p])).c_str(),
+        j["stats"]["phases_max_us"][bench::kMoePhaseNames[p]]);
   const auto& g = j["golden"];
   std::printf("\ngolden: %d of %d rounds passed (warmup included)%s\n", g["passed_rounds"].get<int>(),
               g["checked_rounds"].get<int>(), g["failure"].is_null() ? "" : "; first failure:");

@@ -49,8 +49,8 @@ struct MoeMpiRank {
   std::vector<uint16_t> recv_x, out;
   // scratch: per (owner, local expert) counts sent / (source, local expert) received
   std::vector<int> hist, recv_hist;
-  std::vector<int> send_bytes, send_displ, recv_bytes, recv_displ, back_send_bytes, back_send_displ,
-      back_recv_bytes, back_recv_displ;
+  std::vector<int> send_bytes, send_displ, recv_bytes, recv_displ, back_send_bytes, back_send_displ, back_recv_bytes,
+      back_recv_displ;
   std::vector<char> send_rows, recv_rows;   // records (token, k, x row), by owner then local expert
   std::vector<uint32_t> sent_slot;          // token·K + k of each sent record, in send order
   std::vector<uint32_t> canonical;          // canonical recv_x row of each received record

@@ -31,8 +31,8 @@
 #include <thread>
 #include <vector>
 
-#include "load_average.hpp"
 #include "latency_stats.hpp"
+#include "load_average.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/base/waiter.hpp"
 #include "taskring/net/net_worker.hpp"
@@ -63,12 +63,17 @@ int main(int argc, char** argv) {
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "--poll-window-us" && i + 1 < argc) poll_window_us = std::stoull(argv[++i]);
-    else if (a == "--no-fast-paths") fast_paths = false;
+    if (a == "--quick")
+      quick = true;
+    else if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "--poll-window-us" && i + 1 < argc)
+      poll_window_us = std::stoull(argv[++i]);
+    else if (a == "--no-fast-paths")
+      fast_paths = false;
     else {
-      std::fprintf(stderr, "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths]\n");
+      std::fprintf(stderr,
+                   "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths]\n");
       return 2;
     }
   }
@@ -220,8 +225,8 @@ int main(int argc, char** argv) {
                 load_after.c_str());
     std::printf("(a) round trip, µs                 median      p99\n");
     std::printf("    MPI ping-pong 8 B (floor)    %8.2f %8.2f\n", floor.median_us, floor.p99_us);
-    std::printf("    L4 remote task (no-op)       %8.2f %8.2f   (%.2fx floor; goal <= 2x)\n", rt.median_us,
-                rt.p99_us, floor.median_us > 0 ? rt.median_us / floor.median_us : 0);
+    std::printf("    L4 remote task (no-op)       %8.2f %8.2f   (%.2fx floor; goal <= 2x)\n", rt.median_us, rt.p99_us,
+                floor.median_us > 0 ? rt.median_us / floor.median_us : 0);
     std::printf("    breakdown: L4 task on rank 0 %8.2f %8.2f   (no second process)\n", self_rt.median_us,
                 self_rt.p99_us);
     std::printf("    breakdown: thread ping-pong  %8.2f %8.2f   (two futex wakes, one process)\n\n", hop.median_us,
@@ -240,8 +245,8 @@ int main(int argc, char** argv) {
         << ", \"l4_task_p99\": " << rt.p99_us << ", \"l4_self_task_median\": " << self_rt.median_us
         << ", \"thread_ping_pong_median\": " << hop.median_us << ", \"poll_window_us\": " << poll_window_us
         << ", \"fast_paths\": " << (fast_paths ? "true" : "false")
-        << ", \"ratio\": "
-        << (floor.median_us > 0 ? rt.median_us / floor.median_us : 0) << "},\n  \"bandwidth_gbs\": [";
+        << ", \"ratio\": " << (floor.median_us > 0 ? rt.median_us / floor.median_us : 0)
+        << "},\n  \"bandwidth_gbs\": [";
       for (size_t k = 0; k < bw.size(); ++k)
         j << (k ? ", " : "") << "\n    {\"bytes\": " << bw[k].bytes << ", \"put\": " << bw[k].put_gbs
           << ", \"fetch\": " << bw[k].fetch_gbs << ", \"mpi\": " << bw[k].mpi_gbs << "}";

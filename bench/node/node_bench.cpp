@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "latency_stats.hpp"
 #include "shared_region.hpp"
 #include "shm_bell.hpp"
-#include "latency_stats.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/init.hpp"
 #include "taskring/node/node_worker.hpp"
@@ -56,8 +56,9 @@ std::pair<Stats, Stats> floor_round_trip(int iters) {
   if (pid == 0) {
     uint32_t seen = 0;
     while (true) {
-      (void)bell_wait(pp->to_child, [&] { return pp->req.load(std::memory_order_acquire) != seen; },
-                      [] { return Status::Ok(); }, Deadline::after_ms(10000), "req", 100'000'000);
+      (void)bell_wait(
+          pp->to_child, [&] { return pp->req.load(std::memory_order_acquire) != seen; }, [] { return Status::Ok(); },
+          Deadline::after_ms(10000), "req", 100'000'000);
       seen = pp->req.load(std::memory_order_acquire);
       if (seen == UINT32_MAX) _exit(0);
       pp->ack.store(seen, std::memory_order_release);
@@ -68,8 +69,9 @@ std::pair<Stats, Stats> floor_round_trip(int iters) {
     const uint64_t t0 = mono_ns();
     pp->req.store(i, std::memory_order_release);
     bell_ring(pp->to_child);
-    (void)bell_wait(pp->to_parent, [&] { return pp->ack.load(std::memory_order_acquire) == i; },
-                    [] { return Status::Ok(); }, Deadline::after_ms(10000), "ack", 2'000'000);
+    (void)bell_wait(
+        pp->to_parent, [&] { return pp->ack.load(std::memory_order_acquire) == i; }, [] { return Status::Ok(); },
+        Deadline::after_ms(10000), "ack", 2'000'000);
     return static_cast<double>(mono_ns() - t0) / 1000.0;
   };
   std::vector<double> spin, parked;
@@ -201,9 +203,12 @@ int main(int argc, char** argv) {
   std::string only;  // one section alone, for a profiler: rtt | sub | chip | init
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else if (a == "--quick") iters = 200, reps = 5;
-    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
+    else if (a == "--quick")
+      iters = 200, reps = 5;
+    else if (a == "--only" && i + 1 < argc)
+      only = argv[++i];
     else {
       std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE] [--only rtt|sub|chip|init]\n");
       return 2;
@@ -264,7 +269,8 @@ int main(int argc, char** argv) {
       << "\"run_overhead\":{\"sub\":{\"fixed_us\":" << sub.fixed_us << ",\"per_task_us\":" << sub.per_task_us
       << ",\"points\":" << pts(sub) << "},\"chip\":{\"fixed_us\":" << chip.fixed_us
       << ",\"per_task_us\":" << chip.per_task_us << ",\"points\":" << pts(chip) << "}},\"init_ms\":[";
-    for (size_t i = 0; i < init.size(); ++i) j << (i ? "," : "") << "[" << init[i].first << "," << init[i].second << "]";
+    for (size_t i = 0; i < init.size(); ++i)
+      j << (i ? "," : "") << "[" << init[i].first << "," << init[i].second << "]";
     j << "]}\n";
   }
   return 0;

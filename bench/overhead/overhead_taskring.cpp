@@ -61,8 +61,10 @@ extern "C" void overhead_entry(const ChipTaskArgs& args) {
           case peers::Pattern::independent: a.add_output(slot[i % slot_count]); break;
           case peers::Pattern::mix8: a.add_input(slot[i % 8]).add_inout(slot[(i + 1) % 8]); break;
           case peers::Pattern::fanout:
-            if (i == 0) a.add_output(slot[0]);
-            else a.add_input(slot[0]);
+            if (i == 0)
+              a.add_output(slot[0]);
+            else
+              a.add_input(slot[0]);
             break;
         }
         rt_submit_aiv_task(kKernel, a);
@@ -108,9 +110,9 @@ int main(int argc, char** argv) {
     uint64_t slots = pattern == peers::Pattern::independent ? std::min<size_t>(n, 65536) : 8;
     auto dev = w->device().malloc(slots * kSlotBytes, 1024, "overhead slots");
     uint32_t shape = static_cast<uint32_t>(slots * kSlotBytes / 4);
-    auto tensor = std::make_shared<ChipTensor>(*taskring::try_make_tensor(
-        *dev, slots * kSlotBytes, std::span<const uint32_t>(&shape, 1), DataType::FLOAT32, false, 0,
-        AddressSpace::DEVICE));
+    auto tensor = std::make_shared<ChipTensor>(
+        *taskring::try_make_tensor(*dev, slots * kSlotBytes, std::span<const uint32_t>(&shape, 1), DataType::FLOAT32,
+                                   false, 0, AddressSpace::DEVICE));
     peers::Rep rep;
     rep.run = [w, id, tensor, pattern, n]() -> uint64_t {
       ChipTaskArgs args;

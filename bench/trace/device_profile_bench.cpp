@@ -37,8 +37,10 @@ int main(int argc, char** argv) {
   int runs = 7;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--calls") calls = std::atol(argv[i + 1]);
-    else if (a == "--runs") runs = std::atoi(argv[i + 1]);
+    if (a == "--calls")
+      calls = std::atol(argv[i + 1]);
+    else if (a == "--runs")
+      runs = std::atoi(argv[i + 1]);
   }
   auto cfg = taskring::SimDeviceConfig::from_env(taskring::process_env());
   if (!cfg.ok()) return 1;
@@ -55,7 +57,8 @@ int main(int argc, char** argv) {
     taskring::exec::LaunchFailure f;
     profile.clear();
     double t0 = cpu_s();
-    for (long i = 0; i < calls; ++i) taskring::exec::launch_block(task, 0, place, **device, kernels.data(), counter, &f);
+    for (long i = 0; i < calls; ++i)
+      taskring::exec::launch_block(task, 0, place, **device, kernels.data(), counter, &f);
     return (cpu_s() - t0) * 1e9 / static_cast<double>(calls);
   };
   std::vector<double> off, on;

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <random>
-#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,14 +30,19 @@ std::string generate(size_t target_bytes) {
   out.reserve(target_bytes + 4096);
   std::mt19937_64 rng(42);
   constexpr int kRanks = 16;
-  const char* names[] = {"chip.run.bind", "chip.run.bind.args", "chip.run.runner_run.device_wall.orch",
-                         "chip.run.runner_run.device_wall.sched", "chip.run.runner_run.device_wall",
-                         "chip.run.runner_run", "chip.run.validate", "chip.run"};
+  const char* names[] = {"chip.run.bind",
+                         "chip.run.bind.args",
+                         "chip.run.runner_run.device_wall.orch",
+                         "chip.run.runner_run.device_wall.sched",
+                         "chip.run.runner_run.device_wall",
+                         "chip.run.runner_run",
+                         "chip.run.validate",
+                         "chip.run"};
   const int depth[] = {1, 2, 3, 3, 2, 1, 1, 0};
   char buf[512];
   for (int r = 0; r < kRanks; ++r) {
-    out += "[mono_ns=1000][T0x7f12a4c0b740][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=" +
-           std::to_string(4000 + r) + " mono_ns=1000 wall_ns=1755000000000000000\n";
+    out += "[mono_ns=1000][T0x7f12a4c0b740][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=" + std::to_string(4000 + r) +
+           " mono_ns=1000 wall_ns=1755000000000000000\n";
   }
   uint64_t inv[kRanks] = {};
   int64_t mono = 1'000'000'000;
@@ -47,12 +52,12 @@ std::string generate(size_t target_bytes) {
     for (int k = 0; k < 8; ++k) {
       mono += 1000 + static_cast<int64_t>(rng() % 5000);
       const char* attrs = k == 1 ? " ntensor=12" : (k >= 2 && k <= 4) ? " clk=dev" : "";
-      int n = std::snprintf(buf, sizeof buf,
-                            "[mono_ns=%lld][T0x7f12a4c0b7%02x][TIMING] emit_host_span: [STRACE] v=1 pid=%d tid=%d "
-                            "inv=%llu hid=9f3a6c21d4e8b705 depth=%d name=%s ts=%lld dur=%lld%s",
-                            static_cast<long long>(mono), r, 4000 + r, 4100 + r,
-                            static_cast<unsigned long long>(inv[r]), depth[k], names[k],
-                            static_cast<long long>(mono - 400000), static_cast<long long>(400000 + rng() % 1000), attrs);
+      int n = std::snprintf(
+          buf, sizeof buf,
+          "[mono_ns=%lld][T0x7f12a4c0b7%02x][TIMING] emit_host_span: [STRACE] v=1 pid=%d tid=%d "
+          "inv=%llu hid=9f3a6c21d4e8b705 depth=%d name=%s ts=%lld dur=%lld%s",
+          static_cast<long long>(mono), r, 4000 + r, 4100 + r, static_cast<unsigned long long>(inv[r]), depth[k],
+          names[k], static_cast<long long>(mono - 400000), static_cast<long long>(400000 + rng() % 1000), attrs);
       out.append(buf, static_cast<size_t>(n));
       // One record in 16 shares its line with the next (interleaved writers).
       if (rng() % 16 != 0) out.push_back('\n');
@@ -100,9 +105,12 @@ int main(int argc, char** argv) {
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--mb" && i + 1 < argc) mb = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    if (a == "--mb" && i + 1 < argc)
+      mb = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--runs" && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else if (a == "--json" && i + 1 < argc)
+      json_path = argv[++i];
     else {
       std::fprintf(stderr, "usage: %s [--mb N] [--runs N] [--json FILE]\n", argv[0]);
       return 2;
@@ -174,30 +182,32 @@ int main(int argc, char** argv) {
   std::printf("%-28s %12.1f\n", "group+matrix median (ms)", a * 1e3);
   std::printf("%-28s %12.1f\n", "end-to-end (MB/s)", mbytes / (p + a));
   std::printf("(median of %d runs; goal: parse >= 200 MB/s)\n", runs);
-  nlohmann::json j = {{"bench", "trace_parse"},
-                      {"log_bytes", log.size()},
-                      {"records", records},
-                      {"torn", torn},
-                      {"runs", runs},
-                      {"parse_s", parse_s},
-                      {"analyse_s", analyse_s},
-                      {"parse_median_s", p},
-                      {"parse_mb_per_s", mbytes / p},
-                      {"parse_cpu_s", parse_cpu_s},
-                      {"parse_cpu_mb_per_s", mbytes / pc},
-                      {"file_streamed_cpu_mb_per_s", mbytes / fc},
-                      {"one_line_cpu_mb_per_s", mbytes / lc},
-                      {"one_line_records", line_records},
-                      {"parse_ns_per_record", p * 1e9 / static_cast<double>(records)},
-                      {"end_to_end_mb_per_s", mbytes / (p + a)},
-                      {"goal_parse_mb_per_s", 200},
-                      {"machine", {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()},
-                                   {"loadavg", [] {
-                                      std::ifstream f("/proc/loadavg");
-                                      std::string l;
-                                      std::getline(f, l);
-                                      return l;
-                                    }()}}}};
+  nlohmann::json j = {
+      {"bench", "trace_parse"},
+      {"log_bytes", log.size()},
+      {"records", records},
+      {"torn", torn},
+      {"runs", runs},
+      {"parse_s", parse_s},
+      {"analyse_s", analyse_s},
+      {"parse_median_s", p},
+      {"parse_mb_per_s", mbytes / p},
+      {"parse_cpu_s", parse_cpu_s},
+      {"parse_cpu_mb_per_s", mbytes / pc},
+      {"file_streamed_cpu_mb_per_s", mbytes / fc},
+      {"one_line_cpu_mb_per_s", mbytes / lc},
+      {"one_line_records", line_records},
+      {"parse_ns_per_record", p * 1e9 / static_cast<double>(records)},
+      {"end_to_end_mb_per_s", mbytes / (p + a)},
+      {"goal_parse_mb_per_s", 200},
+      {"machine",
+       {{"cpu", cpu_model()}, {"hardware_threads", std::thread::hardware_concurrency()}, {"loadavg", [] {
+                                                                                            std::ifstream f(
+                                                                                                "/proc/loadavg");
+                                                                                            std::string l;
+                                                                                            std::getline(f, l);
+                                                                                            return l;
+                                                                                          }()}}}};
   if (!json_path.empty()) {
     std::ofstream(json_path) << j.dump(2) << "\n";
   } else {

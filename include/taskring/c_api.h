@@ -53,8 +53,8 @@ typedef struct taskring_arg {
 
 typedef struct taskring_kernel_desc {
   int32_t func_id;
-  taskring_kernel_fn fn;   /* or NULL and */
-  const char* library;     /* a shared library exporting kernel_entry */
+  taskring_kernel_fn fn; /* or NULL and */
+  const char* library;   /* a shared library exporting kernel_entry */
 } taskring_kernel_desc;
 
 /* An orchestration: `entry` is `void(const ChipTaskArgs&)` as an opaque
@@ -120,16 +120,16 @@ int32_t taskring_copy_from_device(taskring_worker* worker, void* dst, uint64_t s
  *   create -> register_chip / register_sub -> init -> alloc_shared ->
  *   run (or submit + run_wait) ... -> close -> destroy. */
 typedef struct taskring_node taskring_node;
-typedef struct taskring_orch taskring_orch;     /* valid only inside an orchestration callback */
+typedef struct taskring_orch taskring_orch; /* valid only inside an orchestration callback */
 typedef struct taskring_run_handle taskring_run_handle;
 
 typedef struct taskring_node_config {
-  int32_t chips;                /* 0..64 sim chip children */
-  int32_t sub_workers;          /* 0..64 SUB children */
-  const char* runtime;          /* "tmr" (NULL) or "hbg" */
-  uint64_t heap_ring_bytes;     /* 0: default (64 MiB) */
-  uint64_t shared_bytes;        /* 0: default (64 MiB) */
-  uint64_t startup_timeout_ms;  /* 0: default (30000) */
+  int32_t chips;               /* 0..64 sim chip children */
+  int32_t sub_workers;         /* 0..64 SUB children */
+  const char* runtime;         /* "tmr" (NULL) or "hbg" */
+  uint64_t heap_ring_bytes;    /* 0: default (64 MiB) */
+  uint64_t shared_bytes;       /* 0: default (64 MiB) */
+  uint64_t startup_timeout_ms; /* 0: default (30000) */
 } taskring_node_config;
 
 /* A SUB callable; runs in a SUB child. Returns TASKRING_OK or a status

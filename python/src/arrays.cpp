@@ -31,16 +31,15 @@ std::optional<DataType> data_type_of(const pyb::dtype& dt) {
       if (size == 4) return DataType::UINT32;
       if (size == 8) return DataType::UINT64;
       return std::nullopt;
-    case 'b':
-      return size == 1 ? std::optional<DataType>(DataType::BOOL) : std::nullopt;
+    case 'b': return size == 1 ? std::optional<DataType>(DataType::BOOL) : std::nullopt;
     case 'V':
       // ml_dtypes registers bfloat16 as a void-kind type named "bfloat16".
-      if (size == 2 && pyb::str(pyb::handle(reinterpret_cast<PyObject*>(dt.ptr())).attr("name")).cast<std::string>() == "bfloat16") {
+      if (size == 2 &&
+          pyb::str(pyb::handle(reinterpret_cast<PyObject*>(dt.ptr())).attr("name")).cast<std::string>() == "bfloat16") {
         return DataType::BFLOAT16;
       }
       return std::nullopt;
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -72,8 +71,8 @@ std::vector<uint32_t> row_major(const std::vector<uint32_t>& shape, const std::s
   uint64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     if (s > std::numeric_limits<uint32_t>::max()) {
-      throw_error(StatusCode::kOutOfRange, what + ": row-major stride of dimension " + std::to_string(i) +
-                                               " does not fit 32 bits");
+      throw_error(StatusCode::kOutOfRange,
+                  what + ": row-major stride of dimension " + std::to_string(i) + " does not fit 32 bits");
     }
     strides[i] = static_cast<uint32_t>(s);
     s *= std::max<uint32_t>(shape[i], 1);
@@ -83,8 +82,8 @@ std::vector<uint32_t> row_major(const std::vector<uint32_t>& shape, const std::s
 
 void check_rank(size_t ndim, const std::string& what) {
   if (ndim < 1 || ndim > MAX_TENSOR_DIMS) {
-    throw_error(StatusCode::kInvalidArgument, what + ": " + std::to_string(ndim) +
-                                                  " dimensions; taskring tensors have 1 to 5 (reshape the array)");
+    throw_error(StatusCode::kInvalidArgument,
+                what + ": " + std::to_string(ndim) + " dimensions; taskring tensors have 1 to 5 (reshape the array)");
   }
 }
 
@@ -125,8 +124,9 @@ ChipTensor host_tensor(const pyb::array& a, const ViewSpec& view, bool writable,
   }
   if (!(a.flags() & pyb::array::c_style)) {
     throw_error(StatusCode::kInvalidArgument,
-                what + ": array is not C-contiguous; pass numpy.ascontiguousarray(a), or describe a strided view "
-                       "with taskring.Tensor(a, tag, shape=..., strides=...)");
+                what +
+                    ": array is not C-contiguous; pass numpy.ascontiguousarray(a), or describe a strided view "
+                    "with taskring.Tensor(a, tag, shape=..., strides=...)");
   }
   if (writable && !a.writeable()) {
     throw_error(StatusCode::kInvalidArgument, what + ": array is read-only but the run writes it");
@@ -142,8 +142,8 @@ ChipTensor host_tensor(const pyb::array& a, const ViewSpec& view, bool writable,
   for (size_t i = 0; i < shape.size(); ++i) {
     const auto n = a.shape(static_cast<pyb::ssize_t>(i));
     if (n == 0 || static_cast<uint64_t>(n) > std::numeric_limits<uint32_t>::max()) {
-      throw_error(StatusCode::kInvalidArgument,
-                  what + ": dimension " + std::to_string(i) + " has " + std::to_string(n) + " elements (need 1 .. 2^32-1)");
+      throw_error(StatusCode::kInvalidArgument, what + ": dimension " + std::to_string(i) + " has " +
+                                                    std::to_string(n) + " elements (need 1 .. 2^32-1)");
     }
     shape[i] = static_cast<uint32_t>(n);
   }

@@ -24,10 +24,10 @@ pybind11::dtype numpy_dtype_of(DataType t);
 
 // A view description: everything optional except the array.
 struct ViewSpec {
-  std::optional<DataType> dtype;            // reinterpret the elements (same itemsize)
+  std::optional<DataType> dtype;  // reinterpret the elements (same itemsize)
   std::optional<std::vector<uint32_t>> shape;
   std::optional<std::vector<uint32_t>> strides;  // elements; default row-major of shape
-  uint64_t offset = 0;                      // elements from the array's first byte
+  uint64_t offset = 0;                           // elements from the array's first byte
 };
 
 // A HOST ChipTensor over `a`'s memory. `what` names the argument in errors;

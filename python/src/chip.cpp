@@ -20,10 +20,10 @@
 #include "arrays.hpp"
 #include "errors.hpp"
 #include "run_args.hpp"
-#include "worker_state.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/kernels/tile_matmul.hpp"
 #include "taskring/log/init.hpp"
+#include "worker_state.hpp"
 
 namespace taskring::py {
 
@@ -94,8 +94,8 @@ class PyChipWorker {
     const GraphRunStats& g = x.graph;
     return pyb::make_tuple(
         pyb::make_tuple(s.tasks_submitted, s.tasks_completed, s.kernel_tasks, s.dummy_tasks, s.alloc_tasks,
-                        s.kernel_calls, s.orch_blocked, s.heap_bytes, s.orch_start_ns, s.orch_end_ns,
-                        s.sched_start_ns, s.sched_end_ns),
+                        s.kernel_calls, s.orch_blocked, s.heap_bytes, s.orch_start_ns, s.orch_end_ns, s.sched_start_ns,
+                        s.sched_end_ns),
         x.h2d_calls, x.h2d_bytes, x.d2h_calls, x.d2h_bytes, x.bind_ns, x.run_ns, x.validate_ns, x.invocation_id,
         x.skipped_device_run,
         pyb::make_tuple(g.host_tasks, g.graph_tasks, g.graph_nodes_run, g.definitions_used, g.definitions_recorded,
@@ -123,8 +123,10 @@ class PyChipWorker {
       pyb::gil_scoped_release nogil;
       for (auto& x : ns) {
         const auto g0 = std::chrono::steady_clock::now();
-        while (static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now() - g0).count()) < gap_ns) {
+        while (
+            static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - g0).count()) <
+            gap_ns) {
         }
         const auto t0 = std::chrono::steady_clock::now();
         auto r = st->worker->run(id, cargs, RunConfig{});

@@ -16,8 +16,8 @@
 #include "errors.hpp"
 #include "node_comm.hpp"
 #include "run_args.hpp"
-#include "worker_state.hpp"
 #include "taskring/node/node_worker.hpp"
+#include "worker_state.hpp"
 
 namespace taskring::py {
 
@@ -143,7 +143,8 @@ struct PyNodeOrchestrator {
     const auto [is_sub, id] = st->handles[static_cast<size_t>(handle)];
     if (is_sub != sub)
       throw_error(StatusCode::kInvalidArgument,
-                  std::string(op) + ": handle " + std::to_string(handle) + " is a " + (is_sub ? "SUB function" : "chip callable") +
+                  std::string(op) + ": handle " + std::to_string(handle) + " is a " +
+                      (is_sub ? "SUB function" : "chip callable") +
                       (sub ? "; submit it with submit_next_level" : "; submit it with submit_sub"));
     return id;
   }
@@ -225,8 +226,7 @@ struct PyNodeOrchestrator {
   }
   // Host array `h` <-> chip buffer `b`: `nbytes` bytes from byte offset
   // `h_off` of `h` and `b_off` of `b` (nbytes < 0: the rest of the source).
-  void copy(bool to_chip, const PyChildBuffer& b, const pyb::array& h, uint64_t b_off, uint64_t h_off,
-            int64_t nbytes) {
+  void copy(bool to_chip, const PyChildBuffer& b, const pyb::array& h, uint64_t b_off, uint64_t h_off, int64_t nbytes) {
     const char* op = to_chip ? "copy_to" : "copy_from";
     node::Orchestrator& o = live(op);
     ChildBufferState& s = live_buffer(b, op);
@@ -316,8 +316,8 @@ struct PyNodeRunHandle {
 
 class PyNodeWorker {
  public:
-  PyNodeWorker(int chips, int sub_workers, const std::string& runtime, uint64_t shared_bytes,
-               uint64_t heap_ring_bytes, uint64_t comm_timeout_ms, int domain_cache) {
+  PyNodeWorker(int chips, int sub_workers, const std::string& runtime, uint64_t shared_bytes, uint64_t heap_ring_bytes,
+               uint64_t comm_timeout_ms, int domain_cache) {
     st_ = std::make_shared<NodeState>();
     node::NodeConfig& c = st_->config;
     c.chips = chips;
@@ -393,18 +393,20 @@ class PyNodeWorker {
     orch->st = st_;
     pyb::object handle_obj = pyb::cast(orch);
     std::optional<pyb::error_already_set> raised;
-    node::RunHandle h = st_->worker->submit([&](node::Orchestrator& o) -> Status {
-      orch->o = &o;
-      Status s;
-      try {
-        orch_fn(handle_obj);
-      } catch (pyb::error_already_set& e) {
-        s = aborted(std::string("the orchestration function raised ") + e.what());
-        raised.emplace(std::move(e));
-      }
-      orch->o = nullptr;
-      return s;
-    }, node::SubmitOptions{.caller_waits = caller_waits});
+    node::RunHandle h = st_->worker->submit(
+        [&](node::Orchestrator& o) -> Status {
+          orch->o = &o;
+          Status s;
+          try {
+            orch_fn(handle_obj);
+          } catch (pyb::error_already_set& e) {
+            s = aborted(std::string("the orchestration function raised ") + e.what());
+            raised.emplace(std::move(e));
+          }
+          orch->o = nullptr;
+          return s;
+        },
+        node::SubmitOptions{.caller_waits = caller_waits});
     if (raised) {
       if (raised->matches(PyExc_KeyboardInterrupt)) {
         close_on_interrupt(*st_);
@@ -474,22 +476,24 @@ void bind_node(pyb::module_& m) {
       .def("scope_begin", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_begin").scope_begin()); })
       .def("scope_end", [](PyNodeOrchestrator& o) { PyNodeOrchestrator::check(o.live("scope_end").scope_end()); })
       // Comm domains and collectives: taskring/comm.py gives them upstream's shape.
-      .def("_allocate_domain",
-           [](PyNodeOrchestrator& o, const std::string& name, const std::vector<int>& workers, uint64_t window_size,
-              const std::vector<std::pair<std::string, uint64_t>>& buffers) {
-             return allocate_domain(o.live("allocate_domain"), name, workers, window_size, buffers);
-           },
-           pyb::arg("name"), pyb::arg("workers"), pyb::arg("window_size"), pyb::arg("buffers"))
-      .def("_collective",
-           [](PyNodeOrchestrator& o, const std::string& op, int comm, const PyCommDomain& d,
-              const std::vector<pyb::object>& ins, const std::vector<pyb::object>& outs, int dtype,
-              const std::string& algo, int root, const std::string& scratch) {
-             node::Orchestrator& live = o.live(op.c_str());
-             submit_collective(live, o.id_of(comm, false, op.c_str()), d, op, ins, outs, dtype, algo, root, scratch,
-                               o.st);
-           },
-           pyb::arg("op"), pyb::arg("comm"), pyb::arg("domain"), pyb::arg("ins"), pyb::arg("outs"), pyb::arg("dtype"),
-           pyb::arg("algo"), pyb::arg("root"), pyb::arg("scratch"))
+      .def(
+          "_allocate_domain",
+          [](PyNodeOrchestrator& o, const std::string& name, const std::vector<int>& workers, uint64_t window_size,
+             const std::vector<std::pair<std::string, uint64_t>>& buffers) {
+            return allocate_domain(o.live("allocate_domain"), name, workers, window_size, buffers);
+          },
+          pyb::arg("name"), pyb::arg("workers"), pyb::arg("window_size"), pyb::arg("buffers"))
+      .def(
+          "_collective",
+          [](PyNodeOrchestrator& o, const std::string& op, int comm, const PyCommDomain& d,
+             const std::vector<pyb::object>& ins, const std::vector<pyb::object>& outs, int dtype,
+             const std::string& algo, int root, const std::string& scratch) {
+            node::Orchestrator& live = o.live(op.c_str());
+            submit_collective(live, o.id_of(comm, false, op.c_str()), d, op, ins, outs, dtype, algo, root, scratch,
+                              o.st);
+          },
+          pyb::arg("op"), pyb::arg("comm"), pyb::arg("domain"), pyb::arg("ins"), pyb::arg("outs"), pyb::arg("dtype"),
+          pyb::arg("algo"), pyb::arg("root"), pyb::arg("scratch"))
       .def("_alloc", &PyNodeOrchestrator::alloc, pyb::arg("shape"), pyb::arg("dtype"))
       .def("_alloc_child_tensor", &PyNodeOrchestrator::alloc_child_tensor, pyb::arg("worker"), pyb::arg("shape"),
            pyb::arg("dtype"))

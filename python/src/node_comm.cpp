@@ -2,7 +2,6 @@
 
 #include <pybind11/stl.h>
 
-
 #include "arrays.hpp"
 #include "errors.hpp"
 #include "run_args.hpp"
@@ -27,8 +26,8 @@ AllreduceAlgo algo_of(const std::string& algo, const char* op) {
   if (algo == "ring") return AllreduceAlgo::kRing;
   if (algo == "direct") return AllreduceAlgo::kDirect;
   if (algo == "auto") return AllreduceAlgo::kAuto;
-  throw_error(StatusCode::kInvalidArgument, std::string(op) + ": algo '" + algo +
-                                                "' is not one of 'one_phase', 'ring', 'direct', 'auto'");
+  throw_error(StatusCode::kInvalidArgument,
+              std::string(op) + ": algo '" + algo + "' is not one of 'one_phase', 'ring', 'direct', 'auto'");
 }
 
 // The scratch layout a collective needs (auto allreduce picks one-phase or
@@ -141,20 +140,22 @@ void bind_comm(pyb::module_& m) {
       .def_property_readonly("chips", [](const PyCommDomain& d) { return d.d->chips(); })
       .def_property_readonly("released", [](const PyCommDomain& d) { return d.d->released(); })
       .def_property_readonly("swept", [](const PyCommDomain& d) { return d.d->swept(); })
-      .def("member",
-           [](const PyCommDomain& d, int chip) {
-             auto m = d.d->member(chip);
-             if (!m.ok()) throw_status(m.status());
-             return member_dict(*m);
-           },
-           pyb::arg("chip"))
-      .def("buffer_offset",
-           [](const PyCommDomain& d, const std::string& name) {
-             auto off = d.d->buffer_offset(name);
-             if (!off.ok()) throw_status(off.status());
-             return *off;
-           },
-           pyb::arg("name"))
+      .def(
+          "member",
+          [](const PyCommDomain& d, int chip) {
+            auto m = d.d->member(chip);
+            if (!m.ok()) throw_status(m.status());
+            return member_dict(*m);
+          },
+          pyb::arg("chip"))
+      .def(
+          "buffer_offset",
+          [](const PyCommDomain& d, const std::string& name) {
+            auto off = d.d->buffer_offset(name);
+            if (!off.ok()) throw_status(off.status());
+            return *off;
+          },
+          pyb::arg("name"))
       .def("release", [](PyCommDomain& d) { d.d->release(); });
   m.def(
       "_collective_scratch_bytes",

@@ -37,8 +37,8 @@ PyCommDomain allocate_domain(node::Orchestrator& o, const std::string& name, con
 // its data, a chip buffer (PyChildBuffer) of that rank's chip and of the
 // node whose state is `node`.
 void submit_collective(node::Orchestrator& o, int comm_call, const PyCommDomain& d, const std::string& op,
-                       const std::vector<pybind11::object>& ins, const std::vector<pybind11::object>& outs,
-                       int dtype, const std::string& algo, int root, const std::string& scratch,
+                       const std::vector<pybind11::object>& ins, const std::vector<pybind11::object>& outs, int dtype,
+                       const std::string& algo, int root, const std::string& scratch,
                        const std::shared_ptr<void>& node);
 
 // _CommDomain and _collective_scratch_bytes.

@@ -18,8 +18,9 @@ TensorArgType tag_of(const pyb::handle& h, const std::string& what) {
   long v = PyLong_AsLong(h.ptr());
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
-    throw_error(StatusCode::kInvalidArgument, what + ": the tag must be taskring.INPUT, OUTPUT, INOUT, "
-                                                     "OUTPUT_EXISTING or NO_DEP");
+    throw_error(StatusCode::kInvalidArgument, what +
+                                                  ": the tag must be taskring.INPUT, OUTPUT, INOUT, "
+                                                  "OUTPUT_EXISTING or NO_DEP");
   }
   if (v < 0 || v > 4) {
     throw_error(StatusCode::kInvalidArgument, what + ": tag " + std::to_string(v) + " outside 0..4");
@@ -35,8 +36,8 @@ bool writes(TensorArgType t) { return t == TensorArgType::INOUT || t == TensorAr
 void add_tensor(WorkerState& st, ChipTaskArgs& cargs, const ChipTensor& t, TensorArgType tag) {
   const int i = cargs.tensor_count();
   if (i >= ChipTaskArgs::kTensorCapacity) {
-    throw_error(StatusCode::kInvalidArgument, "run: more than " + std::to_string(ChipTaskArgs::kTensorCapacity) +
-                                                  " tensor arguments");
+    throw_error(StatusCode::kInvalidArgument,
+                "run: more than " + std::to_string(ChipTaskArgs::kTensorCapacity) + " tensor arguments");
   }
   st.tensors[static_cast<size_t>(i)] = t;
   cargs.add_tensor(st.tensors[static_cast<size_t>(i)], tag);
@@ -75,7 +76,8 @@ void add_numpy_scalar(ChipTaskArgs& cargs, const pyb::object& a, size_t i) {
     cargs.add_scalar<uint64_t>(a.attr("item")().cast<bool>() ? 1 : 0);
   } else {
     throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) + ": numpy scalar of dtype " +
-                                                  pyb::str(pyb::handle(dt)).cast<std::string>() + " is not a taskring scalar");
+                                                  pyb::str(pyb::handle(dt)).cast<std::string>() +
+                                                  " is not a taskring scalar");
   }
 }
 
@@ -103,15 +105,16 @@ std::string describe_bad_array(PyObject* x) {
 ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
                         const std::string& what) {
   if (node == nullptr)
-    throw_error(StatusCode::kInvalidArgument, what + ": a chip buffer (alloc_child_tensor) is an argument of node "
-                                                     "tasks only");
+    throw_error(StatusCode::kInvalidArgument, what +
+                                                  ": a chip buffer (alloc_child_tensor) is an argument of node "
+                                                  "tasks only");
   if (!same_token(b.node, node->node))
     throw_error(StatusCode::kInvalidArgument, what + ": this chip buffer belongs to another NodeWorker");
   const ChildBufferState& s = *b.state;
   if (s.freed) throw_error(StatusCode::kFailedPrecondition, what + ": this chip buffer was freed");
   if (node->chip < 0)
-    throw_error(StatusCode::kInvalidArgument, what + ": a chip buffer (of chip " + std::to_string(s.chip) +
-                                                  "); SUB workers take host tensors only");
+    throw_error(StatusCode::kInvalidArgument,
+                what + ": a chip buffer (of chip " + std::to_string(s.chip) + "); SUB workers take host tensors only");
   if (s.chip != node->chip)
     throw_error(StatusCode::kInvalidArgument, what + ": a buffer of chip " + std::to_string(s.chip) +
                                                   ", but the task runs on chip " + std::to_string(node->chip) +
@@ -119,8 +122,8 @@ ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const Node
   return device_tensor(s.addr, s.bytes, view, what);
 }
 
-void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs,
-                   std::vector<pyb::object>& keep, const NodeArgContext* node) {
+void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& cargs, std::vector<pyb::object>& keep,
+                   const NodeArgContext* node) {
   const size_t n = args.size();
   for (size_t i = 0; i < n; ++i) {
     pyb::object a = args[i];
@@ -131,8 +134,7 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
       const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
       auto arr = pyb::reinterpret_borrow<pyb::array>(PyTuple_GET_ITEM(p, 0));
       add_tensor(st, cargs, host_tensor(arr, ViewSpec{}, writes(tag), what), tag);
-    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 &&
-               pyb::isinstance<PyHeapTensor>(PyTuple_GET_ITEM(p, 0))) {
+    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 && pyb::isinstance<PyHeapTensor>(PyTuple_GET_ITEM(p, 0))) {
       const std::string what = "argument " + std::to_string(i);
       const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
       const auto& h = pyb::handle(PyTuple_GET_ITEM(p, 0)).cast<const PyHeapTensor&>();
@@ -141,11 +143,11 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
                     what + ": a tensor from Orchestrator.alloc is an argument of node tasks only");
       if (!same_token(h.run, node->run))
         throw_error(StatusCode::kFailedPrecondition,
-                    what + ": this tensor was allocated by another run's Orchestrator.alloc; its memory went back "
-                           "to the heap ring when that run's consumers finished. Allocate it in this run");
+                    what +
+                        ": this tensor was allocated by another run's Orchestrator.alloc; its memory went back "
+                        "to the heap ring when that run's consumers finished. Allocate it in this run");
       add_tensor(st, cargs, h.tensor, tag);
-    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 &&
-               pyb::isinstance<PyChildBuffer>(PyTuple_GET_ITEM(p, 0))) {
+    } else if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2 && pyb::isinstance<PyChildBuffer>(PyTuple_GET_ITEM(p, 0))) {
       const std::string what = "argument " + std::to_string(i);
       const TensorArgType tag = tag_of(PyTuple_GET_ITEM(p, 1), what);
       const auto& b = pyb::handle(PyTuple_GET_ITEM(p, 0)).cast<const PyChildBuffer&>();
@@ -191,9 +193,9 @@ void bind_run_args(WorkerState& st, const pyb::sequence& args, ChipTaskArgs& car
       throw_error(StatusCode::kInvalidArgument,
                   "argument " + std::to_string(i) + ": " + describe_bad_array(PyTuple_GET_ITEM(p, 0)));
     } else {
-      throw_error(StatusCode::kInvalidArgument,
-                  "argument " + std::to_string(i) + ": expected (array, tag), taskring.Tensor(...) or a number, got " +
-                      std::string(Py_TYPE(p)->tp_name));
+      throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) +
+                                                    ": expected (array, tag), taskring.Tensor(...) or a number, got " +
+                                                    std::string(Py_TYPE(p)->tp_name));
     }
     if (cargs.has_error()) {
       throw_error(StatusCode::kInvalidArgument, "argument " + std::to_string(i) + ": " + cargs.error_msg());

@@ -109,9 +109,9 @@ pyb::dict counts_dict(const trace::ParseCounts& c) {
 
 std::shared_ptr<Analysis> analyse(const std::vector<std::string>& paths, std::optional<int> ranks,
                                   std::optional<int> rounds, int warmup, std::optional<int> dispatches,
-                                  const std::string& rank_by, bool require_root, bool require_orch,
-                                  bool require_sched, const std::optional<std::string>& root,
-                                  const std::optional<std::string>& orch, const std::optional<std::string>& sched,
+                                  const std::string& rank_by, bool require_root, bool require_orch, bool require_sched,
+                                  const std::optional<std::string>& root, const std::optional<std::string>& orch,
+                                  const std::optional<std::string>& sched,
                                   const std::optional<std::string>& device_wall, bool allow_discarded) {
   if (paths.empty()) throw_error(StatusCode::kInvalidArgument, "analyse: no log paths");
   trace::MatrixOptions o;
@@ -119,10 +119,14 @@ std::shared_ptr<Analysis> analyse(const std::vector<std::string>& paths, std::op
   o.rounds = rounds;
   o.warmup = warmup;
   o.dispatches_per_round = dispatches;
-  if (rank_by == "auto") o.rank_by = trace::RankBy::kAuto;
-  else if (rank_by == "pid") o.rank_by = trace::RankBy::kPid;
-  else if (rank_by == "attr") o.rank_by = trace::RankBy::kAttr;
-  else throw_error(StatusCode::kInvalidArgument, "analyse: rank_by '" + rank_by + "' (accepted: auto, pid, attr)");
+  if (rank_by == "auto")
+    o.rank_by = trace::RankBy::kAuto;
+  else if (rank_by == "pid")
+    o.rank_by = trace::RankBy::kPid;
+  else if (rank_by == "attr")
+    o.rank_by = trace::RankBy::kAttr;
+  else
+    throw_error(StatusCode::kInvalidArgument, "analyse: rank_by '" + rank_by + "' (accepted: auto, pid, attr)");
   o.require_root = require_root;
   o.require_orch = require_orch;
   o.require_sched = require_sched;
@@ -154,21 +158,21 @@ void bind_trace(pyb::module_& m) {
   pyb::class_<Analysis, std::shared_ptr<Analysis>>(m, "_Analysis")
       .def("matrix", [](const Analysis& a) { return matrix_dict(a.matrix); })
       .def("counts", [](const Analysis& a) { return counts_dict(a.trace.counts); })
-      .def("diagnostics", [](const Analysis& a) {
-        pyb::list l;
-        for (const auto& d : a.trace.diagnostics) {
-          l.append(pyb::make_tuple(std::string(trace::diagnostic_kind_name(d.kind)), d.where, d.message));
-        }
-        return l;
-      })
+      .def("diagnostics",
+           [](const Analysis& a) {
+             pyb::list l;
+             for (const auto& d : a.trace.diagnostics) {
+               l.append(pyb::make_tuple(std::string(trace::diagnostic_kind_name(d.kind)), d.where, d.message));
+             }
+             return l;
+           })
       .def_property_readonly("diagnostics_dropped", [](const Analysis& a) { return a.trace.diagnostics_dropped; })
       .def_property_readonly("sources", [](const Analysis& a) { return a.trace.sources; })
       .def_property_readonly("span_count", [](const Analysis& a) { return a.trace.spans.size(); })
       .def_property_readonly("invocation_count", [](const Analysis& a) { return a.invocations.size(); })
       .def("exit_code", [](const Analysis& a) { return trace::verdict_exit_code(a.trace, a.matrix); })
-      .def("render_summary", [](const Analysis& a) {
-        return trace::render_callable_summary(a.trace, a.invocations, a.names);
-      })
+      .def("render_summary",
+           [](const Analysis& a) { return trace::render_callable_summary(a.trace, a.invocations, a.names); })
       .def("render_rounds_table",
            [](const Analysis& a) { return trace::render_rounds_table(a.trace, a.invocations, a.names); })
       .def("render_tree", [](const Analysis& a) { return trace::render_tree(a.trace, a.invocations, a.names); })

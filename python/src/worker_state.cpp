@@ -15,8 +15,7 @@ BufferState& check_buffer(WorkerState& st, const PyDeviceBuffer& b, const std::s
     throw_error(StatusCode::kInvalidArgument, op + ": the buffer belongs to another worker");
   }
   if (b.state->freed) {
-    throw_error(StatusCode::kFailedPrecondition,
-                op + ": device buffer " + hex(b.state->addr) + " was freed");
+    throw_error(StatusCode::kFailedPrecondition, op + ": device buffer " + hex(b.state->addr) + " was freed");
   }
   return *b.state;
 }

@@ -72,7 +72,8 @@ double largest_speed_change(const std::vector<CpuSpeed>& before, const std::vect
   double worst = 0;
   for (const CpuSpeed& b : before)
     for (const CpuSpeed& a : after)
-      if (a.cpu == b.cpu && a.node == b.node && b.chunk_us > 0) worst = std::max(worst, std::fabs(a.chunk_us / b.chunk_us - 1.0));
+      if (a.cpu == b.cpu && a.node == b.node && b.chunk_us > 0)
+        worst = std::max(worst, std::fabs(a.chunk_us / b.chunk_us - 1.0));
   return worst;
 }
 

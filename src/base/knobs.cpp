@@ -38,14 +38,13 @@ Expected<int64_t> parse_int_knob(std::string_view name, std::string_view text, i
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || v < min || v > max) {
-    return invalid_argument(std::string(name) + "=" + quote(text) + ": expected an integer in [" +
-                            std::to_string(min) + ", " + std::to_string(max) + "]");
+    return invalid_argument(std::string(name) + "=" + quote(text) + ": expected an integer in [" + std::to_string(min) +
+                            ", " + std::to_string(max) + "]");
   }
   return v;
 }
 
-Expected<std::optional<int64_t>> read_int_knob(const EnvLookup& env, std::string_view name, int64_t min,
-                                               int64_t max) {
+Expected<std::optional<int64_t>> read_int_knob(const EnvLookup& env, std::string_view name, int64_t min, int64_t max) {
   std::optional<std::string> v = env(name);
   if (!v) return std::optional<int64_t>();
   TASKRING_ASSIGN_OR_RETURN(int64_t parsed, parse_int_knob(name, *v, min, max));
@@ -87,8 +86,8 @@ Expected<std::optional<std::vector<int64_t>>> read_int_list_knob(const EnvLookup
     rest.remove_prefix(comma + 1);
   }
   if (parts.size() != 1 && parts.size() != count) {
-    return invalid_argument(std::string(name) + "=" + quote(*v) + ": expected one value or " +
-                            std::to_string(count) + " comma-separated values, got " + std::to_string(parts.size()));
+    return invalid_argument(std::string(name) + "=" + quote(*v) + ": expected one value or " + std::to_string(count) +
+                            " comma-separated values, got " + std::to_string(parts.size()));
   }
   std::vector<int64_t> out;
   for (std::string_view p : parts) {

@@ -31,7 +31,7 @@ long wait_vector(struct futex_waitv* waiters, unsigned n, const timespec* abs_ti
   return syscall(SYS_futex_waitv, waiters, n, 0u, abs_timeout, CLOCK_MONOTONIC);
 }
 struct futex_waitv shared_waiter(std::atomic<uint32_t>* word, uint32_t seen) {
-  struct futex_waitv w{};
+  struct futex_waitv w {};
   w.val = seen;
   w.uaddr = reinterpret_cast<uintptr_t>(word);
   w.flags = FUTEX_32;  // no FUTEX_PRIVATE_FLAG: keyed by the page, across processes
@@ -58,7 +58,8 @@ void shared_futex_wait_any(std::atomic<uint32_t>* const* words, const uint32_t* 
   for (int i = 0; i < n; ++i) waiters[i] = shared_waiter(words[i], seen[i]);
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  const uint64_t end = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec) + timeout_ns;
+  const uint64_t end =
+      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec) + timeout_ns;
   timespec abs;
   abs.tv_sec = static_cast<time_t>(end / 1000000000ull);
   abs.tv_nsec = static_cast<long>(end % 1000000000ull);

@@ -80,20 +80,24 @@ void taskring_worker_destroy(taskring_worker* worker) {
 int32_t taskring_make_tensor(uint64_t ptr, const uint32_t* shapes, uint32_t ndims, int32_t dtype, int32_t on_device,
                              taskring_tensor* out, taskring_error* err) {
   return guarded(err, [&]() -> int32_t {
-    if (out == nullptr || shapes == nullptr) return fail(err, taskring::invalid_argument("taskring_make_tensor: null pointer"));
+    if (out == nullptr || shapes == nullptr)
+      return fail(err, taskring::invalid_argument("taskring_make_tensor: null pointer"));
     if (ndims < 1 || ndims > taskring::MAX_TENSOR_DIMS) {
-      return fail(err, taskring::invalid_argument("taskring_make_tensor: ndims " + std::to_string(ndims) + " outside 1..5"));
+      return fail(err,
+                  taskring::invalid_argument("taskring_make_tensor: ndims " + std::to_string(ndims) + " outside 1..5"));
     }
     // DataType is a uint8_t: check the range before the cast truncates
     // (4096 would otherwise read as FLOAT32).
     auto dt = static_cast<taskring::DataType>(dtype);
     if (dtype < 0 || dtype > UINT8_MAX || !taskring::is_valid_data_type(dt)) {
-      return fail(err, taskring::invalid_argument("taskring_make_tensor: dtype " + std::to_string(dtype) + " is not a DataType"));
+      return fail(err, taskring::invalid_argument("taskring_make_tensor: dtype " + std::to_string(dtype) +
+                                                  " is not a DataType"));
     }
     uint64_t n = 1;
     for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
-    auto t = taskring::try_make_tensor(ptr, n * taskring::element_size(dt), std::span<const uint32_t>(shapes, ndims), dt,
-                                       false, 0, on_device ? taskring::AddressSpace::DEVICE : taskring::AddressSpace::HOST);
+    auto t =
+        taskring::try_make_tensor(ptr, n * taskring::element_size(dt), std::span<const uint32_t>(shapes, ndims), dt,
+                                  false, 0, on_device ? taskring::AddressSpace::DEVICE : taskring::AddressSpace::HOST);
     if (!t.ok()) return fail(err, t.status());
     std::memcpy(out, &*t, sizeof(*out));
     return ok(err);
@@ -104,7 +108,8 @@ int32_t taskring_register_callable(taskring_worker* w, const taskring_callable_d
                                    taskring_error* err) {
   return guarded(err, [&]() -> int32_t {
     if (int32_t rc = need_worker(w, err, "taskring_register_callable")) return rc;
-    if (d == nullptr || out_id == nullptr) return fail(err, taskring::invalid_argument("taskring_register_callable: null desc or out_id"));
+    if (d == nullptr || out_id == nullptr)
+      return fail(err, taskring::invalid_argument("taskring_register_callable: null desc or out_id"));
     if (d->kernel_count < 0 || (d->kernel_count > 0 && d->kernels == nullptr)) {
       return fail(err, taskring::invalid_argument("taskring_register_callable: bad kernel array"));
     }
@@ -121,7 +126,8 @@ int32_t taskring_prepare(taskring_worker* w, int32_t callable_id, const taskring
   return guarded(err, [&]() -> int32_t {
     if (int32_t rc = need_worker(w, err, "taskring_prepare")) return rc;
     auto pending = std::make_unique<taskring::ChipTaskArgs>();
-    taskring::Status s = taskring::c_abi::build_args("taskring_prepare", args, n_args, scalars, n_scalars, pending.get());
+    taskring::Status s =
+        taskring::c_abi::build_args("taskring_prepare", args, n_args, scalars, n_scalars, pending.get());
     if (!s.ok()) return fail(err, s);
     s = w->worker->prepare(callable_id, *pending);
     if (!s.ok()) return fail(err, s);
@@ -195,7 +201,8 @@ int32_t taskring_device_free(taskring_worker* w, uint64_t addr, taskring_error* 
   });
 }
 
-int32_t taskring_copy_to_device(taskring_worker* w, uint64_t dst, const void* src, uint64_t bytes, taskring_error* err) {
+int32_t taskring_copy_to_device(taskring_worker* w, uint64_t dst, const void* src, uint64_t bytes,
+                                taskring_error* err) {
   return guarded(err, [&]() -> int32_t {
     if (int32_t rc = need_worker(w, err, "taskring_copy_to_device")) return rc;
     taskring::Status s = w->worker->device().copy_to_device(dst, src, bytes);

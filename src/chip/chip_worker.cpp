@@ -6,16 +6,16 @@
 #include <cstring>
 #include <map>
 
+#include "chip_knobs.hpp"
+#include "exec/device_profile.hpp"
+#include "l2_runtime.hpp"
+#include "run_spans.hpp"
+#include "sanitize/launch_hook.hpp"
+#include "sanitize/schedule_fuzz.hpp"
 #include "taskring/base/clock.hpp"
 #include "taskring/device/sim_device.hpp"
 #include "taskring/kernels/builtin.hpp"
 #include "taskring/log/strace.hpp"
-#include "chip_knobs.hpp"
-#include "exec/device_profile.hpp"
-#include "sanitize/launch_hook.hpp"
-#include "sanitize/schedule_fuzz.hpp"
-#include "l2_runtime.hpp"
-#include "run_spans.hpp"
 
 namespace taskring {
 
@@ -96,7 +96,7 @@ struct ChipWorker::Impl {
   std::unique_ptr<sanitize::TagChecker> tag_checker;
   sanitize::LaunchSanitizer sanitizer;
   sanitize::SanitizeMode sanitize;
-  int base_executors = 1;     // as configured, for the schedule fuzzer's run 0
+  int base_executors = 1;  // as configured, for the schedule fuzzer's run 0
   bool base_inline = false;
   uint64_t timeout_ms = 0;
 
@@ -161,7 +161,8 @@ Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig&
     return invalid_argument("ChipWorker: unknown device '" + config.device + "' (available: sim)");
   }
   if (!is_l2_runtime_name(config.runtime)) {
-    return invalid_argument("ChipWorker: unknown runtime '" + config.runtime + "' (available: " + kL2RuntimeNames + ")");
+    return invalid_argument("ChipWorker: unknown runtime '" + config.runtime + "' (available: " + kL2RuntimeNames +
+                            ")");
   }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
@@ -229,7 +230,8 @@ Expected<int> ChipWorker::register_callable(const ChipCallable& c) {
                               std::to_string(TASKRING_MAX_FUNC_ID) + ")");
     }
     if (r.kernels[k.func_id] != nullptr) {
-      return Status(StatusCode::kAlreadyExists, where + ": kernel func id " + std::to_string(k.func_id) + " registered twice");
+      return Status(StatusCode::kAlreadyExists,
+                    where + ": kernel func id " + std::to_string(k.func_id) + " registered twice");
     }
     taskring_kernel_fn fn = k.fn;
     if (fn == nullptr && !k.library.empty()) {
@@ -407,9 +409,8 @@ Status ChipWorker::wait() {
   if (!w.ok()) {
     // The run is stuck (a kernel that never returns, or a runtime bug): stop
     // it as fatal and give it the stall budget to drain before giving up.
-    m.runtime->report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT,
-                            "run did not finish within " + std::to_string(m.timeout_ms) +
-                                " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms)");
+    m.runtime->report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "run did not finish within " + std::to_string(m.timeout_ms) +
+                                                              " ms (TASKRING_RUN_TIMEOUT_MS / RunConfig.timeout_ms)");
     Status drained = m.runtime->wait_run(Deadline::after_ms(m.runtime_config.stall_timeout_ms));
     if (!drained.ok()) {
       // Threads are wedged; drop this runtime so the next run gets a fresh one.

@@ -40,8 +40,7 @@ Status resolve_one(const char* env_name, const char* field, const EnvLookup& env
   // The knob's own range, so that a value that is no integer at all is told
   // the range that matters; `check` adds what a range cannot say (powers of two).
   const KnobSpec& spec = knob(env_name);
-  TASKRING_ASSIGN_OR_RETURN(auto from_env,
-                            read_int_list_knob(env, env_name, kRingLevels, spec.min, spec.max));
+  TASKRING_ASSIGN_OR_RETURN(auto from_env, read_int_list_knob(env, env_name, kRingLevels, spec.min, spec.max));
   for (int r = 0; r < kRingLevels; ++r) {
     uint64_t v = fallback;
     if (from_env) {
@@ -65,8 +64,8 @@ Expected<RingSizes> resolve_ring_sizes(const RingSizes& overrides, const EnvLook
                                        kDefaultTaskWindow, check_window, &s.task_window));
   TASKRING_RETURN_IF_ERROR(
       resolve_one("PTO2_RING_HEAP", "heap", env, overrides.heap, kDefaultRingHeap, check_heap, &s.heap));
-  TASKRING_RETURN_IF_ERROR(resolve_one("PTO2_RING_DEP_POOL", "dep_pool", env, overrides.dep_pool, kDefaultDepPool,
-                                       check_pool, &s.dep_pool));
+  TASKRING_RETURN_IF_ERROR(
+      resolve_one("PTO2_RING_DEP_POOL", "dep_pool", env, overrides.dep_pool, kDefaultDepPool, check_pool, &s.dep_pool));
   return s;
 }
 

@@ -10,8 +10,8 @@ namespace strace = log::strace;
 
 uint64_t callable_hash(std::string_view callable) { return strace::fnv1a64(callable); }
 
-void emit_run_spans(std::string_view callable, uint64_t inv, const RunSpanTimes& t, const RunStats& s,
-                    bool device_ran, int rank) {
+void emit_run_spans(std::string_view callable, uint64_t inv, const RunSpanTimes& t, const RunStats& s, bool device_ran,
+                    int rank) {
   if (!strace::enabled()) return;
   const uint64_t hid = callable_hash(callable);
   // One write for the whole tree: a node's chips write into one pipe while

@@ -16,7 +16,7 @@ struct RunSpanTimes {
   uint64_t launch_ns = 0;         // chip.run.runner_run starts
   uint64_t done_ns = 0;           // chip.run.runner_run ends
   uint64_t validate_start_ns = 0;
-  uint64_t validate_end_ns = 0;   // chip.run ends
+  uint64_t validate_end_ns = 0;  // chip.run ends
 };
 
 // Emits chip.run, chip.run.{bind,runner_run,validate} and, when the device

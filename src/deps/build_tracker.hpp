@@ -64,7 +64,7 @@ class BuildTracker {
   struct List {
     std::vector<Range> ranges;  // sorted by lo; ranges[i] is entries[i]'s
     std::vector<Entry> entries;
-    uint64_t longest = 0;       // the longest range ever added (never shrinks)
+    uint64_t longest = 0;  // the longest range ever added (never shrinks)
 
     void add(const Range& r, const Entry& e) {
       longest = std::max(longest, r.hi - r.lo);
@@ -73,8 +73,8 @@ class BuildTracker {
         entries.push_back(e);
         return;
       }
-      const auto at = std::upper_bound(ranges.begin(), ranges.end(), r.lo,
-                                       [](uint64_t lo, const Range& x) { return lo < x.lo; });
+      const auto at =
+          std::upper_bound(ranges.begin(), ranges.end(), r.lo, [](uint64_t lo, const Range& x) { return lo < x.lo; });
       const std::ptrdiff_t k = at - ranges.begin();
       ranges.insert(at, r);
       entries.insert(entries.begin() + k, e);
@@ -95,7 +95,9 @@ class BuildTracker {
     const uint64_t lo = t.start_offset * t.elem_size();
     return Range{lo, lo + t.extent_bytes()};
   }
-  static bool disjoint(const Range& a, const Range& b) { return a.hi <= b.lo || b.hi <= a.lo || a.lo == a.hi || b.lo == b.hi; }
+  static bool disjoint(const Range& a, const Range& b) {
+    return a.hi <= b.lo || b.hi <= a.lo || a.lo == a.hi || b.lo == b.hi;
+  }
 
   template <typename Fn>
   static void scan(List& list, const ChipTensor& probe, bool probe_is_writer, Fn& fn) {

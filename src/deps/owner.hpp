@@ -22,8 +22,8 @@
 namespace taskring::deps {
 
 struct Owner {
-  uint64_t seq = 0;                   // use count of this record; never wraps (64-bit)
-  PTO2TaskId id;                      // the task's id, for the caller's callbacks
+  uint64_t seq = 0;                    // use count of this record; never wraps (64-bit)
+  PTO2TaskId id;                       // the task's id, for the caller's callbacks
   std::atomic<bool> completed{false};  // the task finished: its entries are dead
 };
 

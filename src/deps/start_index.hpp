@@ -3,12 +3,10 @@
 //
 // A two-level sorted array: chunks of at most kChunkMax (key, end, entry)
 // items in key order (end: one past the entry's last byte, so a probe can
-// pass over an entry that ends before it without touching the entry), and a flat array of each chunk's first key. A seek is a
-// binary search over the first keys (one contiguous array) and then inside
-// one chunk, so 10 000 entries take a few cache lines where a red-black
-// tree (std::multimap) walks 14 nodes that each miss. Insert and erase move
-// at most one chunk's pairs. Equal keys are kept in insertion order, as in a
-// multimap.
+// pass over an entry that ends before it without touching the entry), and a flat array of each chunk's first key. A
+// seek is a binary search over the first keys (one contiguous array) and then inside one chunk, so 10 000 entries take
+// a few cache lines where a red-black tree (std::multimap) walks 14 nodes that each miss. Insert and erase move at most
+// one chunk's pairs. Equal keys are kept in insertion order, as in a multimap.
 #pragma once
 
 #include <algorithm>

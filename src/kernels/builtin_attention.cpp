@@ -32,7 +32,8 @@ bool cache(const KernelArgs& k, int i, const char* role, Cache* c) {
   const ChipTensor* t = k.tensor(i, role);
   if (t == nullptr) return false;
   if (t->ndims != 3)
-    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s must be [num_blocks, block_size, head_dim], got rank %u", role, t->ndims);
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s must be [num_blocks, block_size, head_dim], got rank %u",
+                  role, t->ndims);
   if (!detail::is_float_dtype(t->dtype))
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s dtype %s is not FP32/BF16/FP16", role,
                   std::string(data_type_name(t->dtype)).c_str());
@@ -59,11 +60,12 @@ extern "C" void taskring_builtin_paged_attention_decode(int64_t* raw) {
                         static_cast<long long>(table.rows), static_cast<long long>(table.cols));
   const int64_t heads = q.rows, dim = q.cols, bs = kc.block_size;
   if (kc.dim != dim || vc.dim != dim || vc.blocks != kc.blocks || vc.block_size != bs)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
-                        "k_cache [%lld,%lld,%lld] and v_cache [%lld,%lld,%lld] must match and head_dim must be q's %lld",
-                        static_cast<long long>(kc.blocks), static_cast<long long>(bs), static_cast<long long>(kc.dim),
-                        static_cast<long long>(vc.blocks), static_cast<long long>(vc.block_size),
-                        static_cast<long long>(vc.dim), static_cast<long long>(dim));
+    return (void)k.fail(
+        TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+        "k_cache [%lld,%lld,%lld] and v_cache [%lld,%lld,%lld] must match and head_dim must be q's %lld",
+        static_cast<long long>(kc.blocks), static_cast<long long>(bs), static_cast<long long>(kc.dim),
+        static_cast<long long>(vc.blocks), static_cast<long long>(vc.block_size), static_cast<long long>(vc.dim),
+        static_cast<long long>(dim));
   if (!detail::check_same_shape(k, q, "q", out, "out")) return;
   if (want_lse && lse.numel() != heads)
     return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "lse has %lld entries for %lld query rows",
@@ -73,7 +75,8 @@ extern "C" void taskring_builtin_paged_attention_decode(int64_t* raw) {
   if (scale == 0.0f) scale = dim > 0 ? 1.0f / std::sqrt(static_cast<float>(dim)) : 1.0f;
   const int64_t kv_start = static_cast<int64_t>(k.scalar(2));
   if (ctx_len < 0 || bs == 0 || ctx_len > table.cols * bs)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "context_len %lld outside 0..%lld (max_blocks %lld x block_size %lld)",
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                        "context_len %lld outside 0..%lld (max_blocks %lld x block_size %lld)",
                         static_cast<long long>(ctx_len), static_cast<long long>(table.cols * bs),
                         static_cast<long long>(table.cols), static_cast<long long>(bs));
   if (kv_start < 0 || kv_start > ctx_len)
@@ -124,7 +127,10 @@ extern "C" void taskring_builtin_paged_attention_decode(int64_t* raw) {
   for (int64_t h = 0; h < heads; ++h) {
     if (l(h) == 0.0f) {  // empty range: defined as zeros and lse = -Inf
       acc.row(h).setZero();
-      if (want_lse) { const float ninf = -INFINITY; std::memcpy(lse.rows == 1 ? lse.at(0, h) : lse.at(h, 0), &ninf, 4); }
+      if (want_lse) {
+        const float ninf = -INFINITY;
+        std::memcpy(lse.rows == 1 ? lse.at(0, h) : lse.at(h, 0), &ninf, 4);
+      }
       continue;
     }
     acc.row(h) /= l(h);

@@ -107,7 +107,8 @@ extern "C" void taskring_builtin_swiglu(int64_t* raw) {
   auto& s = detail::scratch();
   tile::load(g, s.t[0]);
   tile::load(u, s.t[1]);
-  for (Eigen::Index r = 0; r < s.t[0].rows(); ++r) vk.swiglu(s.t[0].row(r).data(), s.t[1].row(r).data(), s.t[0].row(r).data(), n);
+  for (Eigen::Index r = 0; r < s.t[0].rows(); ++r)
+    vk.swiglu(s.t[0].row(r).data(), s.t[1].row(r).data(), s.t[0].row(r).data(), n);
   tile::store(s.t[0], o);
 }
 

@@ -32,8 +32,8 @@ bool check_indices(const KernelArgs& k, const View2D& idx, const char* role, int
   for (int64_t i = 0; i < idx.numel(); ++i) {
     const int32_t x = index_at(idx, i);
     if (x < 0 || x >= limit)
-      return k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "%s[%lld] = %d outside 0..%lld", role, static_cast<long long>(i), x,
-                    static_cast<long long>(limit - 1));
+      return k.fail(TASKRING_KERNEL_ERR_OUT_OF_RANGE, "%s[%lld] = %d outside 0..%lld", role, static_cast<long long>(i),
+                    x, static_cast<long long>(limit - 1));
   }
   return true;
 }
@@ -116,9 +116,10 @@ extern "C" void taskring_builtin_gather_rows(int64_t* raw) {
     return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out dtype %s differs from src dtype %s",
                         std::string(data_type_name(out.dtype)).c_str(), std::string(data_type_name(src.dtype)).c_str());
   if (out.rows != idx.numel() || out.cols != src.cols)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out is %lldx%lld, expected %lldx%lld (indices x src cols)",
-                        static_cast<long long>(out.rows), static_cast<long long>(out.cols),
-                        static_cast<long long>(idx.numel()), static_cast<long long>(src.cols));
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                        "out is %lldx%lld, expected %lldx%lld (indices x src cols)", static_cast<long long>(out.rows),
+                        static_cast<long long>(out.cols), static_cast<long long>(idx.numel()),
+                        static_cast<long long>(src.cols));
   if (!check_indices(k, idx, "indices", src.rows)) return;
   const size_t es = src.elem_size();
   for (int64_t r = 0; r < out.rows; ++r) {
@@ -142,14 +143,15 @@ extern "C" void taskring_builtin_scatter_add_rows(int64_t* raw) {
     if (!k.view(3, "weights", &wt) || !detail::check_dtype(k, wt, "weights", DataType::FP32)) return;
     if ((wt.rows != 1 && wt.cols != 1) || wt.numel() != src.rows)
       return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "weights is %lldx%lld, expected a vector of %lld",
-                          static_cast<long long>(wt.rows), static_cast<long long>(wt.cols), static_cast<long long>(src.rows));
+                          static_cast<long long>(wt.rows), static_cast<long long>(wt.cols),
+                          static_cast<long long>(src.rows));
   }
   if (idx.numel() != src.rows || dst.cols != src.cols)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
-                        "src is %lldx%lld with %lld indices, dst is %lldx%lld: need one index per src row and equal cols",
-                        static_cast<long long>(src.rows), static_cast<long long>(src.cols),
-                        static_cast<long long>(idx.numel()), static_cast<long long>(dst.rows),
-                        static_cast<long long>(dst.cols));
+    return (void)k.fail(
+        TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+        "src is %lldx%lld with %lld indices, dst is %lldx%lld: need one index per src row and equal cols",
+        static_cast<long long>(src.rows), static_cast<long long>(src.cols), static_cast<long long>(idx.numel()),
+        static_cast<long long>(dst.rows), static_cast<long long>(dst.cols));
   if (!check_indices(k, idx, "indices", dst.rows)) return;
   auto& s = detail::scratch();
   tile::load(src, s.t[0]);

@@ -19,9 +19,8 @@ extern "C" void taskring_builtin_rmsnorm(int64_t* raw) {
   if (!detail::check_same_shape(k, x, "x", o, "out")) return;
   if (w.rows != 1 || w.cols != x.cols)
     return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "weight is %lldx%lld, expected [%lld] (x is %lldx%lld)",
-                        static_cast<long long>(w.rows), static_cast<long long>(w.cols),
-                        static_cast<long long>(x.cols), static_cast<long long>(x.rows),
-                        static_cast<long long>(x.cols));
+                        static_cast<long long>(w.rows), static_cast<long long>(w.cols), static_cast<long long>(x.cols),
+                        static_cast<long long>(x.rows), static_cast<long long>(x.cols));
   const float eps = k.scalar_f32(0);
   if (!(eps >= 0.0f)) return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "eps %g must be >= 0", eps);
   const vec::Kernels& vk = vec::active();
@@ -96,12 +95,12 @@ bool view3(const KernelArgs& k, int i, const char* role, View3* out) {
   const ChipTensor* t = k.tensor(i, role);
   if (t == nullptr) return false;
   if (t->ndims != 2 && t->ndims != 3)
-    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s must be [tokens, head_dim] or [tokens, heads, head_dim], got rank %u", role,
-                  t->ndims);
+    return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                  "%s must be [tokens, head_dim] or [tokens, heads, head_dim], got rank %u", role, t->ndims);
   if (!detail::is_float_dtype(t->dtype))
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s dtype %s is not FP32/BF16/FP16", role,
                   std::string(data_type_name(t->dtype)).c_str());
-  View3 v{t->data<char>(), t->dtype, t->shapes[0], 1, t->shapes[t->ndims - 1], t->strides[0], 0,
+  View3 v{t->data<char>(),          t->dtype,      t->shapes[0], 1, t->shapes[t->ndims - 1], t->strides[0], 0,
           t->strides[t->ndims - 1], t->elem_size()};
   if (t->ndims == 3) {
     v.h = t->shapes[1];
@@ -122,15 +121,19 @@ extern "C" void taskring_builtin_rope(int64_t* raw) {
       !view3(k, 4, "out", &o))
     return;
   const uint64_t mode = k.scalar(0);
-  if (mode > 1) return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "mode %llu: 0 rotate-half, 1 interleaved", static_cast<unsigned long long>(mode));
+  if (mode > 1)
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "mode %llu: 0 rotate-half, 1 interleaved",
+                        static_cast<unsigned long long>(mode));
   if (x.t != o.t || x.h != o.h || x.d != o.d)
     return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out shape differs from x shape");
-  if (x.d % 2 != 0) return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "head_dim %lld is odd", static_cast<long long>(x.d));
+  if (x.d % 2 != 0)
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "head_dim %lld is odd", static_cast<long long>(x.d));
   const int64_t half = x.d / 2;
   if (!detail::check_float(k, cs, "cos") || !detail::check_float(k, sn, "sin")) return;
   if (cs.cols != half || sn.cols != half || sn.rows != cs.rows)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "cos is %lldx%lld, sin is %lldx%lld, expected [max_pos, %lld]",
-                        static_cast<long long>(cs.rows), static_cast<long long>(cs.cols), static_cast<long long>(sn.rows),
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                        "cos is %lldx%lld, sin is %lldx%lld, expected [max_pos, %lld]", static_cast<long long>(cs.rows),
+                        static_cast<long long>(cs.cols), static_cast<long long>(sn.rows),
                         static_cast<long long>(sn.cols), static_cast<long long>(half));
   if (!detail::check_dtype(k, pos, "positions", DataType::INT32)) return;
   if (pos.numel() != x.t)

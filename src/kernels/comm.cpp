@@ -1,6 +1,6 @@
 // Kernel-side comm primitives over a domain's windows (see comm.hpp).
-#include "taskring/base/align.hpp"
 #include "taskring/kernels/comm.hpp"
+#include "taskring/base/align.hpp"
 
 #include "taskring/kernels/comm_remote.hpp"
 
@@ -21,7 +21,6 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kParkSliceNs = 50'000'000;  // re-check abort/deadline at least this often
-
 
 bool compare(uint32_t v, Cmp cmp, uint32_t x) {
   switch (cmp) {
@@ -110,8 +109,9 @@ std::string rank_list(const CommContext& c, const int* srcs, int n, uint32_t tok
     if (q == c.rank) continue;
     // Off-node peers' sync blocks are local shadows: across nodes a barrier
     // reads the arrivals posted to this rank.
-    const std::atomic<uint32_t>& word =
-        !barrier ? me.flags[q] : c.offnode != 0 ? me.barrier[q] : sync_of(c, q).barrier_reached;
+    const std::atomic<uint32_t>& word = !barrier         ? me.flags[q]
+                                        : c.offnode != 0 ? me.barrier[q]
+                                                         : sync_of(c, q).barrier_reached;
     const uint32_t v = word.load(std::memory_order_acquire);
     if (static_cast<int32_t>(v - tok) >= 0) continue;
     if (missing++ < 16) s += (s.empty() ? "" : ",") + std::to_string(q);
@@ -180,8 +180,8 @@ const char* domain_name(const CommContext& c) { return header_of(c).name; }
 const CommContext* context_arg(const KernelArgs& k, int j) {
   const auto* c = reinterpret_cast<const CommContext*>(static_cast<uintptr_t>(k.scalar(j)));
   if (c == nullptr) {
-    k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "scalar %d must be a CommContext (a domain member's device_ctx), got 0",
-           j);
+    k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+           "scalar %d must be a CommContext (a domain member's device_ctx), got 0", j);
     return nullptr;
   }
   if (c->magic != kContextMagic || c->nranks < 1 || c->nranks > kMaxRanks || c->rank < 0 || c->rank >= c->nranks) {
@@ -366,8 +366,8 @@ uint32_t begin_collective(const CommContext& c) { return ++sync_of(c, c.rank).co
 uint32_t begin_collective(const KernelArgs& k, const CommContext& c, uint64_t off, uint64_t stride) {
   SyncBlock& me = sync_of(c, c.rank);
   const bool same = off == me.scratch_off && stride == me.scratch_stride;
-  const bool overlaps = me.scratch_stride != 0 && off < me.scratch_off + 2 * me.scratch_stride &&
-                        me.scratch_off < off + 2 * stride;
+  const bool overlaps =
+      me.scratch_stride != 0 && off < me.scratch_off + 2 * me.scratch_stride && me.scratch_off < off + 2 * stride;
   if (!same && overlaps && !barrier(k, c)) return 0;
   me.scratch_off = off;
   me.scratch_stride = stride;

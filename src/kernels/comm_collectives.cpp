@@ -66,16 +66,19 @@ void from_f32(const float* src, uint64_t count, const Flat& dst, uint64_t first)
 bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, uint64_t bytes, const char* op) {
   // These collectives read peers' windows directly (one-node domains only).
   if (c.offnode != 0)
-    return k.fail(TASKRING_KERNEL_ERR_UNSUPPORTED, "%s: domain '%s' spans nodes; this collective reads peer windows "
-                  "and runs on one-node domains only", op, cm::domain_name(c));
+    return k.fail(TASKRING_KERNEL_ERR_UNSUPPORTED,
+                  "%s: domain '%s' spans nodes; this collective reads peer windows "
+                  "and runs on one-node domains only",
+                  op, cm::domain_name(c));
   if (off % 64 != 0)
     return k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "%s: scratch offset %llu is not 64-byte aligned", op,
                   static_cast<unsigned long long>(off));
   return cm::check_window_range(k, c, off, bytes, "collective scratch");
 }
 
-uint64_t chunk_begin(uint64_t n, int nranks, int c) { return n * static_cast<uint64_t>(c) / static_cast<uint64_t>(nranks); }
-
+uint64_t chunk_begin(uint64_t n, int nranks, int c) {
+  return n * static_cast<uint64_t>(c) / static_cast<uint64_t>(nranks);
+}
 
 // One-phase: every rank stages its input (FP32) into its own scratch, then
 // reads every rank's and sums in rank order.
@@ -323,8 +326,9 @@ extern "C" void taskring_comm_allgather(int64_t* raw) {
   Flat in, out;
   if (c == nullptr || !flat(k, 0, "in", false, &in) || !flat(k, 1, "out", false, &out)) return;
   if (in.dtype != out.dtype || out.n != in.n * static_cast<uint64_t>(c->nranks))
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "out must be %d x in (%llu elements, same dtype), got %llu",
-                        c->nranks, static_cast<unsigned long long>(in.n), static_cast<unsigned long long>(out.n));
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                        "out must be %d x in (%llu elements, same dtype), got %llu", c->nranks,
+                        static_cast<unsigned long long>(in.n), static_cast<unsigned long long>(out.n));
   const uint64_t bytes = in.n * in.es, off = k.scalar(1);
   if (!scratch_fits(k, *c, off, collective_scratch_bytes(CollectiveOp::kAllgather, in.n, in.es, c->nranks),
                     "allgather"))

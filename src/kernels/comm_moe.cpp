@@ -29,7 +29,9 @@ namespace cm = comm;
 
 namespace {
 
-bool contiguous(const View2D& v) { return (v.rows <= 1 || v.row_stride == v.cols) && (v.cols <= 1 || v.col_stride == 1); }
+bool contiguous(const View2D& v) {
+  return (v.rows <= 1 || v.row_stride == v.cols) && (v.cols <= 1 || v.col_stride == 1);
+}
 
 bool need_contiguous(const KernelArgs& k, const View2D& v, const char* role) {
   if (contiguous(v)) return true;
@@ -147,23 +149,25 @@ extern "C" void taskring_comm_moe_dispatch(int64_t* raw) {
     return;
   if (!detail::check_float(k, x, "x") || !detail::check_dtype(k, ids, "topk_ids", DataType::INT32) ||
       !detail::check_dtype(k, w, "topk_w", DataType::FP32) || !detail::check_dtype(k, rx, "recv_x", x.dtype) ||
-      !detail::check_dtype(k, rw, "recv_w", DataType::FP32) || !detail::check_dtype(k, rm, "recv_meta", DataType::INT32) ||
+      !detail::check_dtype(k, rw, "recv_w", DataType::FP32) ||
+      !detail::check_dtype(k, rm, "recv_meta", DataType::INT32) ||
       !detail::check_dtype(k, rc, "recv_count", DataType::INT32))
     return;
   const int n = c.nranks, r = c.rank;
   const int64_t T = x.rows, D = x.cols, K = ids.cols, cap = rx.rows;
   const int64_t E = static_cast<int64_t>(k.scalar(1));
   if (E < 1 || E % n != 0)
-    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "experts %lld must be a positive multiple of the %d ranks",
-                        static_cast<long long>(E), n);
+    return (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                        "experts %lld must be a positive multiple of the %d ranks", static_cast<long long>(E), n);
   const int64_t El = E / n;
-  if (!need_shape(k, ids, "topk_ids", T, K) || !need_shape(k, w, "topk_w", T, K) || !need_shape(k, rx, "recv_x", cap, D) ||
-      !need_shape(k, rw, "recv_w", cap, 1) || !need_shape(k, rm, "recv_meta", cap, 3) ||
-      !need_shape(k, rc, "recv_count", El, 1) || !need_contiguous(k, rx, "recv_x") || !need_contiguous(k, rm, "recv_meta"))
+  if (!need_shape(k, ids, "topk_ids", T, K) || !need_shape(k, w, "topk_w", T, K) ||
+      !need_shape(k, rx, "recv_x", cap, D) || !need_shape(k, rw, "recv_w", cap, 1) ||
+      !need_shape(k, rm, "recv_meta", cap, 3) || !need_shape(k, rc, "recv_count", El, 1) ||
+      !need_contiguous(k, rx, "recv_x") || !need_contiguous(k, rm, "recv_meta"))
     return;
   const uint64_t es = x.elem_size(), row_bytes = static_cast<uint64_t>(D) * es;
   const uint64_t counts_off = k.scalar(2), rx_off = k.scalar(3), rw_off = k.scalar(4), rm_off = k.scalar(5);
-  const uint64_t region = static_cast<uint64_t>(T * K);  // staging rows per source
+  const uint64_t region = static_cast<uint64_t>(T * K);       // staging rows per source
   const uint64_t slot_words = static_cast<uint64_t>(El) + 1;  // El counts, then the source's T
   if (!cm::check_window_range(k, c, counts_off, 4 * slot_words * n, "moe counts") ||
       !cm::check_window_range(k, c, rx_off, row_bytes * region * n, "moe staging rows") ||
@@ -242,11 +246,11 @@ extern "C" void taskring_comm_moe_expert_ffn(int64_t* raw) {
   const int64_t cap = x.rows, D = x.cols, El = rc.numel(), F = wg.cols;
   if (El < 1 || wg.rows != El * D || !need_shape(k, wu, "w_up", El * D, F) || !need_shape(k, wd, "w_down", El * F, D) ||
       !need_shape(k, y, "recv_y", cap, D))
-    return (void)(El < 1 || wg.rows != El * D
-                      ? k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "w_gate is %lldx%lld, expected %lldx%lld (El*D x F)",
-                               static_cast<long long>(wg.rows), static_cast<long long>(wg.cols),
-                               static_cast<long long>(El * D), static_cast<long long>(F))
-                      : false);
+    return (void)(El < 1 || wg.rows != El * D ? k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT,
+                                                       "w_gate is %lldx%lld, expected %lldx%lld (El*D x F)",
+                                                       static_cast<long long>(wg.rows), static_cast<long long>(wg.cols),
+                                                       static_cast<long long>(El * D), static_cast<long long>(F))
+                                              : false);
   int64_t off = 0;
   for (int64_t le = 0; le < El; ++le) {
     const int32_t cnt = vec_i32(rc, le);
@@ -294,12 +298,14 @@ extern "C" void taskring_comm_moe_combine(int64_t* raw) {
   if (!k.view(0, "recv_y", &y) || !k.view(1, "recv_meta", &rm, false) || !k.view(2, "recv_count", &rc, false) ||
       !k.view(3, "topk_w", &w) || !k.view(4, "out", &out))
     return;
-  if (!detail::check_dtype(k, y, "recv_y", DataType::FP32) || !detail::check_dtype(k, rm, "recv_meta", DataType::INT32) ||
-      !detail::check_dtype(k, rc, "recv_count", DataType::INT32) || !detail::check_dtype(k, w, "topk_w", DataType::FP32) ||
-      !detail::check_float(k, out, "out"))
+  if (!detail::check_dtype(k, y, "recv_y", DataType::FP32) ||
+      !detail::check_dtype(k, rm, "recv_meta", DataType::INT32) ||
+      !detail::check_dtype(k, rc, "recv_count", DataType::INT32) ||
+      !detail::check_dtype(k, w, "topk_w", DataType::FP32) || !detail::check_float(k, out, "out"))
     return;
   const int64_t cap = y.rows, D = y.cols, T = w.rows, K = w.cols;
-  if (!need_shape(k, rm, "recv_meta", cap, 3) || !need_shape(k, out, "out", T, D) || !need_contiguous(k, y, "recv_y")) return;
+  if (!need_shape(k, rm, "recv_meta", cap, 3) || !need_shape(k, out, "out", T, D) || !need_contiguous(k, y, "recv_y"))
+    return;
   const uint64_t ret_off = k.scalar(1), slot_bytes = 4 * static_cast<uint64_t>(D);
   if (!cm::check_window_range(k, c, ret_off, slot_bytes * T * K, "moe return slots")) return;
   int64_t got = 0;

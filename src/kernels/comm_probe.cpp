@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "builtin_util.hpp"
-#include "taskring/kernels/comm.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 #include "taskring/kernels/invoke.hpp"
 
@@ -48,7 +48,8 @@ extern "C" void taskring_comm_probe(int64_t* raw) {
     case ProbeOp::kPutGet: {
       tile::View2D in, out;
       if (k.tensor_count() != 2 || !k.view(0, "in", &in, false) || !k.view(1, "out", &out, false)) {
-        if (k.ctx()->error_code == 0) (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "put_get needs tensors in, out");
+        if (k.ctx()->error_code == 0)
+          (void)k.fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "put_get needs tensors in, out");
         return;
       }
       const int right = (c.rank + 1) % c.nranks, left = (c.rank + c.nranks - 1) % c.nranks;
@@ -73,9 +74,7 @@ extern "C" void taskring_comm_probe(int64_t* raw) {
       std::memset(w, 0xFF, c.win_size);
       return;
     }
-    case ProbeOp::kWaitForever:
-      (void)cm::wait_signal(k, c, arg, cm::Cmp::kEq, 0xFFFFFFFFu);
-      return;
+    case ProbeOp::kWaitForever: (void)cm::wait_signal(k, c, arg, cm::Cmp::kEq, 0xFFFFFFFFu); return;
     case ProbeOp::kTimedBarrier:
     case ProbeOp::kTimedAllreduce: {
       const bool ar = op == ProbeOp::kTimedAllreduce;

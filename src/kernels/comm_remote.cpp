@@ -22,7 +22,9 @@ RemoteRing& ring_of(const CommContext& c) { return *reinterpret_cast<RemoteRing*
 // Why the wait for ring room ended early, or "" when there is room.
 std::string wait_room(const CommContext& c, uint64_t total) {
   RemoteRing& r = ring_of(c);
-  auto room = [&] { return r.capacity - (r.head.load(std::memory_order_relaxed) - r.tail.load(std::memory_order_acquire)) >= total; };
+  auto room = [&] {
+    return r.capacity - (r.head.load(std::memory_order_relaxed) - r.tail.load(std::memory_order_acquire)) >= total;
+  };
   for (uint32_t i = 0; i < kSpin; ++i) {
     if (room()) return {};
     Waiter::cpu_relax();
@@ -52,7 +54,8 @@ std::string wait_room(const CommContext& c, uint64_t total) {
 std::string enqueue(const CommContext& c, const RemoteReq& req, const void* payload, uint64_t len) {
   RemoteRing& r = ring_of(c);
   const uint64_t cap = r.capacity, need = remote_entry_bytes(len);
-  if (need > cap / 2) return "a request of " + std::to_string(need) + " B does not fit the ring of " + std::to_string(cap) + " B";
+  if (need > cap / 2)
+    return "a request of " + std::to_string(need) + " B does not fit the ring of " + std::to_string(cap) + " B";
   uint64_t h = r.head.load(std::memory_order_relaxed);
   const uint64_t pos = h % cap, contiguous = cap - pos;
   const bool pad = contiguous < need;  // entries never wrap: skip to the start
@@ -79,7 +82,8 @@ bool report(const KernelArgs& k, const CommContext& c, int peer, const char* wha
 
 }  // namespace
 
-bool remote_put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src, uint64_t bytes) {
+bool remote_put(const KernelArgs& k, const CommContext& c, int peer, uint64_t dst_off, const void* src,
+                uint64_t bytes) {
   const char* p = static_cast<const char*>(src);
   // Chunks of at most a quarter of the ring, so a full ring drains into room.
   const uint64_t chunk = std::min(kRemoteChunkBytes, ring_of(c).capacity / 4 - sizeof(RemoteReq));

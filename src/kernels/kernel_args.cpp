@@ -20,12 +20,14 @@ bool KernelArgs::fail(int32_t code, const char* fmt, ...) const {
 
 bool KernelArgs::expect_counts(int min_t, int max_t, int min_s, int max_s) const {
   if (ctx_->tensor_count < min_t || ctx_->tensor_count > max_t) {
-    if (min_t == max_t) return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "expects %d tensors, got %d", min_t, ctx_->tensor_count);
+    if (min_t == max_t)
+      return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "expects %d tensors, got %d", min_t, ctx_->tensor_count);
     return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "expects %d..%d tensors, got %d", min_t, max_t,
                 ctx_->tensor_count);
   }
   if (ctx_->scalar_count < min_s || ctx_->scalar_count > max_s) {
-    if (min_s == max_s) return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "expects %d scalars, got %d", min_s, ctx_->scalar_count);
+    if (min_s == max_s)
+      return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "expects %d scalars, got %d", min_s, ctx_->scalar_count);
     return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "expects %d..%d scalars, got %d", min_s, max_s,
                 ctx_->scalar_count);
   }
@@ -58,7 +60,8 @@ bool KernelArgs::view(int i, const char* role, tile::View2D* out, bool tile_dtyp
   const ChipTensor* t = tensor(i, role);
   if (t == nullptr) return false;
   Expected<tile::View2D> v = tile_dtype ? tile::tile_view_2d(*t) : tile::view_2d(*t);
-  if (!v.ok()) return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "tensor %d (%s): %s", i, role, v.status().message().c_str());
+  if (!v.ok())
+    return fail(TASKRING_KERNEL_ERR_INVALID_ARGUMENT, "tensor %d (%s): %s", i, role, v.status().message().c_str());
   *out = *v;
   return true;
 }

@@ -48,9 +48,8 @@ Status KernelRegistry::register_kernel(int32_t func_id, taskring_kernel_fn fn, s
     return invalid_argument("kernel '" + std::string(name) + "' (func " + std::to_string(func_id) +
                             "): null entry point");
   if (fns_[func_id] != nullptr)
-    return Status(StatusCode::kAlreadyExists, "kernel func id " + std::to_string(func_id) + " ('" +
-                                                  std::string(name) + "') is already registered as '" +
-                                                  names_->names[func_id] + "'");
+    return Status(StatusCode::kAlreadyExists, "kernel func id " + std::to_string(func_id) + " ('" + std::string(name) +
+                                                  "') is already registered as '" + names_->names[func_id] + "'");
   fns_[func_id] = fn;
   names_->names[func_id] = std::string(name);
   ++count_;
@@ -77,8 +76,7 @@ Status KernelRegistry::load_library(int32_t func_id, const std::string& path, st
   if (sym == nullptr || err != nullptr) {
     std::string text = err ? err : "symbol is null";
     dlclose(handle);
-    return not_found("kernel func id " + std::to_string(func_id) + ": '" + path + "' has no '" + symbol +
-                     "': " + text);
+    return not_found("kernel func id " + std::to_string(func_id) + ": '" + path + "' has no '" + symbol + "': " + text);
   }
   Status s = register_kernel(func_id, reinterpret_cast<taskring_kernel_fn>(sym), display);
   if (!s.ok()) {

@@ -24,8 +24,8 @@ BlasInfo blas_info() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   const char* better = nullptr;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
     better = "SkylakeX";
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     better = "Haswell";
@@ -59,9 +59,11 @@ thread_local Tile scratch_a, scratch_b, scratch_c;
 Operand operand(const View2D& v, Tile& scratch) {
   if (v.dtype == DataType::FP32) {
     if (v.col_stride == 1 && (v.rows <= 1 || v.row_stride >= v.cols))
-      return {static_cast<const float*>(v.data), static_cast<int>(v.rows > 1 ? v.row_stride : std::max<int64_t>(v.cols, 1)), false};
+      return {static_cast<const float*>(v.data),
+              static_cast<int>(v.rows > 1 ? v.row_stride : std::max<int64_t>(v.cols, 1)), false};
     if (v.row_stride == 1 && (v.cols <= 1 || v.col_stride >= v.rows))
-      return {static_cast<const float*>(v.data), static_cast<int>(v.cols > 1 ? v.col_stride : std::max<int64_t>(v.rows, 1)), true};
+      return {static_cast<const float*>(v.data),
+              static_cast<int>(v.cols > 1 ? v.col_stride : std::max<int64_t>(v.rows, 1)), true};
   }
   load(v, scratch);
   return {scratch.data(), static_cast<int>(std::max<int64_t>(v.cols, 1)), false};
@@ -72,9 +74,12 @@ std::string dims(const View2D& v) { return std::to_string(v.rows) + "x" + std::t
 }  // namespace
 
 Status matmul(const View2D& a, const View2D& b, const View2D& c, const MatmulOptions& opt) {
-  if (!is_mm_dtype(a.dtype)) return invalid_argument("matmul: A dtype " + std::string(data_type_name(a.dtype)) + " not FP32/BF16/FP16");
-  if (!is_mm_dtype(b.dtype)) return invalid_argument("matmul: B dtype " + std::string(data_type_name(b.dtype)) + " not FP32/BF16/FP16");
-  if (!is_mm_dtype(c.dtype)) return invalid_argument("matmul: C dtype " + std::string(data_type_name(c.dtype)) + " not FP32/BF16/FP16");
+  if (!is_mm_dtype(a.dtype))
+    return invalid_argument("matmul: A dtype " + std::string(data_type_name(a.dtype)) + " not FP32/BF16/FP16");
+  if (!is_mm_dtype(b.dtype))
+    return invalid_argument("matmul: B dtype " + std::string(data_type_name(b.dtype)) + " not FP32/BF16/FP16");
+  if (!is_mm_dtype(c.dtype))
+    return invalid_argument("matmul: C dtype " + std::string(data_type_name(c.dtype)) + " not FP32/BF16/FP16");
   const int64_t m = opt.trans_a ? a.cols : a.rows;
   const int64_t k = opt.trans_a ? a.rows : a.cols;
   const int64_t kb = opt.trans_b ? b.cols : b.rows;
@@ -101,8 +106,10 @@ Status matmul(const View2D& a, const View2D& b, const View2D& c, const MatmulOpt
     cp = static_cast<float*>(c.data);
     ldc = static_cast<int>(c.rows > 1 ? c.row_stride : n);
   } else {
-    if (opt.accumulate) load(c, scratch_c);
-    else scratch_c.resize(m, n);
+    if (opt.accumulate)
+      load(c, scratch_c);
+    else
+      scratch_c.resize(m, n);
     cp = scratch_c.data();
     ldc = static_cast<int>(n);
   }

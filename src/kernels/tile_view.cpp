@@ -69,46 +69,69 @@ void load(const View2D& v, Tile& dst) {
   dst.resize(v.rows, v.cols);
   switch (v.dtype) {
     case DataType::FP32:
-      if (v.unit_col_stride()) dst = cmap_f32(v);
-      else dst = cmap_f32_strided(v);
+      if (v.unit_col_stride())
+        dst = cmap_f32(v);
+      else
+        dst = cmap_f32_strided(v);
       return;
     case DataType::BF16:
-      load_with(v, dst, [](const char* p) { uint16_t b; std::memcpy(&b, p, 2); return bf16_bits_to_float(b); });
+      load_with(v, dst, [](const char* p) {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        return bf16_bits_to_float(b);
+      });
       return;
     case DataType::FP16:
-      load_with(v, dst, [](const char* p) { uint16_t b; std::memcpy(&b, p, 2); return fp16_bits_to_float(b); });
+      load_with(v, dst, [](const char* p) {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        return fp16_bits_to_float(b);
+      });
       return;
     case DataType::INT8:
       load_with(v, dst, [](const char* p) { return static_cast<float>(*reinterpret_cast<const int8_t*>(p)); });
       return;
     case DataType::INT32:
-      load_with(v, dst, [](const char* p) { int32_t i; std::memcpy(&i, p, 4); return static_cast<float>(i); });
+      load_with(v, dst, [](const char* p) {
+        int32_t i;
+        std::memcpy(&i, p, 4);
+        return static_cast<float>(i);
+      });
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
 void store(const Tile& src, const View2D& v) {
   switch (v.dtype) {
     case DataType::FP32:
-      if (v.unit_col_stride()) map_f32(v) = src;
-      else map_f32_strided(v) = src;
+      if (v.unit_col_stride())
+        map_f32(v) = src;
+      else
+        map_f32_strided(v) = src;
       return;
     case DataType::BF16:
-      store_with(src, v, [](char* p, float f) { uint16_t b = float_to_bf16_bits(f); std::memcpy(p, &b, 2); });
+      store_with(src, v, [](char* p, float f) {
+        uint16_t b = float_to_bf16_bits(f);
+        std::memcpy(p, &b, 2);
+      });
       return;
     case DataType::FP16:
-      store_with(src, v, [](char* p, float f) { uint16_t b = float_to_fp16_bits(f); std::memcpy(p, &b, 2); });
+      store_with(src, v, [](char* p, float f) {
+        uint16_t b = float_to_fp16_bits(f);
+        std::memcpy(p, &b, 2);
+      });
       return;
     case DataType::INT8:
       store_with(src, v, [](char* p, float f) { *reinterpret_cast<int8_t*>(p) = float_to_int8_sat(f); });
       return;
     case DataType::INT32:
-      store_with(src, v, [](char* p, float f) { int32_t i = float_to_int32_sat(f); std::memcpy(p, &i, 4); });
+      store_with(src, v, [](char* p, float f) {
+        int32_t i = float_to_int32_sat(f);
+        std::memcpy(p, &i, 4);
+      });
       return;
-    default:
-      return;
+    default: return;
   }
 }
 

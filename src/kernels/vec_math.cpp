@@ -16,15 +16,15 @@ constexpr Level kLevel = Level::kPortable;
   static inline vf vsqrt(vf x) { return __builtin_ia32_sqrtps(x); }
 #if !defined(__x86_64__) && !defined(__i386__)
 #undef TASKRING_VEC_SQRT
-#define TASKRING_VEC_SQRT                                          \
-  static inline vf vsqrt(vf x) {                                   \
-    for (int i = 0; i < kW; ++i) x[i] = __builtin_sqrtf(x[i]);     \
-    return x;                                                      \
+#define TASKRING_VEC_SQRT                                      \
+  static inline vf vsqrt(vf x) {                               \
+    for (int i = 0; i < kW; ++i) x[i] = __builtin_sqrtf(x[i]); \
+    return x;                                                  \
   }
 #endif
 #if defined(__x86_64__) || defined(__i386__)
-#define TASKRING_VEC_MINMAX                                                          \
-  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps(a, b); }           \
+#define TASKRING_VEC_MINMAX                                                \
+  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps(a, b); } \
   static inline vf vmin(vf a, vf b) { return __builtin_ia32_minps(a, b); }
 #endif
 #include "vec_math_body.inc"
@@ -40,8 +40,8 @@ constexpr int kW = 8;
 constexpr Level kLevel = Level::kAvx2;
 #define TASKRING_VEC_SQRT \
   static inline vf vsqrt(vf x) { return __builtin_ia32_sqrtps256(x); }
-#define TASKRING_VEC_MINMAX                                                          \
-  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps256(a, b); }        \
+#define TASKRING_VEC_MINMAX                                                   \
+  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps256(a, b); } \
   static inline vf vmin(vf a, vf b) { return __builtin_ia32_minps256(a, b); }
 #include "vec_math_body.inc"
 #undef TASKRING_VEC_SQRT
@@ -58,11 +58,17 @@ constexpr Level kLevel = Level::kAvx512;
 #define TASKRING_VEC_SQRT \
   static inline vf vsqrt(vf x) { return __builtin_ia32_sqrtps512_mask(x, x, static_cast<unsigned short>(-1), 4); }
 // vscalefps: p·2^n in one instruction, gradual underflow and overflow included.
-#define TASKRING_VEC_SCALEF \
-  static inline vf vscalef(vf p, vf n) { return __builtin_ia32_scalefps512_mask(p, n, p, static_cast<unsigned short>(-1), 4); }
-#define TASKRING_VEC_MINMAX                                                                      \
-  static inline vf vmax(vf a, vf b) { return __builtin_ia32_maxps512_mask(a, b, a, static_cast<unsigned short>(-1), 4); } \
-  static inline vf vmin(vf a, vf b) { return __builtin_ia32_minps512_mask(a, b, a, static_cast<unsigned short>(-1), 4); }
+#define TASKRING_VEC_SCALEF                                                              \
+  static inline vf vscalef(vf p, vf n) {                                                 \
+    return __builtin_ia32_scalefps512_mask(p, n, p, static_cast<unsigned short>(-1), 4); \
+  }
+#define TASKRING_VEC_MINMAX                                                           \
+  static inline vf vmax(vf a, vf b) {                                                 \
+    return __builtin_ia32_maxps512_mask(a, b, a, static_cast<unsigned short>(-1), 4); \
+  }                                                                                   \
+  static inline vf vmin(vf a, vf b) {                                                 \
+    return __builtin_ia32_minps512_mask(a, b, a, static_cast<unsigned short>(-1), 4); \
+  }
 #include "vec_math_body.inc"
 #undef TASKRING_VEC_SQRT
 #undef TASKRING_VEC_SCALEF
@@ -73,8 +79,7 @@ constexpr Level kLevel = Level::kAvx512;
 
 const Kernels* for_level(Level level) {
   switch (level) {
-    case Level::kPortable:
-      return &portable::kKernels;
+    case Level::kPortable: return &portable::kKernels;
 #if defined(__x86_64__)
     case Level::kAvx2:
       __builtin_cpu_init();
@@ -87,8 +92,7 @@ const Kernels* for_level(Level level) {
                  ? &avx512::kKernels
                  : nullptr;
 #else
-    default:
-      return nullptr;
+    default: return nullptr;
 #endif
   }
   return nullptr;

@@ -28,10 +28,10 @@ Expected<Level> parse_level(std::string_view text, std::string_view var) {
     Level level;
   };
   static constexpr Name kNames[] = {
-      {"debug", Level::kDebug}, {"10", Level::kDebug}, {"info", Level::kInfo},     {"20", Level::kInfo},
-      {"timing", Level::kTiming}, {"25", Level::kTiming}, {"warn", Level::kWarn},  {"warning", Level::kWarn},
-      {"30", Level::kWarn},     {"error", Level::kError}, {"40", Level::kError},  {"nul", Level::kNul},
-      {"null", Level::kNul},    {"60", Level::kNul},
+      {"debug", Level::kDebug},   {"10", Level::kDebug},    {"info", Level::kInfo}, {"20", Level::kInfo},
+      {"timing", Level::kTiming}, {"25", Level::kTiming},   {"warn", Level::kWarn}, {"warning", Level::kWarn},
+      {"30", Level::kWarn},       {"error", Level::kError}, {"40", Level::kError},  {"nul", Level::kNul},
+      {"null", Level::kNul},      {"60", Level::kNul},
   };
   for (const Name& n : kNames) {
     if (s == n.text) return n.level;

@@ -19,10 +19,10 @@ using log::detail::put_str;
 // Widest rendering of every fixed part of a span record; with the two field
 // capacities it must stay within _POSIX_PIPE_BUF so records never tear.
 constexpr size_t kFixedMax = kEnvelopeFixedMax + kEmitFunc.size()  // envelope
-                             + sizeof("[STRACE] v=1 pid=") - 1 + 11 + sizeof(" tid=") - 1 + 11 +
-                             sizeof(" inv=") - 1 + 20 + sizeof(" hid=") - 1 + 16 + sizeof(" depth=") - 1 + 11 +
-                             sizeof(" name=") - 1 + sizeof(" ts=") - 1 + 20 + sizeof(" dur=") - 1 + 20 +
-                             1 /* space before attrs */ + 1 /* newline */;
+                             + sizeof("[STRACE] v=1 pid=") - 1 + 11 + sizeof(" tid=") - 1 + 11 + sizeof(" inv=") - 1 +
+                             20 + sizeof(" hid=") - 1 + 16 + sizeof(" depth=") - 1 + 11 + sizeof(" name=") - 1 +
+                             sizeof(" ts=") - 1 + 20 + sizeof(" dur=") - 1 + 20 + 1 /* space before attrs */ +
+                             1 /* newline */;
 static_assert(kFixedMax <= 256, "envelope + fixed STRACE fields exceed their 256-byte budget");
 static_assert(kFixedMax + kNameCapacity + kAttrsCapacity <= kMaxRecord,
               "a STRACE record could exceed _POSIX_PIPE_BUF and tear on a shared pipe");
@@ -64,8 +64,8 @@ Attrs& Attrs::add(const Attr& a) {
   return *this;
 }
 
-size_t format_span(char* out, uint64_t mono, std::string_view name, int64_t ts, int64_t dur, uint64_t inv,
-                   uint64_t hid, int depth, const Attrs& attrs) {
+size_t format_span(char* out, uint64_t mono, std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uint64_t hid,
+                   int depth, const Attrs& attrs) {
   char* p = out + format_envelope(out, mono, Level::kTiming, kEmitFunc);
   p = put_str(p, "[STRACE] v=1 pid=");
   p = put_dec(p, log::detail::current_pid());

@@ -17,8 +17,8 @@ Expected<BufferEntry> BufferTable::alloc(uint64_t bytes) {
   while (it != free_.end() && it->second < n) ++it;
   if (it == free_.end())
     return resource_exhausted("remote_malloc: " + std::to_string(bytes) + " B do not fit in rank " +
-                              std::to_string(owner_) + "'s buffer pool (NetConfig::pool_bytes=" +
-                              std::to_string(capacity_) + ")");
+                              std::to_string(owner_) +
+                              "'s buffer pool (NetConfig::pool_bytes=" + std::to_string(capacity_) + ")");
   uint32_t id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();

@@ -42,8 +42,9 @@ Status DataMover::transfer(const RemoteTensor& d, void* dst, const void* src, bo
     // The receive is posted before FETCH goes out: the owner sends the data
     // at once, with no reply round trip first.
     if (!x->is_put) t_.recv_data(d.owner, tag, x->dst, x->n, [this, tag](Status st) { finish(tag, st); });
-    t_.send(d.owner, TransferMsg{x->is_put ? Msg::kPut : Msg::kFetch, tag, d.buffer_id, d.generation, d.offset,
-                                 d.nbytes}.encode());
+    t_.send(
+        d.owner,
+        TransferMsg{x->is_put ? Msg::kPut : Msg::kFetch, tag, d.buffer_id, d.generation, d.offset, d.nbytes}.encode());
   });
   const std::string what = std::string(is_put ? "PUT to" : "FETCH from") + " rank " + std::to_string(d.owner);
   t_.expect(1);
@@ -92,8 +93,7 @@ void DataMover::handle(int src, Msg type, Reader& r) {
       on_reply(src, m, s.ok() ? m.status : s);
       return;
     }
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -103,9 +103,9 @@ void DataMover::serve(int src, const TransferMsg& m, const Status& decoded) {
   const RemoteTensor d{t_.rank(), m.buffer_id, m.generation, m.offset, m.nbytes};
   Expected<char*> p = decoded.ok() ? local(d) : Expected<char*>(decoded);
   if (!p.ok() || m.type == Msg::kPut) {
-    const Status s = p.status().ok() ? Status::Ok()
-                                     : p.status().with_context(std::string(msg_name(m.type)) + " from rank " +
-                                                               std::to_string(src));
+    const Status s = p.status().ok()
+                         ? Status::Ok()
+                         : p.status().with_context(std::string(msg_name(m.type)) + " from rank " + std::to_string(src));
     t_.send(src, TransferReplyMsg{m.type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady, m.tag, s}.encode());
   }
   if (!p.ok()) return;
@@ -115,8 +115,9 @@ void DataMover::serve(int src, const TransferMsg& m, const Status& decoded) {
   }
   Transport* t = &t_;
   const int tag = m.tag;
-  t_.recv_data(src, tag, *p, d.nbytes,
-               [t, src, tag](Status s) { t->send(src, TransferReplyMsg{Msg::kPutDone, tag, s}.encode()); });
+  t_.recv_data(src, tag, *p, d.nbytes, [t, src, tag](Status s) {
+    t->send(src, TransferReplyMsg{Msg::kPutDone, tag, s}.encode());
+  });
 }
 
 void DataMover::on_reply(int src, const TransferReplyMsg& m, const Status& s) {

@@ -123,8 +123,8 @@ uint64_t fingerprint(const cm::DomainLayout& layout, std::span<const node::Globa
 }  // namespace
 
 Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::DomainLayout& layout,
-                                                                   const std::string& name, uint64_t id,
-                                                                   std::span<const node::GlobalMember> members) {
+                                                                    const std::string& name, uint64_t id,
+                                                                    std::span<const node::GlobalMember> members) {
   const std::string what = "global comm domain '" + name + "'";
   Transport* t;
   uint64_t seq;
@@ -138,10 +138,12 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
   }
   if (static_cast<size_t>(layout.nranks) != members.size() || layout.ring_bytes <= cm::RemoteRing::kDataOffset)
     return internal_error(what + ": layout of " + std::to_string(layout.nranks) + " ranks, " +
-                          std::to_string(members.size()) + " members, ring " + std::to_string(layout.ring_bytes) + " B");
+                          std::to_string(members.size()) + " members, ring " + std::to_string(layout.ring_bytes) +
+                          " B");
   TASKRING_ASSIGN_OR_RETURN(auto inner, memfd_->create(layout, name, id));
   void* v = mmap(nullptr, layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, inner->member_fd(0), 0);
-  if (v == MAP_FAILED) return unavailable(what + ": mapping its " + std::to_string(layout.total) + " B failed: " + std::strerror(errno));
+  if (v == MAP_FAILED)
+    return unavailable(what + ": mapping its " + std::to_string(layout.total) + " B failed: " + std::strerror(errno));
   auto part = std::make_shared<Part>();
   part->key = Key{name, seq};
   part->layout = layout;
@@ -168,11 +170,11 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     auto self_ptr = weak.lock();
     if (!self_ptr) return;
     std::lock_guard<std::mutex> lk(self_ptr->mu_);
-    if (self_ptr->transport_ != nullptr)
-      self_ptr->transport_->post([self_ptr, key] { self_ptr->remove(key); });
+    if (self_ptr->transport_ != nullptr) self_ptr->transport_->post([self_ptr, key] { self_ptr->remove(key); });
   };
   t->post([s = shared_from_this(), part] { s->add(part); });
-  return std::unique_ptr<node::DomainObject>(std::make_unique<GlobalObject>(std::move(inner), part, std::move(release)));
+  return std::unique_ptr<node::DomainObject>(
+      std::make_unique<GlobalObject>(std::move(inner), part, std::move(release)));
 }
 
 // ---- progress thread --------------------------------------------------------
@@ -289,9 +291,10 @@ void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
       const auto op = static_cast<cm::RemoteOp>(q.op);
       const bool put = op == cm::RemoteOp::kPut;
       if ((put && q.len > cm::kRemoteChunkBytes) || (op == cm::RemoteOp::kPad && q.len >= cap)) {
-        std::fprintf(stderr, "taskring L4 node %d: domain '%s' rank %d wrote a malformed request (op %u, %llu B); "
-                     "dropping the rest of its ring\n", node_, p.key.first.c_str(), L, q.op,
-                     static_cast<unsigned long long>(q.len));
+        std::fprintf(stderr,
+                     "taskring L4 node %d: domain '%s' rank %d wrote a malformed request (op %u, %llu B); "
+                     "dropping the rest of its ring\n",
+                     node_, p.key.first.c_str(), L, q.op, static_cast<unsigned long long>(q.len));
         t = head_at;
         break;
       }
@@ -302,7 +305,8 @@ void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
       std::vector<char>& b = out[dst];
       if (b.empty()) b = DomainDataMsg::start(key_of(p.key));
       DomainRecord rec{static_cast<int32_t>(L), q, {}};
-      if (put) rec.payload = std::string_view(ring->data + (t - cm::remote_entry_bytes(q.len)) % cap + sizeof(q), q.len);
+      if (put)
+        rec.payload = std::string_view(ring->data + (t - cm::remote_entry_bytes(q.len)) % cap + sizeof(q), q.len);
       DomainDataMsg::append(b, rec);
       if (b.size() >= kBatchBytes) {
         progress_->send(dst, std::move(b));
@@ -346,8 +350,10 @@ void DomainService::apply(Part& p, int src, const DomainDataMsg& m, const Status
         }
         auto* sig = reinterpret_cast<std::atomic<uint32_t>*>(win + q.off);
         const auto v = static_cast<uint32_t>(q.value);
-        if ((q.value >> 32) == static_cast<uint64_t>(cm::NotifyOp::kAdd)) sig->fetch_add(v, std::memory_order_acq_rel);
-        else sig->store(v, std::memory_order_release);
+        if ((q.value >> 32) == static_cast<uint64_t>(cm::NotifyOp::kAdd))
+          sig->fetch_add(v, std::memory_order_acq_rel);
+        else
+          sig->store(v, std::memory_order_release);
         cm::ring(s->bell);
         break;
       }
@@ -359,8 +365,7 @@ void DomainService::apply(Part& p, int src, const DomainDataMsg& m, const Status
         s->barrier[from].store(static_cast<uint32_t>(q.value), std::memory_order_release);
         cm::ring(s->bell);
         break;
-      default:
-        bad = "an unknown request";
+      default: bad = "an unknown request";
     }
   }
   if (bad == nullptr && decoded.ok()) return;
@@ -389,12 +394,13 @@ void DomainService::handle(int src, Msg type, Reader& r) {
       if (!m.decode(r).ok()) return;
       const Key k{m.key.name, m.key.seq};
       auto it = live_.find(k);
-      if (it == live_.end()) early_aborts_[k] = src;
-      else abort_part(*it->second, src);
+      if (it == live_.end())
+        early_aborts_[k] = src;
+      else
+        abort_part(*it->second, src);
       return;
     }
-    default:
-      return;
+    default: return;
   }
 }
 

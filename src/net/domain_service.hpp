@@ -45,8 +45,7 @@ namespace taskring::net {
 struct DomainArrivedMsg;
 struct DomainDataMsg;
 
-class DomainService final : public node::GlobalDomainTransport,
-                            public std::enable_shared_from_this<DomainService> {
+class DomainService final : public node::GlobalDomainTransport, public std::enable_shared_from_this<DomainService> {
  public:
   DomainService();
   ~DomainService() override;

@@ -68,7 +68,8 @@ std::string job_mismatch(const JobIdentity& mine, const JobIdentity& theirs, int
   };
   if (theirs.ranks != 0 && theirs.ranks != static_cast<uint32_t>(world))
     return "--nodes " + std::to_string(theirs.ranks) + " but mpirun started " + std::to_string(world) + " ranks";
-  if (theirs.build != mine.build) return differs("build", theirs.build, mine.build) + " (run one taskring build on every rank)";
+  if (theirs.build != mine.build)
+    return differs("build", theirs.build, mine.build) + " (run one taskring build on every rank)";
   // In rank 0's order (the caller puts what matters most first, e.g. the
   // workload before its parameters), by name, so a field one side lacks is
   // named too.
@@ -81,11 +82,9 @@ std::string job_mismatch(const JobIdentity& mine, const JobIdentity& theirs, int
   }
   if (!b.empty()) return b.begin()->first + " is '" + b.begin()->second + "', not set on rank 0";
   if (theirs.chips != mine.chips) return differs("chips", std::to_string(theirs.chips), std::to_string(mine.chips));
-  if (theirs.subs != mine.subs)
-    return differs("sub_workers", std::to_string(theirs.subs), std::to_string(mine.subs));
+  if (theirs.subs != mine.subs) return differs("sub_workers", std::to_string(theirs.subs), std::to_string(mine.subs));
   if (theirs.runtime != mine.runtime) return differs("runtime", theirs.runtime, mine.runtime);
-  if (theirs.ranks != mine.ranks)
-    return differs("nodes", std::to_string(theirs.ranks), std::to_string(mine.ranks));
+  if (theirs.ranks != mine.ranks) return differs("nodes", std::to_string(theirs.ranks), std::to_string(mine.ranks));
   return "";
 }
 

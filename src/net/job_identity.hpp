@@ -18,8 +18,8 @@ struct JobIdentity {
   // or shared object) holding the L4 code, as "<hex>:<bytes>".
   std::string build;
   uint32_t chips = 0, subs = 0;
-  std::string runtime;   // the chips' L2 runtime as configured
-  uint32_t ranks = 0;    // the number of ranks this rank expects; 0: any
+  std::string runtime;  // the chips' L2 runtime as configured
+  uint32_t ranks = 0;   // the number of ranks this rank expects; 0: any
   // The caller's own fields (NetConfig::job), in its order.
   std::vector<std::pair<std::string, std::string>> fields;
 

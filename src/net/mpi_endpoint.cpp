@@ -78,7 +78,8 @@ std::optional<node::Outcome> MpiEndpoint::poll(bool) {
 }
 
 Expected<uint64_t> MpiEndpoint::control(const node::ControlRequest&, Deadline) {
-  return unimplemented(name_ + ": chip control calls (malloc/copy, comm domains) do not apply to a whole node "
+  return unimplemented(name_ +
+                       ": chip control calls (malloc/copy, comm domains) do not apply to a whole node "
                        "at L4; use NetWorker::remote_malloc / remote_copy_to / remote_copy_from");
 }
 

@@ -52,7 +52,7 @@ class MpiEndpoint final : public node::Endpoint {
   std::string name_;
   Transport& t_;
   node::ShmBell* bell_;
-  std::atomic<uint64_t> seq_{0};       // of the task in flight
+  std::atomic<uint64_t> seq_{0};  // of the task in flight
   std::atomic<bool> done_{false};
   std::atomic<bool> in_flight_{false};
   std::mutex mu_;  // result_, failure_

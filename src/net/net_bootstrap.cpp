@@ -42,8 +42,8 @@ Status NetWorker::init() {
   const char* var = "";
   auto launcher = read_launcher_rank(process_env(), &var);
   if (launcher.ok() && std::string_view(var) == kLauncherRankVars[0] && *launcher != m.rank)
-    mine = internal_error("MPI rank " + std::to_string(m.rank) + " differs from " + var + "=" +
-                          std::to_string(*launcher));
+    mine =
+        internal_error("MPI rank " + std::to_string(m.rank) + " differs from " + var + "=" + std::to_string(*launcher));
   m.start_services(mine, provided);
   m.send_hello(mine);
   if (m.rank == 0) TASKRING_RETURN_IF_ERROR(m.collect_hellos(deadline));
@@ -113,8 +113,8 @@ Status NetWorker::Impl::start_mpi(int* provided) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (size > kMaxRanks)  // every rank fails alike; close() finalises
-    return fail_init(invalid_argument("NetWorker::init: " + std::to_string(size) + " ranks; at most " +
-                                      std::to_string(kMaxRanks)));
+    return fail_init(
+        invalid_argument("NetWorker::init: " + std::to_string(size) + " ranks; at most " + std::to_string(kMaxRanks)));
   return Status::Ok();
 }
 
@@ -122,8 +122,8 @@ Status NetWorker::Impl::start_mpi(int* provided) {
 // node is up, the engine on rank 0.
 void NetWorker::Impl::start_services(const Status& node_status, int provided) {
   own = std::make_unique<BufferTable>(rank, cfg.pool_bytes);
-  transport = std::make_unique<Transport>(comm, rank, size, [this](int src, Msg type, Reader& r) { handle(src, type, r); },
-                                          cfg.poll_window_us * 1000);
+  transport = std::make_unique<Transport>(
+      comm, rank, size, [this](int src, Msg type, Reader& r) { handle(src, type, r); }, cfg.poll_window_us * 1000);
   // Collective: every rank that got here (the size check is the same on
   // every rank) opens its doorbell before any message is sent.
   if (cfg.fast_paths) {
@@ -207,8 +207,10 @@ Status NetWorker::Impl::collect_hellos(Deadline deadline) {
     std::lock_guard<std::mutex> lk(mu);
     std::string missing;
     for (int r = 0; r < size; ++r) {
-      if (hellos[static_cast<size_t>(r)].protocol != 0) said.push_back(r);
-      else missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      if (hellos[static_cast<size_t>(r)].protocol != 0)
+        said.push_back(r);
+      else
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }
     if (!w.ok())
       verdict = deadline_exceeded("no HELLO from rank(s) " + missing +

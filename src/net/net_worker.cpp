@@ -28,12 +28,8 @@ void NetWorker::Impl::abort_job(const std::string& why) {
 
 void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
   switch (type) {
-    case Msg::kHello:
-      on_hello(src, r);
-      return;
-    case Msg::kWelcome:
-      on_welcome(r);
-      return;
+    case Msg::kHello: on_hello(src, r); return;
+    case Msg::kWelcome: on_welcome(r); return;
     case Msg::kTask:
       if (server) server->on_task(src, r);
       return;
@@ -43,9 +39,7 @@ void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
     case Msg::kControl:
       if (server) server->on_control(src, r);
       return;
-    case Msg::kControlReply:
-      on_control_reply(r);
-      return;
+    case Msg::kControlReply: on_control_reply(r); return;
     case Msg::kFetch:
     case Msg::kFetchReply:
     case Msg::kPut:
@@ -63,13 +57,10 @@ void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
       byes.fetch_add(1, std::memory_order_release);
       waiter.notify_all();
       return;
-    case Msg::kHeartbeat:
-      return;
+    case Msg::kHeartbeat: return;
     case Msg::kDomainArrived:
     case Msg::kDomainData:
-    case Msg::kDomainAbort:
-      domains->handle(src, type, r);
-      return;
+    case Msg::kDomainAbort: domains->handle(src, type, r); return;
   }
 }
 
@@ -180,8 +171,7 @@ Status NetWorker::Impl::check_hellos() {
                                  "]; register the same names in the same order on every rank");
     }
     if (const std::string d = job_mismatch(me.job, h.job, size); !d.empty())
-      return failed_precondition(rank_name(r) + " runs another job: " + d +
-                                 "; start every rank with the same command");
+      return failed_precondition(rank_name(r) + " runs another job: " + d + "; start every rank with the same command");
     if (!h.node.ok()) return h.node.with_context(rank_name(r) + ": its node failed its init");
   }
   return Status::Ok();
@@ -203,7 +193,8 @@ Status NetWorker::Impl::check_tensor(const ChipTensor& t) const {
 }
 
 Status NetWorker::Impl::require_rank0(const char* api) const {
-  if (state != State::kReady) return failed_precondition(std::string(api) + ": the worker is not running (init() first)");
+  if (state != State::kReady)
+    return failed_precondition(std::string(api) + ": the worker is not running (init() first)");
   if (rank != 0)
     return failed_precondition(std::string(api) + ": only rank 0 drives the L4 worker; this is rank " +
                                std::to_string(rank) + " (call serve())");
@@ -252,7 +243,8 @@ NetWorker::NetWorker(NetConfig config) : impl_(std::make_unique<Impl>()) {
   // One startup deadline for the tree: the node gets three quarters of it,
   // the rest is for MPI's start and the handshake.
   if (m.cfg.startup_timeout_ms > 0)
-    nc.startup_timeout_ms = std::min<uint64_t>(nc.startup_timeout_ms, std::max<uint64_t>(1, m.cfg.startup_timeout_ms * 3 / 4));
+    nc.startup_timeout_ms =
+        std::min<uint64_t>(nc.startup_timeout_ms, std::max<uint64_t>(1, m.cfg.startup_timeout_ms * 3 / 4));
   m.node = std::make_unique<NodeWorker>(nc);
 }
 
@@ -264,11 +256,13 @@ int NetWorker::ranks() const { return impl_->size; }
 
 Expected<int> NetWorker::register_task(const std::string& name, NodeTask fn) {
   Impl& m = *impl_;
-  if (m.state != Impl::State::kNew) return failed_precondition("NetWorker::register_task('" + name + "'): only before init()");
+  if (m.state != Impl::State::kNew)
+    return failed_precondition("NetWorker::register_task('" + name + "'): only before init()");
   if (name.empty() || name.size() > 256) return invalid_argument("NetWorker::register_task: name must be 1..256 bytes");
   if (!fn) return invalid_argument("NetWorker::register_task('" + name + "'): empty function");
   for (const std::string& n : m.names)
-    if (n == name) return Status(StatusCode::kAlreadyExists, "NetWorker::register_task: '" + name + "' is already registered");
+    if (n == name)
+      return Status(StatusCode::kAlreadyExists, "NetWorker::register_task: '" + name + "' is already registered");
   m.names.push_back(name);
   m.fns.push_back(std::move(fn));
   return static_cast<int>(m.names.size()) - 1;
@@ -299,8 +293,8 @@ Status NetWorker::serve() {
   // Until rank 0 says SHUTDOWN or is lost; a lost rank 0 also ends the job
   // from the watchdog (abort_grace_ms), so this loop is bounded.
   while (!m.shutdown_requested.load(std::memory_order_acquire))
-    (void)m.waiter.wait([&] { return m.shutdown_requested.load(std::memory_order_acquire); },
-                        Deadline::after_ms(1000), "SHUTDOWN from rank 0");
+    (void)m.waiter.wait([&] { return m.shutdown_requested.load(std::memory_order_acquire); }, Deadline::after_ms(1000),
+                        "SHUTDOWN from rank 0");
   if (m.lost.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lk(m.mu);
     return m.lost_status;
@@ -412,9 +406,9 @@ Status NetWorker::close() {
       m.lost.store(true);
       std::lock_guard<std::mutex> lk(m.mu);
       if (m.lost_status.ok())
-        m.lost_status = deadline_exceeded("NetWorker::close: " + std::to_string(n - 1 - m.byes.load()) +
-                                          " rank(s) did not answer SHUTDOWN within close_timeout_ms=" +
-                                          std::to_string(close_ms));
+        m.lost_status =
+            deadline_exceeded("NetWorker::close: " + std::to_string(n - 1 - m.byes.load()) +
+                              " rank(s) did not answer SHUTDOWN within close_timeout_ms=" + std::to_string(close_ms));
     }
   }
   if (m.rank != 0 && ready && !m.lost.load()) {

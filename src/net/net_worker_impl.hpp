@@ -99,15 +99,15 @@ struct NetWorker::Impl {
   [[noreturn]] void abort_job(const std::string& why);
 
   // ---- NetWorker::init, in its numbered steps (net_bootstrap.cpp) ----
-  Status check_config() const;                        // 0
-  Status init_node();                                 // 1: the node's init result
-  Status start_mpi(int* provided);                    // 2
+  Status check_config() const;                                   // 0
+  Status init_node();                                            // 1: the node's init result
+  Status start_mpi(int* provided);                               // 2
   void start_services(const Status& node_status, int provided);  // 3
-  std::unique_ptr<node::Engine> make_engine();        // 3, rank 0
-  void send_hello(const Status& node_status);         // 4
-  Status collect_hellos(Deadline deadline);           // 5, rank 0
-  Status await_welcome(Deadline deadline);            // 6
-  void go_live();                                     // 7
+  std::unique_ptr<node::Engine> make_engine();                   // 3, rank 0
+  void send_hello(const Status& node_status);                    // 4
+  Status collect_hellos(Deadline deadline);                      // 5, rank 0
+  Status await_welcome(Deadline deadline);                       // 6
+  void go_live();                                                // 7
   // The verdict of a step that failed after MPI started: kept for close().
   Status fail_init(Status s);
 };

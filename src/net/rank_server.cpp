@@ -5,8 +5,8 @@
 
 #include "node/dag/engine.hpp"
 #include "remote_key.hpp"
-#include "wire_messages.hpp"
 #include "taskring/base/align.hpp"
+#include "wire_messages.hpp"
 
 namespace taskring::net {
 
@@ -84,8 +84,8 @@ void RankServer::loop() {
     // Parks on this rank's executor doorbell: rung by rank 0 after a direct
     // TASK, by on_task() and by stop(). The probe in ready() is an MPI call,
     // so the spin is short.
-    (void)node::bell_wait(bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task",
-                          1'000'000'000ull, kSpin);
+    (void)node::bell_wait(
+        bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task", 1'000'000'000ull, kSpin);
     if (stop_.load(std::memory_order_acquire)) return;
     Job j;
     {
@@ -130,8 +130,8 @@ Status RankServer::execute(const Job& j) {
     }
     const uint64_t at = align_up(used, 64);
     if (at > cfg_.staging_bytes || d->nbytes > cfg_.staging_bytes - at)
-      return resource_exhausted(arg + ": " + std::to_string(d->nbytes) + " B from rank " +
-                                std::to_string(d->owner) + " do not fit in the staging area (NetConfig::staging_bytes=" +
+      return resource_exhausted(arg + ": " + std::to_string(d->nbytes) + " B from rank " + std::to_string(d->owner) +
+                                " do not fit in the staging area (NetConfig::staging_bytes=" +
                                 std::to_string(cfg_.staging_bytes) + ", " + std::to_string(at) + " B in use)");
     char* p = cfg_.staging + at;
     used = at + d->nbytes;

@@ -33,8 +33,8 @@ Expected<RemoteTensor> describe_remote(const ChipTensor& t) {
   return RemoteTensor{k.owner, k.buffer_id, k.generation, t.data_addr() - t.buffer.addr, t.extent_bytes()};
 }
 
-Expected<ChipTensor> make_remote_tensor(const RemoteTensor& d, uint64_t buffer_bytes,
-                                        std::span<const uint32_t> shapes, DataType dtype) {
+Expected<ChipTensor> make_remote_tensor(const RemoteTensor& d, uint64_t buffer_bytes, std::span<const uint32_t> shapes,
+                                        DataType dtype) {
   const std::string who = "remote tensor (owner " + std::to_string(d.owner) + ", buffer " +
                           std::to_string(d.buffer_id) + ", generation " + std::to_string(d.generation) + ")";
   if (d.offset > buffer_bytes || d.nbytes > buffer_bytes - d.offset)

@@ -43,7 +43,7 @@ Expected<RemoteTensor> describe_remote(const ChipTensor& t);
 // A row-major tensor over `d` inside a buffer of `buffer_bytes`; the shape
 // must cover exactly d.nbytes and d.offset must be a multiple of the
 // element size. Range checks against buffer_bytes name the field.
-Expected<ChipTensor> make_remote_tensor(const RemoteTensor& d, uint64_t buffer_bytes,
-                                        std::span<const uint32_t> shapes, DataType dtype);
+Expected<ChipTensor> make_remote_tensor(const RemoteTensor& d, uint64_t buffer_bytes, std::span<const uint32_t> shapes,
+                                        DataType dtype);
 
 }  // namespace taskring::net

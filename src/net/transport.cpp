@@ -47,8 +47,8 @@ void Transport::open_doorbells() {
   // 8-aligned slices); a bell needs 64. The slack lets every rank align its
   // slice up: the same shift in every process, since a shared segment keeps
   // its offset within a page (64 divides the page size) wherever it is mapped.
-  if (MPI_Win_allocate_shared(sizeof(node::ShmBell) * kChannels + kBellAlign, 1, MPI_INFO_NULL, local_, &mine,
-                              &win_) != MPI_SUCCESS) {
+  if (MPI_Win_allocate_shared(sizeof(node::ShmBell) * kChannels + kBellAlign, 1, MPI_INFO_NULL, local_, &mine, &win_) !=
+      MPI_SUCCESS) {
     win_ = MPI_WIN_NULL;
     return;
   }
@@ -129,12 +129,9 @@ void Transport::post(std::function<void()> fn) {
 namespace {
 int channel_tag(Transport::Channel ch) {
   switch (ch) {
-    case Transport::Channel::kExecutor:
-      return kTagTask;
-    case Transport::Channel::kEngine:
-      return kTagCompletion;
-    case Transport::Channel::kProgress:
-      break;
+    case Transport::Channel::kExecutor: return kTagTask;
+    case Transport::Channel::kEngine: return kTagCompletion;
+    case Transport::Channel::kProgress: break;
   }
   return kTagMsg;
 }
@@ -201,8 +198,10 @@ void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done d
     const uint64_t off = c * kChunk, len = std::min(kChunk, n - off);
     char* at = static_cast<char*>(p) + off;
     MPI_Request r;
-    if (send) MPI_Isend(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
-    else MPI_Irecv(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
+    if (send)
+      MPI_Isend(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
+    else
+      MPI_Irecv(at, static_cast<int>(len), MPI_BYTE, peer, tag, comm_, &r);
     reqs_.push_back(r);
     pending_.push_back(Pending{nullptr, left, d, send ? -1 : tag});
   }
@@ -351,20 +350,20 @@ void Transport::park(uint64_t slice_ns) {
   for (int i = 0; i < parked; ++i) seen[i] = words[i]->load(std::memory_order_seq_cst);
   auto unpark = [&] {
     b.parked.fetch_sub(1, std::memory_order_relaxed);
-    for (int i = 1; i < parked; ++i) wake_bells_[static_cast<size_t>(i - 1)].parked->fetch_sub(1, std::memory_order_relaxed);
+    for (int i = 1; i < parked; ++i)
+      wake_bells_[static_cast<size_t>(i - 1)].parked->fetch_sub(1, std::memory_order_relaxed);
   };
   // A message whose ring came before the epoch read is in MPI by now.
   // Twice: MPI_Improbe progresses after it matches (see take()). Work a
   // wake bell announced before its epoch was read is seen by the pollers.
-  if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() ||
-      receive() || (n > 1 && pollers())) {
+  if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() || receive() ||
+      (n > 1 && pollers())) {
     unpark();
     return;
   }
   const uint64_t now = mono_ns(), next = next_timer_ns();
   uint64_t ns = next > now ? next - now : 0;
-  if (!all_bells_ || !reqs_.empty() || !waitv)
-    ns = std::min(ns, slice_ns);
+  if (!all_bells_ || !reqs_.empty() || !waitv) ns = std::min(ns, slice_ns);
   ns = std::min(ns, kMaxParkNs);
   if (ns > 0) shared_futex_wait_any(words, seen, parked, ns);
   unpark();

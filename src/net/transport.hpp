@@ -62,8 +62,8 @@
 #include <thread>
 #include <vector>
 
-#include "taskring/base/status.hpp"
 #include "node/shm_bell.hpp"
+#include "taskring/base/status.hpp"
 #include "taskring/base/waiter.hpp"
 #include "wire.hpp"
 

@@ -37,7 +37,8 @@ Writer& Writer::str(std::string_view s, size_t max) {
 bool Reader::header(Msg* type) {
   const uint32_t magic = get<uint32_t>();
   const uint8_t t = get<uint8_t>();
-  if (!ok_ || magic != kWireMagic || t < static_cast<uint8_t>(Msg::kHello) || t > static_cast<uint8_t>(Msg::kDomainAbort)) {
+  if (!ok_ || magic != kWireMagic || t < static_cast<uint8_t>(Msg::kHello) ||
+      t > static_cast<uint8_t>(Msg::kDomainAbort)) {
     ok_ = false;
     return false;
   }

@@ -43,8 +43,8 @@ enum class Msg : uint8_t {
   kPutReady = 10,     // owner -> requester: receive posted (send the data), or why not
   kPutDone = 11,      // owner -> requester: the data landed
   kHeartbeat = 12,
-  kShutdown = 13,     // 0 -> rank
-  kBye = 14,          // rank -> 0: closing
+  kShutdown = 13,  // 0 -> rank
+  kBye = 14,       // rank -> 0: closing
   // Comm domains spanning nodes (domain_service.hpp), between member ranks.
   kDomainArrived = 15,  // these domain ranks of mine zeroed their windows
   kDomainData = 16,     // requests of my members to yours (puts, notifies, flags)

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "taskring/kernels/comm.hpp"
 #include "node/dag/engine.hpp"
+#include "taskring/kernels/comm.hpp"
 
 namespace taskring::net {
 

@@ -37,7 +37,7 @@ struct HelloMsg {
   std::string version;  // the taskring build and compiler
   uint32_t pid = 0;
   std::string host;
-  Status node;  // the node's init result
+  Status node;                     // the node's init result
   std::vector<std::string> names;  // the registered L4 callables
   JobIdentity job;
   std::vector<char> encode() const;

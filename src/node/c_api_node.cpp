@@ -1,10 +1,10 @@
 // The node part of the C ABI (include/taskring/c_api.h).
 #include <cstdio>
 #include <cstring>
-#include <vector>
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "taskring/c_api.h"
 #include "taskring/node/node_worker.hpp"
@@ -46,8 +46,11 @@ Status call_orch(taskring_orch_fn fn, void* user, Orchestrator& o) {
   taskring_error e{};
   int32_t rc = fn(&handle, user, &e);
   if (rc == TASKRING_OK) return Status::Ok();
-  int c = rc < 1 || rc > static_cast<int>(taskring::StatusCode::kUnavailable) ? static_cast<int>(taskring::StatusCode::kInternal) : rc;
-  return Status(static_cast<taskring::StatusCode>(c), e.message[0] ? std::string(e.message) : "orchestration callback returned " + std::to_string(rc));
+  int c = rc < 1 || rc > static_cast<int>(taskring::StatusCode::kUnavailable)
+              ? static_cast<int>(taskring::StatusCode::kInternal)
+              : rc;
+  return Status(static_cast<taskring::StatusCode>(c),
+                e.message[0] ? std::string(e.message) : "orchestration callback returned " + std::to_string(rc));
 }
 
 }  // namespace
@@ -97,8 +100,8 @@ int32_t taskring_node_register_chip(taskring_node* n, const taskring_callable_de
   });
 }
 
-int32_t taskring_node_register_sub(taskring_node* n, const char* name, taskring_sub_fn fn, void* user,
-                                   int32_t* out_id, taskring_error* err) {
+int32_t taskring_node_register_sub(taskring_node* n, const char* name, taskring_sub_fn fn, void* user, int32_t* out_id,
+                                   taskring_error* err) {
   return guarded(err, [&]() -> int32_t {
     Status s = need(n, "taskring_node_register_sub", "node");
     if (s.ok()) s = need(name, "taskring_node_register_sub", "name");
@@ -165,8 +168,7 @@ int32_t taskring_node_run_wait(taskring_run_handle* r, uint64_t timeout_ms, task
 
 void taskring_node_run_release(taskring_run_handle* r) { delete r; }
 
-int32_t taskring_node_run(taskring_node* n, taskring_orch_fn fn, void* user, uint64_t timeout_ms,
-                          taskring_error* err) {
+int32_t taskring_node_run(taskring_node* n, taskring_orch_fn fn, void* user, uint64_t timeout_ms, taskring_error* err) {
   taskring_run_handle* r = nullptr;
   int32_t rc = taskring_node_submit(n, fn, user, &r, err);
   if (rc != TASKRING_OK) return rc;

@@ -1,9 +1,9 @@
 #include "child_main.hpp"
 
 #include <sched.h>
-#include <sys/resource.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -154,7 +154,8 @@ class ChildServer {
       // Holds the control frame for a[0] ns: the probe the mailbox bench
       // and the dies-during-a-control-call test use; a[2] (if set) is a
       // shared flag raised once the frame is held.
-      if (a[2] != 0) reinterpret_cast<std::atomic<uint32_t>*>(static_cast<uintptr_t>(a[2]))->store(1, std::memory_order_release);
+      if (a[2] != 0)
+        reinterpret_cast<std::atomic<uint32_t>*>(static_cast<uintptr_t>(a[2]))->store(1, std::memory_order_release);
       if (a[0] > 0) {
         timespec ts{static_cast<time_t>(a[0] / 1000000000ull), static_cast<long>(a[0] % 1000000000ull)};
         while (nanosleep(&ts, &ts) != 0) {
@@ -163,8 +164,9 @@ class ChildServer {
       *value = a[1];
       return Status::Ok();
     }
-    if (!chip_) return unimplemented("SUB workers have no device memory (control op " +
-                                     std::to_string(static_cast<uint32_t>(m_.op)) + ")");
+    if (!chip_)
+      return unimplemented("SUB workers have no device memory (control op " +
+                           std::to_string(static_cast<uint32_t>(m_.op)) + ")");
     Device& d = chip_->device();
     switch (m_.op) {
       case ControlOp::kMalloc: {
@@ -173,8 +175,7 @@ class ChildServer {
         *value = *p;
         return Status::Ok();
       }
-      case ControlOp::kFree:
-        return d.free(a[0]);
+      case ControlOp::kFree: return d.free(a[0]);
       case ControlOp::kCopyTo:
         return d.copy_to_device(a[0], reinterpret_cast<const void*>(static_cast<uintptr_t>(a[1])), a[2]);
       case ControlOp::kCopyFrom:
@@ -189,8 +190,7 @@ class ChildServer {
       case ControlOp::kReleaseDomain:
         if (!domains_) return failed_precondition("this chip cannot join comm domains");
         return domains_->release(a[0]);
-      default:
-        return invalid_argument("unknown control op " + std::to_string(static_cast<uint32_t>(m_.op)));
+      default: return invalid_argument("unknown control op " + std::to_string(static_cast<uint32_t>(m_.op)));
     }
   }
 
@@ -225,8 +225,7 @@ void child_main(const ChildSpec& spec) {
   // orchestration: 8-chip MoE step, node.run.orch 0.65-0.71x and node.run
   // 0.92-0.95x with the children at nice +3, the chips' own windows
   // unchanged (docs/node.md). Relative, so it never needs a privilege.
-  if (m.child_bell.spin == 0)
-    (void)setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + kOversubscribedNice);
+  if (m.child_bell.spin == 0) (void)setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0) + kOversubscribedNice);
   ChildServer server(spec);
   Status s = server.init();
   if (!s.ok()) {

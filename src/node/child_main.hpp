@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "mailbox.hpp"
-#include "window_exchange.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/node/node_config.hpp"
+#include "window_exchange.hpp"
 
 namespace taskring::node {
 

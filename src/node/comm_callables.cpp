@@ -19,7 +19,8 @@ ChipCallable with_comm_kernels(const char* name, OrchestrationEntry entry, Orche
   c.name = name;
   c.entry = entry;
   c.config = config;
-  for (const kernels::CommKernel& k : kernels::comm_kernels()) c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
+  for (const kernels::CommKernel& k : kernels::comm_kernels())
+    c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
   return c;
 }
 
@@ -32,8 +33,34 @@ void comm_call_entry(const ChipTaskArgs& args) {
 }
 PTO2OrchestrationConfig comm_call_config(const ChipTaskArgs&) { return PTO2OrchestrationConfig{1}; }
 
-enum MoeTensor { kLogits, kX, kWGate, kWUp, kWDown, kIds, kW, kRecvX, kRecvW, kRecvMeta, kRecvCount, kRecvY, kOut, kMoeTensors };
-enum MoeScalar { kCtx, kExperts, kMode, kTokenBase, kCountsOff, kRecvXOff, kRecvWOff, kRecvMetaOff, kRetOff, kMoeScalars };
+enum MoeTensor {
+  kLogits,
+  kX,
+  kWGate,
+  kWUp,
+  kWDown,
+  kIds,
+  kW,
+  kRecvX,
+  kRecvW,
+  kRecvMeta,
+  kRecvCount,
+  kRecvY,
+  kOut,
+  kMoeTensors
+};
+enum MoeScalar {
+  kCtx,
+  kExperts,
+  kMode,
+  kTokenBase,
+  kCountsOff,
+  kRecvXOff,
+  kRecvWOff,
+  kRecvMetaOff,
+  kRetOff,
+  kMoeScalars
+};
 
 void moe_step_entry(const ChipTaskArgs& a) {
   auto T = [&](MoeTensor i) -> const ChipTensor& { return *a.tensor(i); };
@@ -59,7 +86,6 @@ PTO2OrchestrationConfig moe_step_config(const ChipTaskArgs&) {
   return PTO2OrchestrationConfig{static_cast<int>(kMoeTensors) + static_cast<int>(kMoeScalars)};
 }
 
-
 // One entry per member on this node (every rank of a one-node domain).
 Status check_ranks(const CommDomain& d, size_t got, const char* what) {
   const size_t here = d.chips().size();
@@ -75,8 +101,9 @@ Expected<uint64_t> scratch_for(const CommDomain& d, std::string_view name, uint6
   // 64-aligned, so the room left in the window bounds it.
   if (*off + need > d.window_size())
     return invalid_argument(std::string(what) + ": scratch buffer '" + std::string(name) + "' of domain '" + d.name() +
-                            "' at offset " + std::to_string(*off) + " leaves " + std::to_string(d.window_size() - *off) +
-                            " B in the window; this collective needs " + std::to_string(need));
+                            "' at offset " + std::to_string(*off) + " leaves " +
+                            std::to_string(d.window_size() - *off) + " B in the window; this collective needs " +
+                            std::to_string(need));
   return off;
 }
 
@@ -118,7 +145,8 @@ Status submit_comm_group(Orchestrator& o, int comm_call, const CommDomain& d, in
     TASKRING_ASSIGN_OR_RETURN(const DomainMember m, d.member(chips[i]));
     args[i].add_scalar(static_cast<uint64_t>(kernel_id)).add_scalar(m.device_ctx);
     for (int s = 0; s < r.scalar_count(); ++s) args[i].add_scalar(r.scalar(s));
-    if (args[i].has_error()) return invalid_argument("submit_comm_group: rank " + std::to_string(i) + ": " + args[i].error_msg());
+    if (args[i].has_error())
+      return invalid_argument("submit_comm_group: rank " + std::to_string(i) + ": " + args[i].error_msg());
     ptrs.push_back(&args[i]);
   }
   return o.submit_next_level_group(comm_call, ptrs, chips);
@@ -159,12 +187,14 @@ Status submit_broadcast(Orchestrator& o, int comm_call, const CommDomain& d, std
                         std::string_view scratch) {
   TASKRING_RETURN_IF_ERROR(check_ranks(d, buf.size(), "submit_broadcast"));
   if (root < 0 || root >= d.size())
-    return out_of_range("submit_broadcast: root " + std::to_string(root) + " is not a rank of domain '" + d.name() + "'");
+    return out_of_range("submit_broadcast: root " + std::to_string(root) + " is not a rank of domain '" + d.name() +
+                        "'");
   const uint64_t need =
       kernels::collective_scratch_bytes(CollectiveOp::kBroadcast, buf[0].numel(), element_size(buf[0].dtype), d.size());
   TASKRING_ASSIGN_OR_RETURN(const uint64_t off, scratch_for(d, scratch, need, "submit_broadcast"));
   std::vector<ChipTaskArgs> args(buf.size());
-  for (size_t i = 0; i < buf.size(); ++i) args[i].add_inout(buf[i]).add_scalar(static_cast<uint64_t>(root)).add_scalar(off);
+  for (size_t i = 0; i < buf.size(); ++i)
+    args[i].add_inout(buf[i]).add_scalar(static_cast<uint64_t>(root)).add_scalar(off);
   return submit_comm_group(o, comm_call, d, cid::kBroadcast, args);
 }
 
@@ -190,8 +220,9 @@ Status submit_moe_step(Orchestrator& o, int moe_step, const CommDomain& d, std::
                        const MoeShape& s, bool balanced) {
   TASKRING_RETURN_IF_ERROR(check_ranks(d, ranks.size(), "submit_moe_step"));
   if (s.experts == 0 || s.experts % static_cast<uint32_t>(d.size()) != 0 || s.topk == 0 || s.topk > s.experts)
-    return invalid_argument("submit_moe_step: experts " + std::to_string(s.experts) + " must be a positive multiple of the " +
-                            std::to_string(d.size()) + " ranks and topk " + std::to_string(s.topk) + " in [1, experts]");
+    return invalid_argument("submit_moe_step: experts " + std::to_string(s.experts) +
+                            " must be a positive multiple of the " + std::to_string(d.size()) + " ranks and topk " +
+                            std::to_string(s.topk) + " in [1, experts]");
   uint64_t offs[5];
   const char* names[5] = {"moe_counts", "moe_recv_x", "moe_recv_w", "moe_recv_meta", "moe_ret"};
   for (int i = 0; i < 5; ++i) {

@@ -46,8 +46,8 @@ Status DomainRegistry::validate(const std::string& name, std::span<const int> ch
   std::set<int> seen;
   for (int c : chips) {
     if (c < 0 || c >= e_.chips())
-      return out_of_range("chip " + std::to_string(c) + " is not a chip of this node [0, " + std::to_string(e_.chips()) +
-                          ")");
+      return out_of_range("chip " + std::to_string(c) + " is not a chip of this node [0, " +
+                          std::to_string(e_.chips()) + ")");
     if (!seen.insert(c).second) return invalid_argument("chip " + std::to_string(c) + " is listed twice");
   }
   if (window_size == 0 || window_size > kMaxWindow)
@@ -86,8 +86,9 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::allocate(RunState* run, co
   const uint64_t id = next_id_.fetch_add(1);
   auto created = cfg_.exchange->create(layout, name, id);
   if (!created.ok()) return created.status().with_context(api);
-  Placed p{name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id,
-           std::vector<int>(chips.begin(), chips.end()), dense_ranks(n), {}};
+  Placed p{name, std::shared_ptr<DomainObject>(std::move(*created)), layout,
+           id,   std::vector<int>(chips.begin(), chips.end()),       dense_ranks(n),
+           {}};
   return attach_all(run, api, std::move(p), buffers, Join::kAttach);
 }
 
@@ -118,8 +119,8 @@ Status DomainRegistry::local_members(std::span<const GlobalMember> members, std:
   std::set<std::pair<int, int>> seen;
   for (size_t i = 0; i < members.size(); ++i) {
     const GlobalMember& m = members[i];
-    const std::string who = "member " + std::to_string(i) + " (node " + std::to_string(m.node) + ", chip " +
-                            std::to_string(m.chip) + ")";
+    const std::string who =
+        "member " + std::to_string(i) + " (node " + std::to_string(m.node) + ", chip " + std::to_string(m.chip) + ")";
     if (m.node < 0 || m.node >= t->nodes())
       return out_of_range(who + ": node not in [0, " + std::to_string(t->nodes()) + ")");
     if (m.chip < 0) return out_of_range(who + ": negative chip");
@@ -164,7 +165,7 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::allocate_global(RunState* 
 // The most recent cached domain of exactly these chips and this layout,
 // taken out of the cache; nullptr when there is none.
 std::shared_ptr<DomainRegistry::Cached> DomainRegistry::take_cached(std::span<const int> chips,
-                                                                   const cm::DomainLayout& layout) {
+                                                                    const cm::DomainLayout& layout) {
   std::lock_guard<std::mutex> lk(cache_mu_);
   for (auto it = cache_.rbegin(); it != cache_.rend(); ++it) {
     const Cached& c = **it;

@@ -17,8 +17,7 @@ std::function<void()> domain_abort_hook(std::shared_ptr<DomainObject> obj, int n
 
 // Every member chip (domain rank p.ranks[i] on p.chips[i]) attaches to p.obj.
 Expected<std::shared_ptr<CommDomain>> DomainRegistry::attach_all(RunState* run, const std::string& api, Placed p,
-                                                                 std::span<const DomainBufferSpec> buffers,
-                                                                 Join join) {
+                                                                 std::span<const DomainBufferSpec> buffers, Join join) {
   const size_t n = p.chips.size();
   // Every member attaches at once: they meet at a barrier inside.
   std::vector<bool> posted(n, false);
@@ -49,8 +48,8 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::attach_all(RunState* run, 
   for (size_t r = 0; r < n; ++r) {
     if (got[r].ok()) continue;
     if (err.ok() || (err.code() == StatusCode::kAborted && got[r].status().code() != StatusCode::kAborted))
-      err = got[r].status().with_context("rank " + std::to_string(p.ranks[r]) + " (chip " +
-                                         std::to_string(p.chips[r]) + ")");
+      err = got[r].status().with_context("rank " + std::to_string(p.ranks[r]) + " (chip " + std::to_string(p.chips[r]) +
+                                         ")");
   }
   if (!err.ok()) {
     for (size_t r = 0; r < n; ++r)

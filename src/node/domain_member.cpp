@@ -6,11 +6,11 @@
 #include <cstring>
 #include <string>
 
-#include "taskring/base/clock.hpp"
-#include "taskring/kernels/comm_remote.hpp"
-#include "taskring/base/shared_futex.hpp"
 #include "fd_passing.hpp"
+#include "taskring/base/clock.hpp"
+#include "taskring/base/shared_futex.hpp"
 #include "taskring/base/waiter.hpp"
+#include "taskring/kernels/comm_remote.hpp"
 
 namespace taskring::node {
 

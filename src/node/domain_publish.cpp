@@ -6,11 +6,10 @@
 
 namespace taskring::node {
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
-std::shared_ptr<CommDomain> DomainRegistry::publish(RunState* run, Placed p,
-                                                    std::span<const DomainBufferSpec> buffers, bool cacheable) {
+std::shared_ptr<CommDomain> DomainRegistry::publish(RunState* run, Placed p, std::span<const DomainBufferSpec> buffers,
+                                                    bool cacheable) {
   const int nranks = p.layout.nranks;
   auto d = std::make_shared<CommDomain>();
   d->name_ = p.name;

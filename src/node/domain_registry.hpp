@@ -31,10 +31,10 @@
 namespace taskring::node {
 
 struct DomainRegistryConfig {
-  WindowExchange* exchange = nullptr;          // one-node domains; nullptr: none (UNIMPLEMENTED)
-  GlobalDomainTransport* global = nullptr;     // domains spanning nodes (L4); nullptr: none
-  uint64_t comm_timeout_ms = 30000;            // a member's wait at the attach barrier
-  int cache = 4;                               // NodeConfig::domain_cache
+  WindowExchange* exchange = nullptr;       // one-node domains; nullptr: none (UNIMPLEMENTED)
+  GlobalDomainTransport* global = nullptr;  // domains spanning nodes (L4); nullptr: none
+  uint64_t comm_timeout_ms = 30000;         // a member's wait at the attach barrier
+  int cache = 4;                            // NodeConfig::domain_cache
 };
 
 class DomainRegistry {

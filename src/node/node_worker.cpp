@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -78,7 +78,7 @@ struct NodeWorker::Impl {
 
   SharedRegion heap;  // [ring | shared]
   SharedRegion bell_region;
-  std::vector<SharedRegion> mailboxes;  // subs first, then chips
+  std::vector<SharedRegion> mailboxes;                  // subs first, then chips
   std::vector<std::shared_ptr<ChildProcess>> children;  // same order
   // Comm domains of the runs; declared before the engine, whose fence hooks
   // (run at its shutdown) use it.
@@ -151,7 +151,8 @@ Status NodeWorker::Impl::validate() const {
   // The chips validate it too, but only when the node leaves the thread
   // count to them: a bad value must not be dropped silently here.
   if (cfg.env)
-    if (auto t = read_int_knob(cfg.env, "TASKRING_SIM_THREADS", 1, 256); !t.ok()) return t.status().with_context(w + "env");
+    if (auto t = read_int_knob(cfg.env, "TASKRING_SIM_THREADS", 1, 256); !t.ok())
+      return t.status().with_context(w + "env");
   if (cfg.heap_ring_bytes < HeapRing::kAlign || cfg.heap_ring_bytes > (1ull << 40))
     return invalid_argument(w + "heap_ring_bytes " + std::to_string(cfg.heap_ring_bytes) + " not in [1024, 2^40]");
   if (cfg.shared_bytes > (1ull << 40))
@@ -209,13 +210,13 @@ Expected<bool> switch_or_knob(Switch value, const EnvLookup& env, const char* kn
 }  // namespace
 
 Expected<bool> NodeWorker::Impl::run_inline() const {
-  return switch_or_knob(cfg.chip_inline, cfg.env, "TASKRING_RUN_INLINE", [&] { return run_chips_inline_by_default(cfg.chips, usable_cpus()); });
+  return switch_or_knob(cfg.chip_inline, cfg.env, "TASKRING_RUN_INLINE",
+                        [&] { return run_chips_inline_by_default(cfg.chips, usable_cpus()); });
 }
 
 Expected<bool> NodeWorker::Impl::pin_chips_here(bool inline_chips, int threads) const {
-  return switch_or_knob(cfg.chip_pin, cfg.env, "TASKRING_CHIP_PIN", [&] {
-    return pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads);
-  });
+  return switch_or_knob(cfg.chip_pin, cfg.env, "TASKRING_CHIP_PIN",
+                        [&] { return pin_chips_by_default(cfg.chips, usable_cpus(), inline_chips, threads); });
 }
 
 Status NodeWorker::Impl::start_children(Deadline deadline) {
@@ -363,7 +364,8 @@ Expected<int> NodeWorker::register_sub(const std::string& name, SubFunction fn) 
   if (name.empty()) return invalid_argument("NodeWorker::register_sub: empty name");
   if (!fn) return invalid_argument("NodeWorker::register_sub('" + name + "'): empty function");
   for (const std::string& n : impl_->sub_names)
-    if (n == name) return Status(StatusCode::kAlreadyExists, "NodeWorker::register_sub: '" + name + "' is already registered");
+    if (n == name)
+      return Status(StatusCode::kAlreadyExists, "NodeWorker::register_sub: '" + name + "' is already registered");
   impl_->sub_names.push_back(name);
   impl_->sub_fns.push_back(std::move(fn));
   return static_cast<int>(impl_->sub_names.size()) - 1;
@@ -409,8 +411,9 @@ Status NodeWorker::init() {
   }
   if (threads->count != 1) {
     m.state = Impl::State::kFailed;
-    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads->count) +
-                               " threads (" + threads->names + "); every child must be forked before any thread starts (a fork copies "
+    return failed_precondition("NodeWorker::init: this process runs " + std::to_string(threads->count) + " threads (" +
+                               threads->names +
+                               "); every child must be forked before any thread starts (a fork copies "
                                "only the calling thread, and locks the others hold stay locked in the child). "
                                "Create and init the NodeWorker before starting threads");
   }
@@ -420,8 +423,8 @@ Status NodeWorker::init() {
     m.state = Impl::State::kFailed;
     return s;
   };
-  auto heap = SharedRegion::map(round_page(m.cfg.heap_ring_bytes) + round_page(std::max<uint64_t>(m.cfg.shared_bytes, 1)),
-                                "node shared heap");
+  auto heap = SharedRegion::map(
+      round_page(m.cfg.heap_ring_bytes) + round_page(std::max<uint64_t>(m.cfg.shared_bytes, 1)), "node shared heap");
   if (!heap.ok()) return fail(heap.status());
   m.heap = std::move(*heap);
   auto bell = SharedRegion::map(kPage, "node bell");
@@ -502,8 +505,8 @@ Expected<void*> NodeWorker::alloc_shared(uint64_t bytes) {
   const uint64_t n = align_up(std::max<uint64_t>(bytes, 1), 64);
   if (n > cap - m.shared_used)
     return resource_exhausted("NodeWorker::alloc_shared: " + std::to_string(bytes) + " B requested, " +
-                              std::to_string(cap - m.shared_used) + " B left of NodeConfig::shared_bytes=" +
-                              std::to_string(m.cfg.shared_bytes));
+                              std::to_string(cap - m.shared_used) +
+                              " B left of NodeConfig::shared_bytes=" + std::to_string(m.cfg.shared_bytes));
   void* p = static_cast<char*>(m.heap.data()) + base + m.shared_used;
   m.shared_used += n;
   return p;
@@ -515,19 +518,24 @@ RunHandle NodeWorker::submit(OrchFunction orch, SubmitOptions options) {
   {
     std::lock_guard<std::mutex> lk(m.mu);
     if (m.state != Impl::State::kReady)
-      return RunHandle(failed_run(failed_precondition(
-          m.state == Impl::State::kNew ? "NodeWorker::submit: call init() first" : "NodeWorker::submit: the worker "
-                                                                                   "failed its init or is closed")));
+      return RunHandle(
+          failed_run(failed_precondition(m.state == Impl::State::kNew ? "NodeWorker::submit: call init() first"
+                                                                      : "NodeWorker::submit: the worker "
+                                                                        "failed its init or is closed")));
     ++m.active_submits;
   }
-  std::shared_ptr<RunState> run = m.engine->run_orchestration([&m, &orch](Orchestrator& o) {
-    struct Mark {  // cleared however the function ends
-      std::atomic<std::thread::id>& at;
-      explicit Mark(std::atomic<std::thread::id>& a) : at(a) { at.store(std::this_thread::get_id(), std::memory_order_release); }
-      ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
-    } mark(m.orchestrating);
-    return orch(o);
-  }, m.domains.get(), options.caller_waits);
+  std::shared_ptr<RunState> run = m.engine->run_orchestration(
+      [&m, &orch](Orchestrator& o) {
+        struct Mark {  // cleared however the function ends
+          std::atomic<std::thread::id>& at;
+          explicit Mark(std::atomic<std::thread::id>& a) : at(a) {
+            at.store(std::this_thread::get_id(), std::memory_order_release);
+          }
+          ~Mark() { at.store(std::thread::id{}, std::memory_order_release); }
+        } mark(m.orchestrating);
+        return orch(o);
+      },
+      m.domains.get(), options.caller_waits);
   {
     std::lock_guard<std::mutex> lk(m.mu);
     --m.active_submits;

@@ -50,8 +50,9 @@ Status Orchestrator::free(int chip, uint64_t device_addr) {
 
 Status Orchestrator::copy_to(int chip, uint64_t device_addr, const void* host, uint64_t bytes) {
   if (!engine_->host_visible(reinterpret_cast<uintptr_t>(host), bytes))
-    return invalid_argument("Orchestrator::copy_to: host range is not in the node's shared heap; the chip child "
-                            "cannot read it (use NodeWorker::alloc_shared or Orchestrator::alloc)");
+    return invalid_argument(
+        "Orchestrator::copy_to: host range is not in the node's shared heap; the chip child "
+        "cannot read it (use NodeWorker::alloc_shared or Orchestrator::alloc)");
   TASKRING_RETURN_IF_ERROR(engine_->drain_submitted(run_, "Orchestrator::copy_to"));
   ControlRequest r;
   r.op = ControlOp::kCopyTo;
@@ -63,8 +64,9 @@ Status Orchestrator::copy_to(int chip, uint64_t device_addr, const void* host, u
 
 Status Orchestrator::copy_from(int chip, void* host, uint64_t device_addr, uint64_t bytes) {
   if (!engine_->host_visible(reinterpret_cast<uintptr_t>(host), bytes))
-    return invalid_argument("Orchestrator::copy_from: host range is not in the node's shared heap; the chip child "
-                            "cannot write it (use NodeWorker::alloc_shared or Orchestrator::alloc)");
+    return invalid_argument(
+        "Orchestrator::copy_from: host range is not in the node's shared heap; the chip child "
+        "cannot write it (use NodeWorker::alloc_shared or Orchestrator::alloc)");
   TASKRING_RETURN_IF_ERROR(engine_->drain_submitted(run_, "Orchestrator::copy_from"));
   ControlRequest r;
   r.op = ControlOp::kCopyFrom;
@@ -74,11 +76,10 @@ Status Orchestrator::copy_from(int chip, void* host, uint64_t device_addr, uint6
   return engine_->control(chip, r, "Orchestrator::copy_from").status();
 }
 
-Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_domain(const std::string& name,
-                                                                    std::span<const int> chips, uint64_t window_size,
+Expected<std::shared_ptr<CommDomain>> Orchestrator::allocate_domain(const std::string& name, std::span<const int> chips,
+                                                                    uint64_t window_size,
                                                                     std::span<const DomainBufferSpec> buffers) {
-  if (domains_ == nullptr)
-    return unimplemented("allocate_domain('" + name + "'): this node has no comm transport");
+  if (domains_ == nullptr) return unimplemented("allocate_domain('" + name + "'): this node has no comm transport");
   return domains_->allocate(run_, name, chips, window_size, buffers);
 }
 

@@ -22,7 +22,6 @@ namespace taskring::node {
 
 inline constexpr uint32_t kDefaultSpin = 4000;
 
-
 struct alignas(64) ShmBell {
   std::atomic<uint32_t> epoch{0};
   std::atomic<uint32_t> parked{0};
@@ -93,8 +92,8 @@ Status wait(ShmBell& bell, ShmBell* also, Pred&& pred, Between&& between, Deadli
 // naming `what`), or `between()` — called after every park slice and before
 // the first park — returns non-OK (that status).
 template <typename Pred, typename Between>
-Status bell_wait(ShmBell& bell, Pred&& pred, Between&& between, Deadline deadline, const char* what,
-                 uint64_t slice_ns, uint32_t spin = kDefaultSpin) {
+Status bell_wait(ShmBell& bell, Pred&& pred, Between&& between, Deadline deadline, const char* what, uint64_t slice_ns,
+                 uint32_t spin = kDefaultSpin) {
   return bell_detail::wait(bell, nullptr, pred, between, deadline, what, slice_ns, spin);
 }
 

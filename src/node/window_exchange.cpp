@@ -32,8 +32,8 @@ class MemfdObject final : public DomainObject {
       void* v = mmap(nullptr, windows_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
                      static_cast<off_t>(layout_.windows_off));
       if (v == MAP_FAILED)
-        return unavailable("comm domain '" + std::string(header()->name) + "': mapping its windows for reuse failed: " +
-                           std::strerror(errno));
+        return unavailable("comm domain '" + std::string(header()->name) +
+                           "': mapping its windows for reuse failed: " + std::strerror(errno));
       windows_ = static_cast<char*>(v);
     }
     std::memset(windows_, 0, static_cast<size_t>(layout_.window_size * static_cast<uint64_t>(layout_.nranks)));
@@ -85,7 +85,8 @@ class MemfdExchange final : public WindowExchange {
     void* v = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const int e = errno;
     close(fd);
-    if (v == MAP_FAILED) return unavailable("mapping the domain's " + std::to_string(bytes) + " B failed: " + std::strerror(e));
+    if (v == MAP_FAILED)
+      return unavailable("mapping the domain's " + std::to_string(bytes) + " B failed: " + std::strerror(e));
     return static_cast<char*>(v);
   }
 

@@ -1,9 +1,9 @@
 #include <cerrno>
 #include <charconv>
-#include <optional>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -35,8 +35,8 @@ double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 }  // namespace
 
-Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, const Matrix& m,
-                          const StageNames&, const std::string& path) {
+Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, const Matrix& m, const StageNames&,
+                          const std::string& path) {
   std::map<int64_t, int> rank_of;
   for (const RankInfo& r : m.rank_info) {
     for (int64_t pid : r.pids) rank_of[pid] = r.rank;
@@ -63,14 +63,22 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
     if (s.device_clock) {
       auto it = origin.find({s.pid, s.inv});
       if (it == origin.end()) {
-        unaligned.push_back({{"name", t.name(s)}, {"pid", s.pid}, {"tid", s.tid}, {"ts_ns", std::to_string(s.ts_ns)},
-                             {"dur_ns", std::to_string(s.dur_ns)}, {"args", args}});
+        unaligned.push_back({{"name", t.name(s)},
+                             {"pid", s.pid},
+                             {"tid", s.tid},
+                             {"ts_ns", std::to_string(s.ts_ns)},
+                             {"dur_ns", std::to_string(s.dur_ns)},
+                             {"args", args}});
         continue;
       }
       int64_t at = 0;
       if (__builtin_add_overflow(it->second, s.ts_ns, &at)) {
-        unaligned.push_back({{"name", t.name(s)}, {"pid", s.pid}, {"tid", s.tid}, {"ts_ns", std::to_string(s.ts_ns)},
-                             {"dur_ns", std::to_string(s.dur_ns)}, {"args", args}});
+        unaligned.push_back({{"name", t.name(s)},
+                             {"pid", s.pid},
+                             {"tid", s.tid},
+                             {"ts_ns", std::to_string(s.ts_ns)},
+                             {"dur_ns", std::to_string(s.dur_ns)},
+                             {"args", args}});
         continue;
       }
       args["clock"] = "dev; drawn from the invocation's runner_run host start";
@@ -101,7 +109,9 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
     std::string name = it != rank_of.end() ? "rank " + std::to_string(it->second) + " (pid " + std::to_string(pid) + ")"
                                            : "pid " + std::to_string(pid);
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid},
+    events.push_back({{"ph", "M"},
+                      {"name", "process_sort_index"},
+                      {"pid", pid},
                       {"args", {{"sort_index", it != rank_of.end() ? it->second : 1 << 20}}}});
   }
   for (auto [pid, tid] : lanes) {

@@ -280,8 +280,8 @@ constexpr const char* kTail = R"html(</script>
 
 }  // namespace
 
-Status write_html_report(const Trace& t, const std::vector<Invocation>& invs, const Matrix& m,
-                         const StageNames& names, const std::string& path) {
+Status write_html_report(const Trace& t, const std::vector<Invocation>& invs, const Matrix& m, const StageNames& names,
+                         const std::string& path) {
   // ensure_ascii keeps the data pure ASCII; "</" is escaped so that no name
   // from the log can close the <script> element.
   std::string data = page_data(t, invs, m, names).dump(-1, ' ', true, json::error_handler_t::replace);

@@ -65,7 +65,10 @@ std::vector<Invocation> group_invocations(const Trace& trace, const StageNames& 
         if (slot < 0 || s.ts_ns < trace.spans[static_cast<size_t>(slot)].ts_ns) slot = static_cast<int64_t>(i);
       };
       switch (stage[s.name_id]) {
-        case Stage::kRoot: pick(g.root); g.hid = trace.spans[static_cast<size_t>(g.root)].hid; break;
+        case Stage::kRoot:
+          pick(g.root);
+          g.hid = trace.spans[static_cast<size_t>(g.root)].hid;
+          break;
         case Stage::kDeviceWall: pick(g.device_wall); break;
         case Stage::kOrch: pick(g.orch); break;
         case Stage::kSched: pick(g.sched); break;

@@ -55,7 +55,9 @@ std::string render_json(const Trace& t, const Matrix& m) {
                  {"invalid_cells", m.invalid_cells()}};
   json ranks = json::array();
   for (const auto& r : m.rank_info) {
-    ranks.push_back({{"rank", r.rank}, {"pids", r.pids}, {"dispatches", r.dispatches},
+    ranks.push_back({{"rank", r.rank},
+                     {"pids", r.pids},
+                     {"dispatches", r.dispatches},
                      {"effective_us", summary_json(m.rank_stats[static_cast<size_t>(r.rank)])}});
   }
   j["ranks"] = ranks;

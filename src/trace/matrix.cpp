@@ -1,9 +1,9 @@
 #include "taskring/trace/matrix.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <charconv>
 #include <climits>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string_view>
@@ -41,8 +41,8 @@ RankPids assign_ranks(const std::vector<PidDispatches*>& pids, bool use_attr, co
       continue;
     }
     if (!p->rank_attr) {
-      m.warnings.push_back("pid " + std::to_string(p->pid) + " has no integer rank= attr on " + names.root +
-                           "; its " + std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
+      m.warnings.push_back("pid " + std::to_string(p->pid) + " has no integer rank= attr on " + names.root + "; its " +
+                           std::to_string(p->dispatches.size()) + " dispatch(es) are ignored");
       m.discarded_dispatches += p->dispatches.size();
       continue;
     }
@@ -183,8 +183,8 @@ Expected<std::vector<std::vector<const Invocation*>>> dispatches_per_rank(const 
   m.ranks = o.ranks ? *o.ranks : static_cast<int>(seen_ranks);
   for (const auto& [rank, ps] : rank_pids) {
     if (rank >= m.ranks) {
-      m.warnings.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(ps[0]->pid) +
-                           ") is beyond the " + std::to_string(m.ranks) + " expected rank(s); ignored");
+      m.warnings.push_back("rank " + std::to_string(rank) + " (pid " + std::to_string(ps[0]->pid) + ") is beyond the " +
+                           std::to_string(m.ranks) + " expected rank(s); ignored");
       for (const PidDispatches* p : ps) m.discarded_dispatches += p->dispatches.size();
     }
   }
@@ -240,9 +240,9 @@ Status size_rounds(const MatrixOptions& o, const StageNames& names, Matrix& m) {
                            " round(s) missing)");
     } else if (c > expected_count) {
       m.warnings.push_back("rank " + std::to_string(r) + ": " + std::to_string(c) + " dispatches, expected " +
-                           std::to_string(d) + " x (" + std::to_string(warm) + " warmup + " +
-                           std::to_string(m.rounds) + " rounds) = " + std::to_string(expected_count) +
-                           "; the last " + std::to_string(c - expected_count) + " are ignored");
+                           std::to_string(d) + " x (" + std::to_string(warm) + " warmup + " + std::to_string(m.rounds) +
+                           " rounds) = " + std::to_string(expected_count) + "; the last " +
+                           std::to_string(c - expected_count) + " are ignored");
       m.discarded_dispatches += c - expected_count;
     } else if (c % d != 0) {
       m.warnings.push_back("rank " + std::to_string(r) + ": " + std::to_string(c) +
@@ -253,8 +253,8 @@ Status size_rounds(const MatrixOptions& o, const StageNames& names, Matrix& m) {
 }
 
 // Fill: one dispatch's spans into cell `c`; false when `device_wall` is missing.
-bool add_dispatch(Cell& c, const Invocation& inv, const std::string& tag, const Trace& trace,
-                  const StageNames& names, const MatrixOptions& o) {
+bool add_dispatch(Cell& c, const Invocation& inv, const std::string& tag, const Trace& trace, const StageNames& names,
+                  const MatrixOptions& o) {
   auto span = [&](int64_t idx) -> const Span* { return idx < 0 ? nullptr : &trace.spans[static_cast<size_t>(idx)]; };
   const Span* root = span(inv.root);
   const Span* orch = span(inv.orch);
@@ -278,8 +278,7 @@ bool add_dispatch(Cell& c, const Invocation& inv, const std::string& tag, const 
 
 // Fill: the cell of rank r, measured round k from the rank's dispatches.
 void fill_cell(Cell& c, int r, int k, const std::vector<const Invocation*>& disp, const Trace& trace,
-               const std::vector<Invocation>& invocations, const StageNames& names, const MatrixOptions& o,
-               size_t d) {
+               const std::vector<Invocation>& invocations, const StageNames& names, const MatrixOptions& o, size_t d) {
   c.rank = r;
   c.round = k;
   bool device_all = true;
@@ -290,8 +289,8 @@ void fill_cell(Cell& c, int r, int k, const std::vector<const Invocation*>& disp
       // One line for all the dispatches the log does not hold, however large D is.
       c.missing.push_back(d == 1       ? std::string("no dispatch")
                           : j + 1 == d ? "no dispatch" + tag
-                                       : "no dispatch (dispatches " + std::to_string(j + 1) + ".." +
-                                             std::to_string(d) + " of " + std::to_string(d) + ")");
+                                       : "no dispatch (dispatches " + std::to_string(j + 1) + ".." + std::to_string(d) +
+                                             " of " + std::to_string(d) + ")");
       device_all = false;
       break;
     }
@@ -360,8 +359,8 @@ Status check_matrix_options(const MatrixOptions& o, const std::function<std::str
   return Status();
 }
 
-Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
-                              const StageNames& names, const MatrixOptions& o) {
+Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations, const StageNames& names,
+                              const MatrixOptions& o) {
   if (Status s = check_matrix_options(o); !s.ok()) return s;
   std::vector<PidDispatches> by_pid = group_by_pid(trace, invocations);
   std::vector<PidDispatches*> pids;
@@ -369,7 +368,8 @@ Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>&
 
   Matrix m;
   m.warmup = o.warmup;
-  bool all_attr = !pids.empty() && std::all_of(pids.begin(), pids.end(), [](auto* p) { return p->rank_attr.has_value(); });
+  bool all_attr =
+      !pids.empty() && std::all_of(pids.begin(), pids.end(), [](auto* p) { return p->rank_attr.has_value(); });
   bool use_attr = o.rank_by == RankBy::kAttr || (o.rank_by == RankBy::kAuto && all_attr);
   m.rank_source = use_attr ? "attr" : "pid";
   m.allow_discarded = o.allow_discarded;

@@ -36,9 +36,9 @@ int verdict_exit_code(const Trace& t, const Matrix& m) {
 
 std::string render_matrix(const Trace& t, const Matrix& m) {
   std::string out;
-  out += "Validation: " + std::to_string(m.ranks) + " rank(s) by " + m.rank_source + " x " +
-         std::to_string(m.rounds) + " round(s), warmup " + std::to_string(m.warmup) + ", " +
-         std::to_string(m.dispatches_per_round) + " dispatch(es) per round\n";
+  out += "Validation: " + std::to_string(m.ranks) + " rank(s) by " + m.rank_source + " x " + std::to_string(m.rounds) +
+         " round(s), warmup " + std::to_string(m.warmup) + ", " + std::to_string(m.dispatches_per_round) +
+         " dispatch(es) per round\n";
   if (m.ranks > 0 && m.rounds > 0) {
     const size_t w = 10;
     out += rpad("Round", 7);
@@ -76,14 +76,16 @@ std::string render_matrix(const Trace& t, const Matrix& m) {
   }
   const ParseCounts& c = t.counts;
   out += "records: " + std::to_string(c.heads) + " [STRACE] heads, " + std::to_string(c.parsed) + " parsed, " +
-         std::to_string(c.torn) + " torn, " + std::to_string(c.unknown_version) + " unknown version; anchors: " +
-         std::to_string(c.anchors) + " (" + std::to_string(c.missing_anchors) + " pid(s) without, " +
-         std::to_string(c.duplicate_anchors) + " duplicate, " + std::to_string(c.torn_anchors) + " torn)\n";
+         std::to_string(c.torn) + " torn, " + std::to_string(c.unknown_version) +
+         " unknown version; anchors: " + std::to_string(c.anchors) + " (" + std::to_string(c.missing_anchors) +
+         " pid(s) without, " + std::to_string(c.duplicate_anchors) + " duplicate, " + std::to_string(c.torn_anchors) +
+         " torn)\n";
   for (const auto& d : t.diagnostics) {
     if (d.kind == Diagnostic::Kind::kMissingAnchor) continue;  // summarised in the counts above
     out += "warning: " + detail::printable(d.where) + ": " + detail::printable(d.message) + "\n";
   }
-  if (t.diagnostics_dropped) out += "warning: " + std::to_string(t.diagnostics_dropped) + " more diagnostic(s) not shown\n";
+  if (t.diagnostics_dropped)
+    out += "warning: " + std::to_string(t.diagnostics_dropped) + " more diagnostic(s) not shown\n";
   for (const auto& w : m.warnings) out += "warning: " + detail::printable(w) + "\n";
   const size_t total = m.cells.size();
   if (verdict_exit_code(t, m) == 0) {
@@ -105,7 +107,8 @@ std::string render_matrix(const Trace& t, const Matrix& m) {
   if (m.valid_cells == 0) out += "; no valid cell";
   out += "\n";
   constexpr size_t kShown = 50;
-  for (size_t i = 0; i < m.problems.size() && i < kShown; ++i) out += "  invalid: " + detail::printable(m.problems[i]) + "\n";
+  for (size_t i = 0; i < m.problems.size() && i < kShown; ++i)
+    out += "  invalid: " + detail::printable(m.problems[i]) + "\n";
   if (m.problems.size() > kShown) out += "  ... and " + std::to_string(m.problems.size() - kShown) + " more\n";
   return out;
 }

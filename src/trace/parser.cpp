@@ -220,7 +220,8 @@ struct TraceParser::Impl {
     if (!f.take("dur", tok) || !to_int(tok, s.dur_ns)) return torn(offset, rend, "missing or bad 'dur='");
     if (s.dur_ns < 0) return torn(offset, rend, "negative 'dur='");
     // end_ns() must be representable: every later computation relies on it.
-    if (int64_t e; __builtin_add_overflow(s.ts_ns, s.dur_ns, &e)) return torn(offset, rend, "'ts' + 'dur' overflows int64");
+    if (int64_t e; __builtin_add_overflow(s.ts_ns, s.dur_ns, &e))
+      return torn(offset, rend, "'ts' + 'dur' overflows int64");
     if (!f.s.empty() && f.s.front() != ' ') return torn(offset, rend, "junk after 'dur='");
     s.name_truncated = name.back() == '~';
     s.name_id = intern(name, offset);
@@ -230,7 +231,8 @@ struct TraceParser::Impl {
       size_t bad = percent_decode(attrs, s.attrs);
       if (bad) {
         trace.counts.bad_escapes += bad;
-        diag(Diagnostic::Kind::kBadEscape, offset, "malformed %XX escape in attrs of span '" + excerpt(trace.names[s.name_id]) + "'");
+        diag(Diagnostic::Kind::kBadEscape, offset,
+             "malformed %XX escape in attrs of span '" + excerpt(trace.names[s.name_id]) + "'");
       }
       auto clk = find_attr(s.attrs, "clk");
       s.device_clock = clk && *clk == "dev";

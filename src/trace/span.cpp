@@ -17,8 +17,8 @@ std::string_view diagnostic_kind_name(Diagnostic::Kind kind) {
 }
 
 const ClockAnchor* Trace::anchor(int64_t pid) const {
-  auto it = std::lower_bound(anchors.begin(), anchors.end(), pid,
-                             [](const ClockAnchor& a, int64_t p) { return a.pid < p; });
+  auto it =
+      std::lower_bound(anchors.begin(), anchors.end(), pid, [](const ClockAnchor& a, int64_t p) { return a.pid < p; });
   return it != anchors.end() && it->pid == pid ? &*it : nullptr;
 }
 

@@ -30,10 +30,12 @@ std::vector<Bucket> buckets(const std::vector<Invocation>& invs) {
   }
   std::vector<Bucket> out;
   for (auto& [h, b] : m) {
-    std::sort(b.invs.begin(), b.invs.end(), [](auto* a, auto* c) { return a->inv != c->inv ? a->inv < c->inv : a->pid < c->pid; });
+    std::sort(b.invs.begin(), b.invs.end(),
+              [](auto* a, auto* c) { return a->inv != c->inv ? a->inv < c->inv : a->pid < c->pid; });
     out.push_back(std::move(b));
   }
-  std::stable_sort(out.begin(), out.end(), [](const Bucket& a, const Bucket& b) { return a.invs.size() > b.invs.size(); });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Bucket& a, const Bucket& b) { return a.invs.size() > b.invs.size(); });
   return out;
 }
 
@@ -88,8 +90,8 @@ std::string render_callable_summary(const Trace& t, const std::vector<Invocation
     for (const auto& [name, v] : samples) base = std::min(base, dots(name));
     for (const auto& [name, v] : samples) {
       Summary s = summarize(v);
-      out += std::string(2 + 2 * (dots(name) - base), ' ') + detail::printable(name) + ": mean " + fmt1(s.mean) + " us  min " +
-             fmt1(s.min) + "  max " + fmt1(s.max) + "  (n=" + std::to_string(s.n) + ")\n";
+      out += std::string(2 + 2 * (dots(name) - base), ' ') + detail::printable(name) + ": mean " + fmt1(s.mean) +
+             " us  min " + fmt1(s.min) + "  max " + fmt1(s.max) + "  (n=" + std::to_string(s.n) + ")\n";
     }
   }
   return out;
@@ -108,8 +110,8 @@ std::string render_tree(const Trace& t, const std::vector<Invocation>& invs, con
     for (const auto& [name, v] : samples) {
       std::string indent(2 + 2 * (dots(name) - base), ' ');
       std::string leaf = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
-      out += indent + detail::printable(dots(name) == base ? name : leaf) + "  " + fmt1(summarize(v).median) + " us  (n=" +
-             std::to_string(v.size()) + ")\n";
+      out += indent + detail::printable(dots(name) == base ? name : leaf) + "  " + fmt1(summarize(v).median) +
+             " us  (n=" + std::to_string(v.size()) + ")\n";
       if (has_dotted_suffix(name, names.device_wall)) {
         auto eff = effective_samples(t, bs[i]);
         std::vector<double> o, s;
@@ -118,8 +120,9 @@ std::string render_tree(const Trace& t, const std::vector<Invocation>& invs, con
           if (has_dotted_suffix(n2, names.sched)) s = v2;
         }
         out += indent + "  Effective [dev]  " + (eff.empty() ? std::string(kMissing) : fmt1(summarize(eff).median)) +
-               " us = orch " + (o.empty() ? std::string(kMissing) : fmt1(summarize(o).median)) + " \xE2\x88\xA5 sched " +
-               (s.empty() ? std::string(kMissing) : fmt1(summarize(s).median)) + " (concurrent, union)\n";
+               " us = orch " + (o.empty() ? std::string(kMissing) : fmt1(summarize(o).median)) +
+               " \xE2\x88\xA5 sched " + (s.empty() ? std::string(kMissing) : fmt1(summarize(s).median)) +
+               " (concurrent, union)\n";
       }
     }
   }
@@ -146,7 +149,8 @@ std::string render_rounds_table(const Trace& t, const std::vector<Invocation>& i
     std::optional<double> eff;
     if (inv->orch >= 0 && inv->sched >= 0) {
       eff = static_cast<double>(union_length({{t.spans[inv->orch].ts_ns, t.spans[inv->orch].end_ns()},
-                                              {t.spans[inv->sched].ts_ns, t.spans[inv->sched].end_ns()}})) / 1000.0;
+                                              {t.spans[inv->sched].ts_ns, t.spans[inv->sched].end_ns()}})) /
+            1000.0;
     }
     cols[2].v.push_back(eff);
     cols[3].v.push_back(dur(inv->orch));
@@ -155,7 +159,8 @@ std::string render_rounds_table(const Trace& t, const std::vector<Invocation>& i
   // Columns other than Host appear only when some row has them (an HBG run has no orch/sched).
   std::vector<const Col*> shown = {&cols[0]};
   for (int c = 1; c < 5; ++c) {
-    if (std::any_of(cols[c].v.begin(), cols[c].v.end(), [](auto& x) { return x.has_value(); })) shown.push_back(&cols[c]);
+    if (std::any_of(cols[c].v.begin(), cols[c].v.end(), [](auto& x) { return x.has_value(); }))
+      shown.push_back(&cols[c]);
   }
   std::string out = "callable hid=" + detail::hex16(b.hid) + ", " + std::to_string(b.invs.size()) +
                     " dispatch(es) in inv order (" + std::string(kMissing) + " = span missing)\n";
@@ -171,12 +176,14 @@ std::string render_rounds_table(const Trace& t, const std::vector<Invocation>& i
   bool any_trim = false;
   for (size_t i = 0; i < shown.size(); ++i) {
     std::vector<double> v;
-    for (auto& x : shown[i]->v) if (x) v.push_back(*x);
+    for (auto& x : shown[i]->v)
+      if (x) v.push_back(*x);
     Summary s = summarize(v);
     std::string title(shown[i]->title);
     title = title.substr(0, title.find(" ("));
     std::string count = " [" + std::to_string(s.n) + "/" + std::to_string(b.invs.size()) + "]";
-    avg += std::string(i ? "  |  " : " ") + "Avg " + title + ": " + (s.n ? fmt1(s.mean) + " us" : std::string(kMissing)) + count;
+    avg += std::string(i ? "  |  " : " ") + "Avg " + title + ": " +
+           (s.n ? fmt1(s.mean) + " us" : std::string(kMissing)) + count;
     if (s.has_trimmed) {
       any_trim = true;
       trimmed += std::string(i ? "  |  " : " ") + "Trimmed Avg " + title + ": " + fmt1(s.trimmed_mean) + " us";

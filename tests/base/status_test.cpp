@@ -1,5 +1,5 @@
-#include "taskring/base/expected.hpp"
 #include "taskring/base/status.hpp"
+#include "taskring/base/expected.hpp"
 
 #include <gtest/gtest.h>
 

@@ -22,7 +22,8 @@ class BadArgs : public ::testing::TestWithParam<std::string> {
     auto report = rig.run(std::move(body), in.args);
     ASSERT_FALSE(report.ok()) << "expected an error containing " << parts[0];
     for (const std::string& p : parts) {
-      EXPECT_TRUE(contains(report.status().message(), p)) << "missing '" << p << "' in: " << report.status().to_string();
+      EXPECT_TRUE(contains(report.status().message(), p))
+          << "missing '" << p << "' in: " << report.status().to_string();
     }
     std::fill(in.x.begin(), in.x.end(), 1);
     auto good = rig.run(

@@ -122,7 +122,8 @@ std::string CApiBadArgs::bad_call(std::mt19937_64& g, int32_t* rc, taskring_erro
       switch (g() % 4) {
         case 0: *rc = taskring_prepare(w_, id_, args, 2, nullptr, 0, err); return "prepare null tensor";
         case 1: *rc = taskring_prepare(w_, id_, nullptr, 2, nullptr, 0, err); return "prepare null args, 2";
-        case 2: *rc = taskring_prepare(w_, id_, args, -1 - static_cast<int32_t>(g() % 100), nullptr, 0, err);
+        case 2:
+          *rc = taskring_prepare(w_, id_, args, -1 - static_cast<int32_t>(g() % 100), nullptr, 0, err);
           return "prepare negative n_args";
         default: *rc = taskring_prepare(w_, id_, args + 1, 1, nullptr, 3, err); return "prepare null scalars, 3";
       }
@@ -132,8 +133,10 @@ std::string CApiBadArgs::bad_call(std::mt19937_64& g, int32_t* rc, taskring_erro
       int32_t n = (tensors ? 256 : 128) + 1 + static_cast<int32_t>(g() % 64);
       std::vector<taskring_arg> args(static_cast<size_t>(n), taskring_arg{&ta_, TASKRING_ARG_INPUT});
       std::vector<uint64_t> scalars(static_cast<size_t>(n), 7);
-      if (tensors) *rc = taskring_prepare(w_, id_, args.data(), n, nullptr, 0, err);
-      else *rc = taskring_prepare(w_, id_, args.data(), 1, scalars.data(), n, err);
+      if (tensors)
+        *rc = taskring_prepare(w_, id_, args.data(), n, nullptr, 0, err);
+      else
+        *rc = taskring_prepare(w_, id_, args.data(), 1, scalars.data(), n, err);
       return std::string("prepare ") + std::to_string(n) + (tensors ? " tensors" : " scalars");
     }
     case 7: {  // unknown callable id
@@ -190,11 +193,26 @@ std::string CApiBadArgs::bad_call(std::mt19937_64& g, int32_t* rc, taskring_erro
       std::vector<uint8_t> buf(512);
       std::string what;
       switch (g() % 5) {
-        case 0: *rc = taskring_copy_to_device(w_, dev, buf.data(), 257 + g() % 200, err); what = "copy_to_device past the end"; break;
-        case 1: *rc = taskring_copy_to_device(w_, dev + 8, buf.data(), UINT64_MAX - 4, err); what = "copy_to_device wrapping size"; break;
-        case 2: *rc = taskring_copy_from_device(w_, buf.data(), dev - 64, 128, err); what = "copy_from_device before the start"; break;
-        case 3: *rc = taskring_copy_to_device(w_, dev, nullptr, 16, err); what = "copy_to_device null src"; break;
-        default: *rc = taskring_copy_from_device(w_, nullptr, dev, 16, err); what = "copy_from_device null dst"; break;
+        case 0:
+          *rc = taskring_copy_to_device(w_, dev, buf.data(), 257 + g() % 200, err);
+          what = "copy_to_device past the end";
+          break;
+        case 1:
+          *rc = taskring_copy_to_device(w_, dev + 8, buf.data(), UINT64_MAX - 4, err);
+          what = "copy_to_device wrapping size";
+          break;
+        case 2:
+          *rc = taskring_copy_from_device(w_, buf.data(), dev - 64, 128, err);
+          what = "copy_from_device before the start";
+          break;
+        case 3:
+          *rc = taskring_copy_to_device(w_, dev, nullptr, 16, err);
+          what = "copy_to_device null src";
+          break;
+        default:
+          *rc = taskring_copy_from_device(w_, nullptr, dev, 16, err);
+          what = "copy_from_device null dst";
+          break;
       }
       EXPECT_EQ(taskring_device_free(w_, dev, &e2), TASKRING_OK) << e2.message;
       return what;

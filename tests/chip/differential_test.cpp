@@ -152,7 +152,7 @@ ChipTensor apply_view(ChipTensor t, const std::vector<ViewOp>& ops, bool manual_
 // ---------------------------------------------------------------- generator
 
 struct Access {
-  int buf;                    // program-wide buffer identity
+  int buf;                      // program-wide buffer identity
   std::vector<uint64_t> elems;  // sorted element offsets
   bool writer;
   bool tracked;  // inserted into / looked up in the TensorMap
@@ -162,8 +162,10 @@ bool intersects(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) 
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     if (a[i] == b[j]) return true;
-    if (a[i] < b[j]) ++i;
-    else ++j;
+    if (a[i] < b[j])
+      ++i;
+    else
+      ++j;
   }
   return false;
 }
@@ -278,8 +280,11 @@ class Generator {
     for (int i = 0; i < n; ++i) {
       ViewOp op;
       uint32_t k = pick(10);
-      op.kind = k < 4 ? ViewOp::kWindow : k < 7 ? ViewOp::kSlice : k < 8 ? ViewOp::kTranspose
-                : k < 9 ? ViewOp::kFlatten : ViewOp::kRetype;
+      op.kind = k < 4   ? ViewOp::kWindow
+                : k < 7 ? ViewOp::kSlice
+                : k < 8 ? ViewOp::kTranspose
+                : k < 9 ? ViewOp::kFlatten
+                        : ViewOp::kRetype;
       for (auto& a : op.a) a = 1 + pick(6);
       if (op.kind == ViewOp::kSlice) op.a[1] = pick(6);
       if (op.kind == ViewOp::kWindow) {
@@ -328,8 +333,11 @@ class Generator {
         a.tag = TensorArgType::OUTPUT;
       } else {
         uint32_t r = pick(100);
-        a.tag = r < 30 ? TensorArgType::INPUT : r < 55 ? TensorArgType::INOUT : r < 70 ? TensorArgType::OUTPUT_EXISTING
-                : r < 80 ? TensorArgType::NO_DEP : TensorArgType::OUTPUT;
+        a.tag = r < 30   ? TensorArgType::INPUT
+                : r < 55 ? TensorArgType::INOUT
+                : r < 70 ? TensorArgType::OUTPUT_EXISTING
+                : r < 80 ? TensorArgType::NO_DEP
+                         : TensorArgType::OUTPUT;
         if (t.kind == TaskKind::kDummy && a.tag == TensorArgType::OUTPUT) a.tag = TensorArgType::INPUT;
       }
       if (a.tag == TensorArgType::OUTPUT) {
@@ -341,9 +349,9 @@ class Generator {
         a.oinit_bits = static_cast<uint32_t>(rng_());
         a.omanual = coin(0.2);
         a.out_id = p_.outputs++;
-        ChipTensor shape = *taskring::try_make_tensor(
-            0x10000, uint64_t{a.oshape[0]} * (a.ondims == 2 ? a.oshape[1] : 1) * 4,
-            std::span<const uint32_t>(a.oshape, a.ondims), a.odtype, a.omanual);
+        ChipTensor shape =
+            *taskring::try_make_tensor(0x10000, uint64_t{a.oshape[0]} * (a.ondims == 2 ? a.oshape[1] : 1) * 4,
+                                       std::span<const uint32_t>(a.oshape, a.ondims), a.odtype, a.omanual);
         size_t idx = p_.bufs.size() + static_cast<size_t>(a.out_id);
         if (shapes_.size() <= idx) {
           shapes_.resize(idx + 1);
@@ -427,8 +435,10 @@ class Generator {
           t.block_num = 1;
           t.slots = (t.slots & 1) ? 1u : 2u;
           t.kernels = MixedKernels{};
-          if (t.slots & 1) t.kernels.aic_kernel_id = 0;
-          else t.kernels.aiv0_kernel_id = 1;
+          if (t.slots & 1)
+            t.kernels.aic_kernel_id = 0;
+          else
+            t.kernels.aiv0_kernel_id = 1;
         }
       }
       p_.has_spmd |= t.block_num > 1;
@@ -540,8 +550,8 @@ std::vector<std::vector<uint32_t>> interpret(const Program& p) {
         views[i] = out_base[static_cast<size_t>(a.out_id)];
         continue;
       }
-      const ChipTensor& b = a.src >= kOutputBase ? out_base[static_cast<size_t>(a.src - kOutputBase)]
-                                                 : base[static_cast<size_t>(a.src)];
+      const ChipTensor& b =
+          a.src >= kOutputBase ? out_base[static_cast<size_t>(a.src - kOutputBase)] : base[static_cast<size_t>(a.src)];
       views[i] = apply_view(b, a.ops, a.manual_dep);
     }
     if (t.kind != TaskKind::kKernel) continue;
@@ -585,8 +595,7 @@ extern "C" void diff_entry(const ChipTaskArgs& args) {
         ta.add_output(infos[i]);
         continue;
       }
-      const ChipTensor& b = a.src >= kOutputBase ? outs[static_cast<size_t>(a.src - kOutputBase)]
-                                                 : *args.tensor(a.src);
+      const ChipTensor& b = a.src >= kOutputBase ? outs[static_cast<size_t>(a.src - kOutputBase)] : *args.tensor(a.src);
       views[i] = apply_view(b, a.ops, a.manual_dep);
       ta.add_tensor(views[i], a.tag);
     }
@@ -596,8 +605,9 @@ extern "C" void diff_entry(const ChipTaskArgs& args) {
     }
     std::vector<PTO2TaskId> dep_ids;
     for (int d : t.deps) dep_ids.push_back(ids[static_cast<size_t>(d)]);
-    if (!dep_ids.empty()) ta.set_dependencies_with_kinds(dep_ids.data(), t.dep_flags.data(), static_cast<int>(dep_ids.size()));
-    TaskOutputTensors r = t.kind == TaskKind::kKernel ? rt_submit_task(t.kernels, ta)
+    if (!dep_ids.empty())
+      ta.set_dependencies_with_kinds(dep_ids.data(), t.dep_flags.data(), static_cast<int>(dep_ids.size()));
+    TaskOutputTensors r = t.kind == TaskKind::kKernel  ? rt_submit_task(t.kernels, ta)
                           : t.kind == TaskKind::kDummy ? rt_submit_dummy_task(ta)
                                                        : alloc_tensors(ta);
     if (!r.task_id().is_valid()) {
@@ -617,12 +627,13 @@ std::string describe(const Program& p) {
   std::ostringstream os;
   os << "program seed " << p.seed << ": " << p.bufs.size() << " buffers, " << p.tasks.size() << " tasks, ops:";
   for (const Op& op : p.ops) {
-    if (op.kind == Op::kBegin) os << (op.mode == PTO2ScopeMode::MANUAL ? " {M" : " {A");
-    else if (op.kind == Op::kEnd) os << " }";
+    if (op.kind == Op::kBegin)
+      os << (op.mode == PTO2ScopeMode::MANUAL ? " {M" : " {A");
+    else if (op.kind == Op::kEnd)
+      os << " }";
     else {
       const TaskSpec& t = p.tasks[static_cast<size_t>(op.task)];
-      os << " t" << op.task << (t.kind == TaskKind::kDummy ? "d" : t.kind == TaskKind::kAlloc ? "a" : "")
-         << "[";
+      os << " t" << op.task << (t.kind == TaskKind::kDummy ? "d" : t.kind == TaskKind::kAlloc ? "a" : "") << "[";
       for (const ArgSpec& a : t.args) {
         static const char kTag[] = "IOXEN";  // INPUT OUTPUT INOUT OUTPUT_EXISTING NO_DEP
         os << kTag[static_cast<int>(a.tag)] << (a.tag == TensorArgType::OUTPUT ? a.out_id : a.src)
@@ -651,13 +662,14 @@ std::vector<WorkerSetup> make_workers() {
   for (int clusters : {1, 8}) ws.push_back(WorkerSetup{1, clusters, true, nullptr, -1});
   for (auto& w : ws) {
     taskring::ChipWorkerConfig cfg;
-    cfg.env = taskring::map_env({{"TASKRING_SIM_THREADS", std::to_string(w.threads)},
-                                 {"TASKRING_SIM_CLUSTERS", std::to_string(w.clusters)},
-                                 {"TASKRING_RUN_TIMEOUT_MS", "20000"},
-                                 {"TASKRING_STALL_TIMEOUT_MS", "10000"},
-                                 {"TASKRING_RUN_INLINE", w.run_inline ? "1" : "0"},
-                                 // chip_test_sanitize_tags runs this corpus under the tag checker.
-                                 {"TASKRING_SANITIZE", std::getenv("TASKRING_SANITIZE") ? std::getenv("TASKRING_SANITIZE") : "off"}});
+    cfg.env = taskring::map_env(
+        {{"TASKRING_SIM_THREADS", std::to_string(w.threads)},
+         {"TASKRING_SIM_CLUSTERS", std::to_string(w.clusters)},
+         {"TASKRING_RUN_TIMEOUT_MS", "20000"},
+         {"TASKRING_STALL_TIMEOUT_MS", "10000"},
+         {"TASKRING_RUN_INLINE", w.run_inline ? "1" : "0"},
+         // chip_test_sanitize_tags runs this corpus under the tag checker.
+         {"TASKRING_SANITIZE", std::getenv("TASKRING_SANITIZE") ? std::getenv("TASKRING_SANITIZE") : "off"}});
     auto cw = taskring::ChipWorker::create(cfg);
     EXPECT_TRUE(cw.ok()) << cw.status().to_string();
     if (!cw.ok()) return {};
@@ -705,21 +717,25 @@ void run_programs(uint64_t first, int count) {
       mem.push_back(p.bufs[b].init);
       uint32_t shp[2] = {p.bufs[b].rows, p.bufs[b].cols};
       tensors[b] = make_tensor_external(mem.back().data(), shp, 2, p.bufs[b].dtype);
-      if (p.bufs[b].constant) args.add_input(tensors[b]);
-      else args.add_inout(tensors[b]);
+      if (p.bufs[b].constant)
+        args.add_input(tensors[b]);
+      else
+        args.add_inout(tensors[b]);
     }
     std::string orch_error;
     g_program = &p;
     g_orch_error = &orch_error;
     auto report = w.worker->run(w.callable, args);
-    ASSERT_TRUE(report.ok()) << report.status().to_string() << "\n" << describe(p) << " (threads " << w.threads
-                             << ", clusters " << w.clusters << (w.run_inline ? ", inline" : "") << ")";
+    ASSERT_TRUE(report.ok()) << report.status().to_string() << "\n"
+                             << describe(p) << " (threads " << w.threads << ", clusters " << w.clusters
+                             << (w.run_inline ? ", inline" : "") << ")";
     ASSERT_TRUE(orch_error.empty()) << orch_error << "\n" << describe(p);
     EXPECT_EQ(report->stats.tasks_submitted, p.tasks.size());
     EXPECT_EQ(report->stats.tasks_completed, p.tasks.size());
     for (size_t b = 0; b < p.bufs.size(); ++b) {
-      ASSERT_EQ(mem[b], expected[b]) << "buffer " << b << " differs\n" << describe(p) << " (threads " << w.threads
-                                     << ", clusters " << w.clusters << (w.run_inline ? ", inline" : "") << ")";
+      ASSERT_EQ(mem[b], expected[b]) << "buffer " << b << " differs\n"
+                                     << describe(p) << " (threads " << w.threads << ", clusters " << w.clusters
+                                     << (w.run_inline ? ", inline" : "") << ")";
     }
   }
   // The generator must actually exercise the features it claims to.
@@ -730,9 +746,7 @@ void run_programs(uint64_t first, int count) {
   EXPECT_GT(cov.burst, count / 10);
 }
 
-TEST(Differential, RandomProgramsMatchSequentialExecution) {
-  run_programs(1, kSanitized ? 200 : 1200);
-}
+TEST(Differential, RandomProgramsMatchSequentialExecution) { run_programs(1, kSanitized ? 200 : 1200); }
 
 // Seeds disjoint from the test above: a slice on every run; all 30000 with
 // TASKRING_SLOW_TESTS=1 (CTest label 'slow': `make test-slow`).

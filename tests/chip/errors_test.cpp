@@ -12,7 +12,6 @@
 namespace taskring::rtest {
 namespace {
 
-
 TEST(FatalErrors, ScopeDeadlock) {
   Rig rig;
   expect_error(
@@ -43,8 +42,7 @@ TEST(FatalErrors, HeapRingDeadlock) {
           }
         }
       },
-      {"HEAP_RING_DEADLOCK", "ring 1", "2048 bytes", "pinned by an open scope", "PTO2_RING_HEAP"},
-      rings(64, 2048, 64));
+      {"HEAP_RING_DEADLOCK", "ring 1", "2048 bytes", "pinned by an open scope", "PTO2_RING_HEAP"}, rings(64, 2048, 64));
 }
 
 TEST(FatalErrors, HeapTooSmall) {

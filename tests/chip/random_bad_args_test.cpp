@@ -166,8 +166,8 @@ std::string make_case(Kind k, std::mt19937_64& g, std::function<void(const ChipT
     case Kind::kAllocHugeProduct:
     case Kind::kAllocBadRankOrDtype:
     case Kind::kAllocSizeWrapsToZero: {
-      const int family = k == Kind::kOutputZeroExtent || k == Kind::kAllocZeroExtent     ? 0
-                         : k == Kind::kOutputHugeProduct || k == Kind::kAllocHugeProduct ? 1
+      const int family = k == Kind::kOutputZeroExtent || k == Kind::kAllocZeroExtent           ? 0
+                         : k == Kind::kOutputHugeProduct || k == Kind::kAllocHugeProduct       ? 1
                          : k == Kind::kOutputBadRankOrDtype || k == Kind::kAllocBadRankOrDtype ? 2
                                                                                                : 3;
       TensorCreateInfo ci = bad_create_info(family, g, &what);
@@ -283,7 +283,7 @@ std::string make_case(Kind k, std::mt19937_64& g, std::function<void(const ChipT
       if (sub == 2) idx[0] = 0;  // a poisoned view below
       bool set = k == Kind::kSetTensorData;
       what = std::string(set ? "set" : "get") + "_tensor_data " +
-             (sub == 0 ? "index " + std::to_string(idx[0]) + " of 8"
+             (sub == 0   ? "index " + std::to_string(idx[0]) + " of 8"
               : sub == 1 ? "ndims " + std::to_string(nd)
               : sub == 2 ? "an out-of-range (poisoned) view"
                          : "null index array");
@@ -294,11 +294,15 @@ std::string make_case(Kind k, std::mt19937_64& g, std::function<void(const ChipT
           // (A T wider than the element is not an error: as upstream, the
           // element's own bytes are read or written whatever T is.)
           ChipTensor bad = a.tensor(0)->view({4}, {6});
-          if (set) set_tensor_data<int32_t>(bad, nd, ip, 5);
-          else (void)get_tensor_data<int32_t>(bad, nd, ip);
+          if (set)
+            set_tensor_data<int32_t>(bad, nd, ip, 5);
+          else
+            (void)get_tensor_data<int32_t>(bad, nd, ip);
         } else {
-          if (set) set_tensor_data<int32_t>(*a.tensor(0), nd, ip, 5);
-          else (void)get_tensor_data<int32_t>(*a.tensor(0), nd, ip);
+          if (set)
+            set_tensor_data<int32_t>(*a.tensor(0), nd, ip, 5);
+          else
+            (void)get_tensor_data<int32_t>(*a.tensor(0), nd, ip);
         }
       };
       break;

@@ -46,9 +46,7 @@ inline void reset_state() {
   g_launches.clear();
 }
 
-inline int64_t scalar(int64_t* args, int i) {
-  return args[taskring_kernel_local(args)->tensor_count + i];
-}
+inline int64_t scalar(int64_t* args, int i) { return args[taskring_kernel_local(args)->tensor_count + i]; }
 inline bool in_my_part(uint64_t k, const KernelLocalContext* ctx) {
   return static_cast<int64_t>(k % static_cast<uint64_t>(ctx->block_num)) == ctx->block_idx;
 }
@@ -167,9 +165,9 @@ extern "C" inline void rtest_entry(const ChipTaskArgs& args) {
 }
 
 inline std::vector<KernelBinding> all_kernels() {
-  return {{kFill, rk_fill, "", "fill"},       {kAdd, rk_add, "", "add"},          {kInc, rk_inc, "", "inc"},
-          {kStep, rk_step, "", "step"},       {kRecord, rk_record, "", "record"}, {kFail, rk_fail, "", "fail"},
-          {kStep2, rk_step, "", "step2"},     {kRecord2, rk_record, "", "record2"}};
+  return {{kFill, rk_fill, "", "fill"},   {kAdd, rk_add, "", "add"},           {kInc, rk_inc, "", "inc"},
+          {kStep, rk_step, "", "step"},   {kRecord, rk_record, "", "record"},  {kFail, rk_fail, "", "fail"},
+          {kStep2, rk_step, "", "step2"}, {kRecord2, rk_record, "", "record2"}};
 }
 
 // Which L2 runtime a Rig's worker uses (explicit, so that a braced env map

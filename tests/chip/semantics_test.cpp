@@ -35,7 +35,7 @@ TEST(RefCounts, RetainingConsumerKeepsProducerOutputAlive) {
       CoreTaskArgs c;
       c.add_input(x).add_output(o);
       step_scalars(c, 0, -1, 1, 0);  // wait flag 0; record flag 1 into seen[0]
-      c.set_dependencies(dep, 1);     // default WAIT|RETAIN
+      c.set_dependencies(dep, 1);    // default WAIT|RETAIN
       rt_submit_aiv_task(kStep, c);
     }
     before_q.store(true);
@@ -470,8 +470,8 @@ TEST(EntryArgs, TheOrchestrationSeesTheCallersTags) {
       },
       args);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
-  const std::vector<TensorArgType> want = {TensorArgType::INPUT, TensorArgType::INOUT,
-                                           TensorArgType::OUTPUT_EXISTING, TensorArgType::NO_DEP};
+  const std::vector<TensorArgType> want = {TensorArgType::INPUT, TensorArgType::INOUT, TensorArgType::OUTPUT_EXISTING,
+                                           TensorArgType::NO_DEP};
   EXPECT_EQ(seen, want);
 }
 

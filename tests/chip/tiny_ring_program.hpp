@@ -24,8 +24,8 @@ struct TinyRingSizes {
 };
 
 inline std::string describe(const TinyRingSizes& s) {
-  return "window " + std::to_string(s.window) + " heap " + std::to_string(s.heap) + " pool " +
-         std::to_string(s.pool) + " threads " + std::to_string(s.threads);
+  return "window " + std::to_string(s.window) + " heap " + std::to_string(s.heap) + " pool " + std::to_string(s.pool) +
+         " threads " + std::to_string(s.threads);
 }
 
 inline uint64_t tiny_ring_tasks(int iterations) {
@@ -60,8 +60,10 @@ inline Expected<RunReport> run_tiny_ring_program(Rig& rig, const RingSizes& ring
           for (int d = 0; d < depth; ++d) rt_scope_begin();
           CoreTaskArgs t1;
           t1.add_input(row).add_output(ci);
-          if (t1_spin_us > 0) step_scalars(t1, -1, -1, -1, 0, t1_spin_us, i);
-          else t1.add_scalar(i);
+          if (t1_spin_us > 0)
+            step_scalars(t1, -1, -1, -1, 0, t1_spin_us, i);
+          else
+            t1.add_scalar(i);
           TaskOutputTensors r1 = rt_submit_aiv_task(t1_spin_us > 0 ? kStep : kAdd, t1);
           CoreTaskArgs t2;
           t2.add_input(r1.get_ref(0)).add_output(row).add_scalar(0);

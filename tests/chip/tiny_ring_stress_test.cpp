@@ -31,11 +31,12 @@ using taskring::testing::test_scale;
 // yields voluntarily).
 class CpuHog {
  public:
-  CpuHog() : thread_([this] {
-      uint64_t x = 0;
-      while (!stop_.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
-      sink_.store(x, std::memory_order_relaxed);
-    }) {}
+  CpuHog()
+      : thread_([this] {
+          uint64_t x = 0;
+          while (!stop_.load(std::memory_order_relaxed)) x = x * 6364136223846793005ull + 1;
+          sink_.store(x, std::memory_order_relaxed);
+        }) {}
   ~CpuHog() {
     stop_.store(true, std::memory_order_relaxed);
     thread_.join();
@@ -51,11 +52,11 @@ class CpuHog {
 // pool), or all of them.
 TEST(TinyRingStress, TmrFinishesEveryRunUnderLoad) {
   const TinyRingSizes sizes[] = {
-      {4, 1 << 20, 1024, 2},   // window
-      {64, 2048, 1024, 2},     // heap: two 1 KiB outputs per ring
-      {64, 1 << 20, 4, 2},     // dep pool
-      {4, 2048, 4, 1},         // everything, one executor thread
-      {8, 1024, 4, 3},         // everything, more threads than cores
+      {4, 1 << 20, 1024, 2},  // window
+      {64, 2048, 1024, 2},    // heap: two 1 KiB outputs per ring
+      {64, 1 << 20, 4, 2},    // dep pool
+      {4, 2048, 4, 1},        // everything, one executor thread
+      {8, 1024, 4, 3},        // everything, more threads than cores
       {16, 4096, 16, 4},
   };
   const int runs = test_scale(600, 60, 6000);
@@ -119,8 +120,10 @@ uint64_t smallest_fitting(Rig& rig, int iterations, uint64_t lo, uint64_t hi,
   if (!run_tiny_ring_program(rig, sizes(hi), iterations, &acc, &spmd).ok()) return 0;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (run_tiny_ring_program(rig, sizes(mid), iterations, &acc, &spmd).ok()) hi = mid;
-    else lo = mid + 1;
+    if (run_tiny_ring_program(rig, sizes(mid), iterations, &acc, &spmd).ok())
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return hi;
 }

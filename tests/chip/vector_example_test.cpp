@@ -98,8 +98,10 @@ TEST(VectorExample, StagingBuffersAreReusedAcrossRuns) {
     const float c = 5.0f + round;
     for (size_t i = 0; i < f.size(); ++i) ASSERT_EQ(f[i], (c + 1) * (c + 2) + c) << "round " << round;
     const uint64_t allocs = (*w)->device().counters().alloc_calls;
-    if (round == 0) allocs_after_first = allocs;
-    else EXPECT_EQ(allocs, allocs_after_first) << "round " << round << " allocated staging again";
+    if (round == 0)
+      allocs_after_first = allocs;
+    else
+      EXPECT_EQ(allocs, allocs_after_first) << "round " << round << " allocated staging again";
   }
 }
 

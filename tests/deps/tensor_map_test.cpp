@@ -9,8 +9,8 @@
 #include <set>
 #include <vector>
 
-#include "test_scale.hpp"
 #include "deps/tensor_map.hpp"
+#include "test_scale.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 namespace taskring {
 namespace {
 
-using ::testing::HasSubstr;
 using taskring::testing::make_sim;
+using ::testing::HasSubstr;
 
 TEST(LinkModel, OffCostsNothing) {
   LinkModel off;
@@ -35,8 +35,8 @@ TEST(LinkModel, LatencyPlusBandwidth) {
 }
 
 TEST(LinkModel, BadTextNamesKnob) {
-  for (const char* bad : {"", "17", "17,", ",25", "17;25", "x,25", "17,0", "17,-3", "2000000,1", "17,20000", "nan,1",
-                          "inf,1"}) {
+  for (const char* bad :
+       {"", "17", "17,", ",25", "17;25", "x,25", "17,0", "17,-3", "2000000,1", "17,20000", "nan,1", "inf,1"}) {
     auto m = LinkModel::parse("TASKRING_SIM_LINK", bad);
     ASSERT_FALSE(m.ok()) << bad;
     EXPECT_THAT(m.status().message(), HasSubstr("TASKRING_SIM_LINK='" + std::string(bad) + "'"));

@@ -35,8 +35,10 @@ TEST(SimConfig, EveryKnobIsRead) {
 }
 
 TEST(SimConfig, RangeEdgesAreAccepted) {
-  for (const char* v : {"1", "64"}) EXPECT_TRUE(SimDeviceConfig::from_env(map_env({{"TASKRING_SIM_CLUSTERS", v}})).ok());
-  for (const char* v : {"1", "256"}) EXPECT_TRUE(SimDeviceConfig::from_env(map_env({{"TASKRING_SIM_THREADS", v}})).ok());
+  for (const char* v : {"1", "64"})
+    EXPECT_TRUE(SimDeviceConfig::from_env(map_env({{"TASKRING_SIM_CLUSTERS", v}})).ok());
+  for (const char* v : {"1", "256"})
+    EXPECT_TRUE(SimDeviceConfig::from_env(map_env({{"TASKRING_SIM_THREADS", v}})).ok());
   EXPECT_TRUE(SimDeviceConfig::from_env(map_env({{"TASKRING_SIM_LINK", "off"}})).ok());
 }
 
@@ -48,15 +50,13 @@ struct BadKnob {
 
 TEST(SimConfig, BadValuesNameTheVariableAndRange) {
   const BadKnob cases[] = {
-      {"TASKRING_SIM_CLUSTERS", "0", "[1, 64]"},       {"TASKRING_SIM_CLUSTERS", "65", "[1, 64]"},
-      {"TASKRING_SIM_CLUSTERS", "eight", "[1, 64]"},   {"TASKRING_SIM_THREADS", "0", "[1, 256]"},
-      {"TASKRING_SIM_THREADS", "257", "[1, 256]"},     {"TASKRING_SIM_THREADS", "-1", "[1, 256]"},
-      {"TASKRING_SIM_DEVICE_MEM_MB", "0", "[1, 1048576]"},
-      {"TASKRING_SIM_DEVICE_MEM_MB", "4G", "[1, 1048576]"},
-      {"TASKRING_SIM_LINK", "17", "<latency_us>,<GB/s>"},
-      {"TASKRING_SIM_LINK", "17,0", "(0, 10000]"},     {"TASKRING_SIM_LINK", "-1,25", "[0, 1000000]"},
-      {"TASKRING_SIM_LINK", "a,b", "<latency_us>,<GB/s>"}, {"TASKRING_SIM_LINK", "", "<latency_us>,<GB/s>"},
-      {"TASKRING_SIM_LINK", "17,25,3", "<latency_us>,<GB/s>"},
+      {"TASKRING_SIM_CLUSTERS", "0", "[1, 64]"},           {"TASKRING_SIM_CLUSTERS", "65", "[1, 64]"},
+      {"TASKRING_SIM_CLUSTERS", "eight", "[1, 64]"},       {"TASKRING_SIM_THREADS", "0", "[1, 256]"},
+      {"TASKRING_SIM_THREADS", "257", "[1, 256]"},         {"TASKRING_SIM_THREADS", "-1", "[1, 256]"},
+      {"TASKRING_SIM_DEVICE_MEM_MB", "0", "[1, 1048576]"}, {"TASKRING_SIM_DEVICE_MEM_MB", "4G", "[1, 1048576]"},
+      {"TASKRING_SIM_LINK", "17", "<latency_us>,<GB/s>"},  {"TASKRING_SIM_LINK", "17,0", "(0, 10000]"},
+      {"TASKRING_SIM_LINK", "-1,25", "[0, 1000000]"},      {"TASKRING_SIM_LINK", "a,b", "<latency_us>,<GB/s>"},
+      {"TASKRING_SIM_LINK", "", "<latency_us>,<GB/s>"},    {"TASKRING_SIM_LINK", "17,25,3", "<latency_us>,<GB/s>"},
   };
   for (const BadKnob& b : cases) {
     auto c = SimDeviceConfig::from_env(map_env({{b.name, b.value}}));

@@ -24,7 +24,10 @@ TEST(SimDeviceConcurrency, EightThreadsAllocCopyFree) {
       for (int r = 0; r < kRounds; ++r) {
         for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(t * 31 + r + i);
         auto a = dev->malloc(in.size(), 64 << (r % 4), "worker");
-        if (!a.ok()) { failures++; continue; }
+        if (!a.ok()) {
+          failures++;
+          continue;
+        }
         bool ok = dev->copy_to_device(*a, in.data(), in.size()).ok() &&
                   dev->copy_from_device(out.data(), *a, out.size()).ok() && in == out;
         auto v = dev->device_view(*a, in.size());

@@ -9,9 +9,9 @@
 namespace taskring {
 namespace {
 
+using taskring::testing::make_sim;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
-using taskring::testing::make_sim;
 
 TEST(SimDeviceErrors, MallocArguments) {
   auto dev = make_sim();
@@ -110,7 +110,8 @@ TEST(SimDeviceErrors, UseAfterFreeIsReported) {
               {"device_view", dev->device_view(*a, 16).status()}};
   for (const Op& op : ops) {
     EXPECT_EQ(op.s.code(), StatusCode::kFailedPrecondition) << op.name;
-    EXPECT_THAT(op.s.message(), HasSubstr(std::string(op.name) + ": use after free of allocation #1 ('activations') at 0x"));
+    EXPECT_THAT(op.s.message(),
+                HasSubstr(std::string(op.name) + ": use after free of allocation #1 ('activations') at 0x"));
   }
   ASSERT_TRUE(dev->free(*b).ok());
 }

@@ -11,8 +11,8 @@
 namespace taskring {
 namespace {
 
-using ::testing::HasSubstr;
 using taskring::testing::make_sim;
+using ::testing::HasSubstr;
 
 TEST(SimDevice, NameAndTopology) {
   SimDeviceConfig cfg;

@@ -10,8 +10,8 @@
 namespace taskring::kernels {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::f32;
+using ::testing::HasSubstr;
 using testing::HostTensor;
 using testing::run;
 namespace id = builtin_id;
@@ -46,7 +46,8 @@ struct PagedCase {
     return c.get(((static_cast<size_t>(b) * kBs + s) * kKvHeads + h) * kDim + d);
   }
   // out row r and lse for tokens [start, end).
-  void reference(uint32_t h, int start, int end, double scale, std::vector<double>* out, std::vector<double>* lse) const {
+  void reference(uint32_t h, int start, int end, double scale, std::vector<double>* out,
+                 std::vector<double>* lse) const {
     out->assign(kHq * kDim, 0);
     lse->assign(kHq, -std::numeric_limits<double>::infinity());
     for (uint32_t r = 0; r < kHq; ++r) {
@@ -123,14 +124,12 @@ TEST(BuiltinPagedAttention, EmptyContextAndNaN) {
   for (uint32_t r = 0; r < kHq; ++r) EXPECT_EQ(lse.get(r), -std::numeric_limits<double>::infinity());
   // A NaN in one cached key reaches every query row.
   pc.k.set(((static_cast<size_t>(pc.table_v[1]) * kBs + 3) * kKvHeads + 0) * kDim + 5, std::nan(""));
-  ASSERT_TRUE(run(id::kPagedAttentionDecode,
-                  {pc.q.t(), pc.head(pc.k, 0), pc.head(pc.v, 0), pc.table.t(), out.t()}, {40})
-                  .ok());
+  ASSERT_TRUE(
+      run(id::kPagedAttentionDecode, {pc.q.t(), pc.head(pc.k, 0), pc.head(pc.v, 0), pc.table.t(), out.t()}, {40}).ok());
   for (uint32_t r = 0; r < kHq; ++r) EXPECT_TRUE(std::isnan(out.at(r, 0))) << r;
   // ...but not when the poisoned token is outside the context.
-  ASSERT_TRUE(run(id::kPagedAttentionDecode,
-                  {pc.q.t(), pc.head(pc.k, 0), pc.head(pc.v, 0), pc.table.t(), out.t()}, {16})
-                  .ok());
+  ASSERT_TRUE(
+      run(id::kPagedAttentionDecode, {pc.q.t(), pc.head(pc.k, 0), pc.head(pc.v, 0), pc.table.t(), out.t()}, {16}).ok());
   for (size_t i = 0; i < out.numel(); ++i) EXPECT_FALSE(std::isnan(out.get(i)));
 }
 

@@ -200,7 +200,8 @@ TEST(CommKernels, TheLastArriverWakesABarrierWithOneRing) {
   std::atomic<uint32_t>& parked = d.header()->bell.parked;
   std::vector<Status> st(3);
   std::vector<std::thread> th;
-  for (int r = 0; r < 3; ++r) th.emplace_back([&, r] { st[r] = call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 1}); });
+  for (int r = 0; r < 3; ++r)
+    th.emplace_back([&, r] { st[r] = call(taskring_comm_probe, {}, {d.ctx_scalar(r), 0, 1}); });
   ASSERT_TRUE(parked_reaches(parked, 3));
   const uint32_t e0 = d.header()->bell.epoch.load();
   EXPECT_TRUE(call(taskring_comm_probe, {}, {d.ctx_scalar(3), 0, 1}).ok());
@@ -378,7 +379,8 @@ TEST(CommKernels, MoeDispatchChecksRoutesAndCapacity) {
       std::vector<float> rx(cap * D);
       for (int t = 0; t < T; ++t) ids[t * K] = 0, ids[t * K + 1] = 1;
       if (r == 0) ids[0] = bad_id;
-      ChipTensor tx = make_tensor_external(x.data(), {T, D}), ti = make_tensor_external(ids.data(), {T, K}, DataType::INT32),
+      ChipTensor tx = make_tensor_external(x.data(), {T, D}),
+                 ti = make_tensor_external(ids.data(), {T, K}, DataType::INT32),
                  tw = make_tensor_external(w.data(), {T, K}),
                  trx = make_tensor_external(rx.data(), {static_cast<uint32_t>(cap), D}),
                  trw = make_tensor_external(rw.data(), {static_cast<uint32_t>(cap)}),
@@ -407,14 +409,14 @@ TEST(CommKernels, MoeDispatchRejectsRanksWithDifferentTokenCounts) {
     std::vector<float> x(T * D, 1.0f), w(T * K, 0.5f), rw(cap), rx(cap * D);
     std::vector<int32_t> ids(T * K), rm(cap * 3), rc(El);
     for (int t = 0; t < T; ++t) ids[t * K] = 0, ids[t * K + 1] = 2;  // one row to each rank
-    return call(taskring_comm_moe_dispatch,
-                {make_tensor_external(x.data(), {static_cast<uint32_t>(T), D}),
-                 make_tensor_external(ids.data(), {static_cast<uint32_t>(T), K}, DataType::INT32),
-                 make_tensor_external(w.data(), {static_cast<uint32_t>(T), K}),
-                 make_tensor_external(rx.data(), {cap, D}), make_tensor_external(rw.data(), {cap}),
-                 make_tensor_external(rm.data(), {cap, 3}, DataType::INT32),
-                 make_tensor_external(rc.data(), {El}, DataType::INT32)},
-                {d.ctx_scalar(r), E, 0, 4096, 4096 + 4096, 4096 + 8192});
+    return call(
+        taskring_comm_moe_dispatch,
+        {make_tensor_external(x.data(), {static_cast<uint32_t>(T), D}),
+         make_tensor_external(ids.data(), {static_cast<uint32_t>(T), K}, DataType::INT32),
+         make_tensor_external(w.data(), {static_cast<uint32_t>(T), K}), make_tensor_external(rx.data(), {cap, D}),
+         make_tensor_external(rw.data(), {cap}), make_tensor_external(rm.data(), {cap, 3}, DataType::INT32),
+         make_tensor_external(rc.data(), {El}, DataType::INT32)},
+        {d.ctx_scalar(r), E, 0, 4096, 4096 + 4096, 4096 + 8192});
   });
   ASSERT_EQ(st.size(), 2u);
   EXPECT_EQ(st[0].code(), StatusCode::kInvalidArgument) << st[0].message();

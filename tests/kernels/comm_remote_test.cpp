@@ -151,8 +151,7 @@ TEST(CommRemote, RequestsArriveInOrderAcrossWrapsAndPutsAreSplit) {
         barrier_seen = true;
         EXPECT_EQ(e.q.value, 1u);
         break;
-      default:
-        ADD_FAILURE() << "op " << e.q.op;
+      default: ADD_FAILURE() << "op " << e.q.op;
     }
   }
   EXPECT_EQ(flags, 300u);

@@ -10,8 +10,8 @@
 namespace taskring::kernels {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::f32;
+using ::testing::HasSubstr;
 using testing::HostTensor;
 using testing::run;
 namespace id = builtin_id;
@@ -51,8 +51,12 @@ TEST(BuiltinAdd, RandomGoldenAllTileDtypes) {
 
 TEST(BuiltinAdd, IntegerTilesSaturate) {
   HostTensor a({1, 3}, DataType::INT8), b({1, 3}, DataType::INT8), o({1, 3}, DataType::INT8);
-  a.set(0, 100); a.set(1, -100); a.set(2, 5);
-  b.set(0, 100); b.set(1, -100); b.set(2, -7);
+  a.set(0, 100);
+  a.set(1, -100);
+  a.set(2, 5);
+  b.set(0, 100);
+  b.set(1, -100);
+  b.set(2, -7);
   ASSERT_TRUE(run(id::kAdd, {a.t(), b.t(), o.t()}).ok());
   EXPECT_EQ(o.get(0), 127);
   EXPECT_EQ(o.get(1), -128);
@@ -70,7 +74,7 @@ TEST(BuiltinAdd, StridedAndTransposedViews) {
   ASSERT_TRUE(run(id::kAdd, {a.t(), b.t().transpose(), ow}).ok());
   for (size_t r = 0; r < 8; ++r)
     for (size_t c = 0; c < 6; ++c) EXPECT_FLOAT_EQ(o.at(r + 1, 2 * c), a.at(r, c) + b.at(c, r));
-  EXPECT_EQ(o.at(0, 0), -99);   // untouched outside the view
+  EXPECT_EQ(o.at(0, 0), -99);  // untouched outside the view
   EXPECT_EQ(o.at(1, 1), -99);
   EXPECT_EQ(o.at(9, 0), -99);
 }
@@ -78,7 +82,10 @@ TEST(BuiltinAdd, StridedAndTransposedViews) {
 TEST(BuiltinAdd, NaNAndInfPropagate) {
   HostTensor a({1, 4}, DataType::FP32), b({1, 4}, DataType::FP32), o({1, 4}, DataType::FP32);
   const float av[4] = {kNaN, kInf, kInf, 1.0f}, bv[4] = {1.0f, 1.0f, -kInf, kNaN};
-  for (int i = 0; i < 4; ++i) { a.set(i, av[i]); b.set(i, bv[i]); }
+  for (int i = 0; i < 4; ++i) {
+    a.set(i, av[i]);
+    b.set(i, bv[i]);
+  }
   ASSERT_TRUE(run(id::kAdd, {a.t(), b.t(), o.t()}).ok());
   EXPECT_TRUE(std::isnan(o.get(0)));
   EXPECT_EQ(o.get(1), kInf);
@@ -119,7 +126,10 @@ TEST(BuiltinAdd, BadInputsAreReported) {
 
 TEST(BuiltinCopy, AnyDtypeAnyStrides) {
   HostTensor src({6, 5}, DataType::INT16), dst({5, 6}, DataType::INT16);
-  for (size_t i = 0; i < src.numel(); ++i) { int16_t v = static_cast<int16_t>(i * 7 - 50); std::memcpy(src.ptr(i), &v, 2); }
+  for (size_t i = 0; i < src.numel(); ++i) {
+    int16_t v = static_cast<int16_t>(i * 7 - 50);
+    std::memcpy(src.ptr(i), &v, 2);
+  }
   ASSERT_TRUE(run(id::kCopy, {src.t().transpose(), dst.t()}).ok());
   for (size_t r = 0; r < 5; ++r)
     for (size_t c = 0; c < 6; ++c) {

@@ -92,8 +92,8 @@ inline uint64_t f32(float f) { return scalar_from_float(f); }
 // Relative tolerance of storing into a dtype (half an ulp), 0 for FP32 work.
 inline double store_rel_tol(DataType t) {
   switch (t) {
-    case DataType::BF16: return 1.0 / 256;  // 2^-8
-    case DataType::FP16: return 1.0 / 2048; // 2^-11
+    case DataType::BF16: return 1.0 / 256;   // 2^-8
+    case DataType::FP16: return 1.0 / 2048;  // 2^-11
     default: return 0.0;
   }
 }

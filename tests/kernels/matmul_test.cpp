@@ -35,7 +35,8 @@ void expect_matmul(const ChipTensor& a, const ChipTensor& b, const HostTensor& c
         r += x * y;
         mag += std::abs(x * y);
       }
-      const double tol = 1e-6 * mag * std::sqrt(static_cast<double>(k) + 1) + testing::store_rel_tol(c.dtype()) * std::abs(r) + 1e-6;
+      const double tol =
+          1e-6 * mag * std::sqrt(static_cast<double>(k) + 1) + testing::store_rel_tol(c.dtype()) * std::abs(r) + 1e-6;
       ASSERT_NEAR(c.at(i, j), r, tol) << "i=" << i << " j=" << j;
     }
 }
@@ -49,7 +50,8 @@ TEST(BuiltinMatmul, Fp32AllTransposeFlags) {
       HostTensor c({m, n}, DataType::FP32);
       a.fill_random(10 + ta);
       b.fill_random(20 + tb);
-      ASSERT_TRUE(run(id::kMatmul, {a.t(), b.t(), c.t()}, {0, static_cast<uint64_t>(ta), static_cast<uint64_t>(tb)}).ok());
+      ASSERT_TRUE(
+          run(id::kMatmul, {a.t(), b.t(), c.t()}, {0, static_cast<uint64_t>(ta), static_cast<uint64_t>(tb)}).ok());
       expect_matmul(a.t(), b.t(), c, ta, tb);
     }
 }
@@ -74,8 +76,8 @@ TEST(BuiltinMatmul, TransposedAndSteppedViews) {
   abuf.fill_random(4);
   bbuf.fill_random(5);
   cbuf.fill(7);
-  ChipTensor a = abuf.t().transpose();                 // 12 x 20
-  ChipTensor b = bbuf.t().slice(1, 0, 14, 2);          // 20 x 7, column stride 2
+  ChipTensor a = abuf.t().transpose();         // 12 x 20
+  ChipTensor b = bbuf.t().slice(1, 0, 14, 2);  // 20 x 7, column stride 2
   ChipTensor c = cbuf.t().view({12, 7}, {2, 1});
   ASSERT_TRUE(run(id::kMatmul, {a, b, c}).ok());
   for (uint32_t i = 0; i < 12; ++i)
@@ -112,8 +114,14 @@ TEST(BuiltinMatmul, HalfPrecisionInputsAccumulateInFp32) {
 
 TEST(BuiltinMatmul, NaNAndInfPropagate) {
   HostTensor a({2, 2}, DataType::FP32), b({2, 2}, DataType::FP32), c({2, 2}, DataType::FP32);
-  a.set(0, std::nan("")); a.set(1, 1); a.set(2, 1); a.set(3, 1);
-  b.set(0, 1); b.set(1, 1); b.set(2, std::numeric_limits<double>::infinity()); b.set(3, 1);
+  a.set(0, std::nan(""));
+  a.set(1, 1);
+  a.set(2, 1);
+  a.set(3, 1);
+  b.set(0, 1);
+  b.set(1, 1);
+  b.set(2, std::numeric_limits<double>::infinity());
+  b.set(3, 1);
   ASSERT_TRUE(run(id::kMatmul, {a.t(), b.t(), c.t()}).ok());
   EXPECT_TRUE(std::isnan(c.at(0, 0)));
   EXPECT_TRUE(std::isnan(c.at(0, 1)));

@@ -85,8 +85,7 @@ TEST(BuiltinMoeRoute, BadInputs) {
   const int v[6] = {0, 1, 1, 0, 0, 1};
   for (int i = 0; i < 6; ++i) ids.set(i, v[i]);
   EXPECT_THAT(run(id::kMoeRoute, {ids.t(), wf.t(), rows.t(), gates.t()}).message(), HasSubstr("topk_weights dtype"));
-  EXPECT_THAT(run(id::kMoeRoute, {ids.t(), w.t(), small.t(), smallg.t()}).message(),
-              HasSubstr("more than capacity 1"));
+  EXPECT_THAT(run(id::kMoeRoute, {ids.t(), w.t(), small.t(), smallg.t()}).message(), HasSubstr("more than capacity 1"));
   EXPECT_THAT(run(id::kMoeRoute, {ids.t(), w.t(), rows.t(), gates.t(), counts3.t()}).message(),
               HasSubstr("expected a vector of 2"));
   EXPECT_THAT(run(id::kMoeRoute, {ids.t(), w.t(), rows.t(), small.t()}).message(), HasSubstr("moe_route"));

@@ -77,8 +77,8 @@ TEST(BuiltinTopkGating, BalancedModeIsRoundRobinAndEven) {
 
 TEST(BuiltinTopkGating, BadInputs) {
   HostTensor lg({4, 3}, DataType::FP32), ids({4, 5}, DataType::INT32), w({4, 5}, DataType::FP32),
-      idsf({4, 2}, DataType::FP32), w2({4, 2}, DataType::FP32), ids2({4, 2}, DataType::INT32), ids3({3, 2}, DataType::INT32),
-      w32({3, 2}, DataType::FP32);
+      idsf({4, 2}, DataType::FP32), w2({4, 2}, DataType::FP32), ids2({4, 2}, DataType::INT32),
+      ids3({3, 2}, DataType::INT32), w32({3, 2}, DataType::FP32);
   EXPECT_THAT(run(id::kTopkGating, {lg.t(), ids.t(), w.t()}).message(), HasSubstr("k = 5 must be in 1..3"));
   EXPECT_THAT(run(id::kTopkGating, {lg.t(), idsf.t(), w2.t()}).message(), HasSubstr("topk_ids dtype FP32"));
   EXPECT_THAT(run(id::kTopkGating, {lg.t(), ids3.t(), w32.t()}).message(), HasSubstr("3 rows for 4 tokens"));
@@ -151,8 +151,10 @@ TEST(BuiltinScatterAddRows, BadInputs) {
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
   EXPECT_THAT(s.message(), HasSubstr("indices[2] = 2 outside 0..1"));
   idx.set(2, 0);
-  EXPECT_THAT(run(id::kScatterAddRows, {src.t(), idx.t(), dbf.t()}).message(), HasSubstr("dst dtype BF16, expected FP32"));
-  EXPECT_THAT(run(id::kScatterAddRows, {src.t(), idx.t(), dst.t(), w2.t()}).message(), HasSubstr("expected a vector of 3"));
+  EXPECT_THAT(run(id::kScatterAddRows, {src.t(), idx.t(), dbf.t()}).message(),
+              HasSubstr("dst dtype BF16, expected FP32"));
+  EXPECT_THAT(run(id::kScatterAddRows, {src.t(), idx.t(), dst.t(), w2.t()}).message(),
+              HasSubstr("expected a vector of 3"));
   EXPECT_THAT(run(id::kScatterAddRows, {src.t(), idx2.t(), dst.t()}).message(), HasSubstr("one index per src row"));
 }
 

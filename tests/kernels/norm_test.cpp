@@ -10,8 +10,8 @@
 namespace taskring::kernels {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::f32;
+using ::testing::HasSubstr;
 using testing::HostTensor;
 using testing::run;
 namespace id = builtin_id;
@@ -63,10 +63,14 @@ TEST(BuiltinSoftmax, GoldenWithStridedInput) {
 
 TEST(BuiltinSoftmax, SpecialValues) {
   HostTensor x({4, 3}, DataType::FP32), o({4, 3}, DataType::FP32);
-  const double v[12] = {0, -kInf, 0,        // masked entry -> 0
-                        1, std::nan(""), 2,  // NaN row -> NaN
-                        -kInf, -kInf, -kInf, // all masked -> NaN (0/0)
-                        kInf, 1, 2};        // +Inf -> NaN (Inf - Inf)
+  const double v[12] = {0,     -kInf,
+                        0,  // masked entry -> 0
+                        1,     std::nan(""),
+                        2,  // NaN row -> NaN
+                        -kInf, -kInf,
+                        -kInf,  // all masked -> NaN (0/0)
+                        kInf,  1,
+                        2};  // +Inf -> NaN (Inf - Inf)
   for (int i = 0; i < 12; ++i) x.set(i, v[i]);
   ASSERT_TRUE(run(id::kSoftmax, {x.t(), o.t()}).ok());
   EXPECT_EQ(o.at(0, 0), 0.5);

@@ -15,8 +15,8 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 TEST(TileCast, Bf16RoundsToNearestEven) {
   EXPECT_EQ(float_to_bf16_bits(1.0f), 0x3F80);
-  EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1p-8f), 0x3F80);       // tie -> even (down)
-  EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3F82);   // tie -> even (up)
+  EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1p-8f), 0x3F80);             // tie -> even (down)
+  EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3F82);         // tie -> even (up)
   EXPECT_EQ(float_to_bf16_bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3F81);  // above tie -> up
   EXPECT_EQ(float_to_bf16_bits(kInf), 0x7F80);
   EXPECT_EQ(float_to_bf16_bits(-kInf), 0xFF80);
@@ -27,10 +27,10 @@ TEST(TileCast, Bf16RoundsToNearestEven) {
 
 TEST(TileCast, Fp16RoundsToNearestEven) {
   EXPECT_EQ(float_to_fp16_bits(1.0f), 0x3C00);
-  EXPECT_EQ(float_to_fp16_bits(1.0f + 0x1p-11f), 0x3C00);      // tie -> even
+  EXPECT_EQ(float_to_fp16_bits(1.0f + 0x1p-11f), 0x3C00);  // tie -> even
   EXPECT_EQ(float_to_fp16_bits(1.0f + 3 * 0x1p-11f), 0x3C02);
   EXPECT_EQ(fp16_bits_to_float(float_to_fp16_bits(65504.0f)), 65504.0f);
-  EXPECT_EQ(float_to_fp16_bits(65520.0f), 0x7C00);              // tie at the top -> Inf
+  EXPECT_EQ(float_to_fp16_bits(65520.0f), 0x7C00);  // tie at the top -> Inf
   EXPECT_EQ(float_to_fp16_bits(-kInf), 0xFC00);
   EXPECT_TRUE(std::isnan(fp16_bits_to_float(float_to_fp16_bits(kNaN))));
 }
@@ -153,9 +153,12 @@ TEST(TileOps, UnaryGoldenAndSpecialValues) {
     unary(op, a, o);
     for (int i = 0; i < 6; ++i) {
       const double r = ref(xs[i]);
-      if (std::isnan(r)) EXPECT_TRUE(std::isnan(o(0, i))) << static_cast<int>(op) << " x=" << xs[i];
-      else if (std::isinf(r)) EXPECT_EQ(o(0, i), r) << static_cast<int>(op) << " x=" << xs[i];
-      else EXPECT_NEAR(o(0, i), r, 1e-5 * std::abs(r) + 1e-6) << static_cast<int>(op) << " x=" << xs[i];
+      if (std::isnan(r))
+        EXPECT_TRUE(std::isnan(o(0, i))) << static_cast<int>(op) << " x=" << xs[i];
+      else if (std::isinf(r))
+        EXPECT_EQ(o(0, i), r) << static_cast<int>(op) << " x=" << xs[i];
+      else
+        EXPECT_NEAR(o(0, i), r, 1e-5 * std::abs(r) + 1e-6) << static_cast<int>(op) << " x=" << xs[i];
     }
   };
   check(UnaryOp::kExp, [](double x) { return std::exp(x); });
@@ -211,7 +214,7 @@ TEST(TileOps, UnaryGoldenAndSpecialValues) {
 
 TEST(TileOps, RowReductionsAndBroadcasts) {
   Tile a(3, 4);
-  a << 1, 2, 3, 4,  //
+  a << 1, 2, 3, 4,   //
       -1, -5, 2, 0,  //
       1, kNaN, 0, 0;
   ColVec sums, maxes;

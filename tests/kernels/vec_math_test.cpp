@@ -46,8 +46,8 @@ std::vector<float> sweep() {
   std::mt19937 g(7);
   std::uniform_real_distribution<float> d(-6.0f, 6.0f);
   for (int i = 0; i < 4000; ++i) xs.push_back(d(g));
-  for (float s : {0.0f, -0.0f, kInf, -kInf, kNaN, 88.72f, 88.7228f, 88.73f, -87.0f, -100.0f, -103.9f, -104.0f,
-                  1e-30f, -1e-30f, 1e-40f})
+  for (float s : {0.0f, -0.0f, kInf, -kInf, kNaN, 88.72f, 88.7228f, 88.73f, -87.0f, -100.0f, -103.9f, -104.0f, 1e-30f,
+                  -1e-30f, 1e-40f})
     xs.push_back(s);
   return xs;
 }
@@ -144,7 +144,8 @@ TEST(VecMath, EveryLengthInPlaceAndGuarded) {
       }
       x[n] = 7.0f;
       k->exp(x.data(), y.data(), n);
-      for (size_t i = 0; i < n; ++i) expect_close(y[i], std::exp(double{x[i]}), 2e-7, 0, lv + " exp n=" + std::to_string(n));
+      for (size_t i = 0; i < n; ++i)
+        expect_close(y[i], std::exp(double{x[i]}), 2e-7, 0, lv + " exp n=" + std::to_string(n));
       EXPECT_EQ(y[n], 123.0f) << lv << " exp wrote past n=" << n;
       std::vector<float> z = x;
       k->silu(z.data(), z.data(), n);

@@ -29,8 +29,8 @@ std::optional<Anchor> parse_anchor(const Envelope& e) {
   long long pid = 0;
   unsigned long long mono = 0, wall = 0;
   int used = 0;
-  if (std::sscanf(e.message.c_str(), "[CLOCK_ANCHOR] v=1 pid=%lld mono_ns=%llu wall_ns=%llu%n", &pid, &mono,
-                  &wall, &used) != 3 ||
+  if (std::sscanf(e.message.c_str(), "[CLOCK_ANCHOR] v=1 pid=%lld mono_ns=%llu wall_ns=%llu%n", &pid, &mono, &wall,
+                  &used) != 3 ||
       static_cast<size_t>(used) != e.message.size())
     return std::nullopt;
   a.pid = pid;

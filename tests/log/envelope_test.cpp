@@ -57,8 +57,8 @@ TEST(LogEnvelope, RecordParsesBackWithOneWrite) {
   EXPECT_EQ(e->level, "INFO");
   EXPECT_EQ(e->func, "caller");
   EXPECT_EQ(e->message, "value=42 name=x y");
-  EXPECT_EQ(lines[0], "[mono_ns=" + std::to_string(e->mono_ns) + "][T0x" + self_hex() +
-                          "][INFO] caller: value=42 name=x y");
+  EXPECT_EQ(lines[0],
+            "[mono_ns=" + std::to_string(e->mono_ns) + "][T0x" + self_hex() + "][INFO] caller: value=42 name=x y");
   auto e1 = parse_envelope(lines[1]);
   ASSERT_TRUE(e1.has_value());
   EXPECT_EQ(e1->level, "ERROR");

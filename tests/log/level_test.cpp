@@ -26,10 +26,10 @@ TEST(LogLevel, ParsesNamesAnyCaseAndIntegers) {
     const char* text;
     Level want;
   } cases[] = {
-      {"debug", Level::kDebug}, {"DEBUG", Level::kDebug},  {"Info", Level::kInfo},    {"timing", Level::kTiming},
-      {"warn", Level::kWarn},   {"WARNING", Level::kWarn}, {"error", Level::kError},  {"nul", Level::kNul},
-      {"NULL", Level::kNul},    {" info ", Level::kInfo},  {"10", Level::kDebug},     {"20", Level::kInfo},
-      {"25", Level::kTiming},   {"30", Level::kWarn},      {"40", Level::kError},     {"60", Level::kNul},
+      {"debug", Level::kDebug}, {"DEBUG", Level::kDebug},  {"Info", Level::kInfo},   {"timing", Level::kTiming},
+      {"warn", Level::kWarn},   {"WARNING", Level::kWarn}, {"error", Level::kError}, {"nul", Level::kNul},
+      {"NULL", Level::kNul},    {" info ", Level::kInfo},  {"10", Level::kDebug},    {"20", Level::kInfo},
+      {"25", Level::kTiming},   {"30", Level::kWarn},      {"40", Level::kError},    {"60", Level::kNul},
   };
   for (const Case& c : cases) {
     Expected<Level> got = parse_level(c.text);

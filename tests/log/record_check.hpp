@@ -16,11 +16,13 @@ namespace taskring::log::testing {
 // A deterministic pad, so a torn or spliced record cannot pass for intact.
 // Most are short; every 50th is ~2 KB (still below PIPE_BUF).
 inline std::string log_pad(int writer, int seq) {
-  size_t len = seq % 50 == 7 ? 1900 + static_cast<size_t>(writer) : 10 + static_cast<size_t>(writer * 31 + seq * 7) % 190;
+  size_t len =
+      seq % 50 == 7 ? 1900 + static_cast<size_t>(writer) : 10 + static_cast<size_t>(writer * 31 + seq * 7) % 190;
   return std::string(len, static_cast<char>('a' + (writer + seq) % 26));
 }
 inline std::string span_pad(int writer, int seq) {
-  return std::string(1 + static_cast<size_t>(writer * 13 + seq) % 150, static_cast<char>('A' + (writer * 7 + seq) % 26));
+  return std::string(1 + static_cast<size_t>(writer * 13 + seq) % 150,
+                     static_cast<char>('A' + (writer * 7 + seq) % 26));
 }
 
 inline void write_log_records(int writer, int count) {
@@ -86,8 +88,7 @@ inline CheckResult check_records(const std::string& text, int writers, int per_w
       if (e->level != "TIMING" || close == std::string::npos ||
           std::sscanf(e->message.c_str() + close + 2, "w=%d seq=%d pad=%4095s", &w, &seq, pad) != 3 || w < 0 ||
           w >= writers || seq < 0 || seq >= per_writer || log_pad(w, seq) != pad ||
-          e->message.substr(close + 2) !=
-              "w=" + std::to_string(w) + " seq=" + std::to_string(seq) + " pad=" + pad) {
+          e->message.substr(close + 2) != "w=" + std::to_string(w) + " seq=" + std::to_string(seq) + " pad=" + pad) {
         fail("record payload damaged", line);
         continue;
       }

@@ -31,8 +31,8 @@ std::string head(uint64_t mono) {
   return buf;
 }
 
-std::string format(uint64_t mono, std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uint64_t hid,
-                   int depth, const Attrs& attrs = Attrs()) {
+std::string format(uint64_t mono, std::string_view name, int64_t ts, int64_t dur, uint64_t inv, uint64_t hid, int depth,
+                   const Attrs& attrs = Attrs()) {
   char buf[kMaxRecord];
   size_t n = format_span(buf, mono, name, ts, dur, inv, hid, depth, attrs);
   EXPECT_LE(n, kMaxRecord);
@@ -103,8 +103,8 @@ TEST(Strace, TruncatesWholeUnitsAtCapacityWithMarker) {
   EXPECT_EQ(encode_name(a64, 64), a64);                               // exactly full: untouched
   EXPECT_EQ(encode_name(a64 + "b", 64), std::string(63, 'a') + "~");  // drop one byte for the marker
   EXPECT_EQ(encode_name(std::string(61, 'a') + "\n", 64), std::string(61, 'a') + "%0A");  // escape fits exactly
-  EXPECT_EQ(encode_name(std::string(61, 'a') + "\nb", 64), std::string(61, 'a') + "~");  // drop the whole %0A
-  EXPECT_EQ(encode_name(std::string(62, 'a') + "\n", 64), std::string(62, 'a') + "~");  // escape does not fit
+  EXPECT_EQ(encode_name(std::string(61, 'a') + "\nb", 64), std::string(61, 'a') + "~");   // drop the whole %0A
+  EXPECT_EQ(encode_name(std::string(62, 'a') + "\n", 64), std::string(62, 'a') + "~");    // escape does not fit
   EXPECT_EQ(encode_name(std::string(63, 'a') + "\n", 64), std::string(63, 'a') + "~");
   std::string escapes;
   for (int i = 0; i < 21; ++i) escapes += "%0A";  // 63 bytes; a 22nd escape would need 66
@@ -330,8 +330,8 @@ TEST(SpanBatch, OutgrowingOnePipeWriteSplitsBetweenWholeRecords) {
     const uint64_t before = thread_write_calls();
     {
       SpanBatch batch;
-      for (int i = 0; i < 40; ++i) batch.add(std::string(kNameCapacity - 3, 'n') + std::to_string(i + 10), i, 1, 1, 1, 1,
-                                            Attrs{{"k", value}});
+      for (int i = 0; i < 40; ++i)
+        batch.add(std::string(kNameCapacity - 3, 'n') + std::to_string(i + 10), i, 1, 1, 1, 1, Attrs{{"k", value}});
     }  // the destructor flushes
     writes = thread_write_calls() - before;
   });

@@ -31,7 +31,8 @@ AnchorRun anchor(int np, const std::string& args, bool json = true) {
   const std::string err = std::string(dir) + "/err";
   const std::string cmd = std::string(taskring::testing::kMpiEnv) + TASKRING_MPIEXEC +
                           " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
-                          std::to_string(np) + " " + BENCH_MOE_MPI + (json ? " --json" : "") + " " + args + (args.find("--deadline-s") == std::string::npos ? " --deadline-s 100" : "");
+                          std::to_string(np) + " " + BENCH_MOE_MPI + (json ? " --json" : "") + " " + args +
+                          (args.find("--deadline-s") == std::string::npos ? " --deadline-s 100" : "");
   auto r = run_bounded("sh -c '" + cmd + " 2>" + err + "'", 120);
   a.rc = r.rc;
   a.out = r.out;
@@ -92,8 +93,8 @@ TEST(MoeAnchor, ACorruptedOutputFailsTheGolden) {
 TEST(MoeAnchor, OutputsAndReceivedRowsEqualTaskringsBitForBit) {
   AnchorRun a = anchor(4, "--rounds 1 --warmup 0 --digest --topk 3 --tokens 7", /*json=*/false);
   ASSERT_EQ(a.rc, 0) << a.out << a.err;
-  auto t = run_bounded(std::string(TASKRING_BIN) + " run moe --chips 4 --rounds 1 --warmup 0 --digest=1 --topk 3 --tokens 7",
-                       120);
+  auto t = run_bounded(
+      std::string(TASKRING_BIN) + " run moe --chips 4 --rounds 1 --warmup 0 --digest=1 --topk 3 --tokens 7", 120);
   ASSERT_EQ(t.rc, 0) << t.out;
   const auto mine = taskring::testing::moe_digests(a.out), theirs = taskring::testing::moe_digests(t.out);
   EXPECT_EQ(mine.size(), 4u) << a.out;

@@ -18,8 +18,8 @@
 namespace taskring::testing {
 
 struct MpiResult {
-  int rc = -1;        // exit status; 124 when the bound killed it
-  std::string out;    // stdout and stderr, interleaved
+  int rc = -1;      // exit status; 124 when the bound killed it
+  std::string out;  // stdout and stderr, interleaved
   double seconds = 0;
 };
 

@@ -21,8 +21,8 @@ using kernels::ProbeOp;
 namespace {
 
 constexpr int kChips = 2;
-constexpr uint32_t kN = 64;              // floats per rank's tile
-constexpr uint64_t kSignalOff = 8192;    // window offset of the ring-notify signal
+constexpr uint32_t kN = 64;            // floats per rank's tile
+constexpr uint64_t kSignalOff = 8192;  // window offset of the ring-notify signal
 std::string g_scenario;
 int g_node = 0;
 float* g_in[kChips] = {};
@@ -69,8 +69,8 @@ Status putget(NodeWorker& n, int comm) {
       g_in[c][i] = static_cast<float>((g_node * kChips + c) * 1000 + i);
       g_out[c][i] = -1;
     }
-  TASKRING_RETURN_IF_ERROR(probe_run(
-      n, comm, {{ProbeOp::kPutGet, 0}, {ProbeOp::kRingNotify, kSignalOff}, {ProbeOp::kBarrier, 20}}));
+  TASKRING_RETURN_IF_ERROR(
+      probe_run(n, comm, {{ProbeOp::kPutGet, 0}, {ProbeOp::kRingNotify, kSignalOff}, {ProbeOp::kBarrier, 20}}));
   for (int c = 0; c < kChips; ++c) {
     const int g = g_node * kChips + c, left = (g + 3) % 4;
     for (uint32_t i = 0; i < kN; ++i)
@@ -90,9 +90,7 @@ Status expect_error(const Status& s, const std::string& part, const std::string&
 // Bad member lists are refused before anything is allocated.
 Status validation(NodeWorker& n) {
   return n.run([&](Orchestrator& o) -> Status {
-    auto bad = [&](std::vector<node::GlobalMember> m) {
-      return o.allocate_global_domain("v", m, 4096).status();
-    };
+    auto bad = [&](std::vector<node::GlobalMember> m) { return o.allocate_global_domain("v", m, 4096).status(); };
     TASKRING_RETURN_IF_ERROR(expect_error(bad({{0, 0}, {5, 0}}), "node not in [0, 2)", "node 5"));
     TASKRING_RETURN_IF_ERROR(expect_error(bad({{0, 0}, {1, 0}, {0, 0}}), "listed twice", "a member twice"));
     TASKRING_RETURN_IF_ERROR(expect_error(bad({{1 - g_node, 0}}), "no member is on this node", "no local member"));
@@ -234,7 +232,8 @@ int main(int argc, char** argv) {
     std::printf("failing run: %.2f s: %s\n", sec, s.to_string().c_str());
     // Whichever node's error reaches rank 0 first names MPI rank 1: its own
     // (the failing member) or node 0's aborted wait.
-    if (s.ok()) fail = "the run passed";
+    if (s.ok())
+      fail = "the run passed";
     else if (!contains(s.message(), "rank 1 (pid") && !contains(s.message(), "a member on MPI rank 1 failed"))
       fail = "the error does not name rank 1: " + s.to_string();
     else if (!contains(s.message(), "fails on purpose") && !contains(s.message(), "a member on MPI rank 1 failed"))
@@ -250,14 +249,17 @@ int main(int argc, char** argv) {
     if (!s.ok()) fail = s.to_string();
   } else if (g_scenario == "collective") {
     Status s = on_both(3);
-    if (!s.ok()) fail = s.to_string();
-    else if (Status next = on_both(0); !next.ok()) fail = "the next run failed: " + next.to_string();
+    if (!s.ok())
+      fail = s.to_string();
+    else if (Status next = on_both(0); !next.ok())
+      fail = "the next run failed: " + next.to_string();
   } else if (g_scenario == "mismatch") {
     const auto t0 = std::chrono::steady_clock::now();
     Status s = on_both(4);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("mismatched allocation: %.2f s: %s\n", sec, s.to_string().c_str());
-    if (s.ok()) fail = "the run passed";
+    if (s.ok())
+      fail = "the run passed";
     else if (!contains(s.message(), "allocated a different domain under this name"))
       fail = "the error does not say the domains differ: " + s.to_string();
     else if (!contains(s.message(), "MPI rank 0 allocated") && !contains(s.message(), "MPI rank 1 allocated"))
@@ -271,8 +273,10 @@ int main(int argc, char** argv) {
   } else {
     fail = "unknown scenario";
   }
-  if (fail.empty()) std::printf("SCENARIO %s PASS\n", g_scenario.c_str());
-  else std::printf("SCENARIO %s FAIL: %s\n", g_scenario.c_str(), fail.c_str());
+  if (fail.empty())
+    std::printf("SCENARIO %s PASS\n", g_scenario.c_str());
+  else
+    std::printf("SCENARIO %s FAIL: %s\n", g_scenario.c_str(), fail.c_str());
   std::fflush(stdout);
   Status c = w.close();
   return fail.empty() && c.ok() ? 0 : 1;

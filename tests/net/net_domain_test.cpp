@@ -14,8 +14,8 @@
 
 namespace {
 
-using taskring::testing::mpirun;
 using taskring::testing::MpiResult;
+using taskring::testing::mpirun;
 using taskring::testing::run_bounded;
 
 constexpr int kBoundS = 120;  // a hang fails the test instead of stalling CTest
@@ -41,8 +41,9 @@ TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefu
 
 void expect_same_moe(int nodes, int chips, const std::string& extra) {
   const std::string shape = " --rounds 2 --digest=1" + extra;
-  MpiResult spread = mpirun(nodes, std::string(TASKRING_BIN) + " run moe --nodes " + std::to_string(nodes) +
-                                       " --chips " + std::to_string(chips) + shape,
+  MpiResult spread = mpirun(nodes,
+                            std::string(TASKRING_BIN) + " run moe --nodes " + std::to_string(nodes) + " --chips " +
+                                std::to_string(chips) + shape,
                             kBoundS);
   MpiResult one =
       run_bounded(std::string(TASKRING_BIN) + " run moe --chips " + std::to_string(nodes * chips) + shape, kBoundS);
@@ -55,7 +56,9 @@ void expect_same_moe(int nodes, int chips, const std::string& extra) {
 }
 
 TEST(NetDomain, MoeOnTwoNodesOfTwoChipsEqualsOneNodeOfFour) { expect_same_moe(2, 2, ""); }
-TEST(NetDomain, MoeFromBuildingBlocksOnTwoNodesEqualsOneNode) { expect_same_moe(2, 2, " --fused=0 --balanced-routing"); }
+TEST(NetDomain, MoeFromBuildingBlocksOnTwoNodesEqualsOneNode) {
+  expect_same_moe(2, 2, " --fused=0 --balanced-routing");
+}
 TEST(NetDomain, MoeOnTwoNodesOfFourChipsEqualsOneNodeOfEight) { expect_same_moe(2, 4, ""); }
 
 }  // namespace

@@ -60,8 +60,8 @@ struct L4Harness {
     return o.submit_next_level(0, a, rank);
   }
   static Status wait(const std::shared_ptr<node::RunState>& r) {
-    Status w = r->waiter.wait([&] { return r->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000),
-                              "run");
+    Status w =
+        r->waiter.wait([&] { return r->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000), "run");
     return w.ok() ? r->status : w;
   }
 
@@ -74,7 +74,7 @@ struct L4Harness {
 TEST(NetEngine, OverlapAtAnotherOffsetWaitsDisjointDoesNot) {
   L4Harness h(3);
   auto run = h.engine->run_orchestration([&](Orchestrator& o) -> Status {
-    TASKRING_RETURN_IF_ERROR(L4Harness::submit(o, h.range(0, 24), 2, true));   // held on rank 2
+    TASKRING_RETURN_IF_ERROR(L4Harness::submit(o, h.range(0, 24), 2, true));    // held on rank 2
     TASKRING_RETURN_IF_ERROR(L4Harness::submit(o, h.range(16, 16), 0, false));  // overlaps [16, 24)
     return L4Harness::submit(o, h.range(32, 32), 1, false);                     // disjoint
   });
@@ -94,12 +94,14 @@ TEST(NetEngine, MessagesSayRankAndCheckTensorRejects) {
   float host[4] = {};
   const uint32_t shape = 4;
   ChipTensor local = make_tensor_external(host, &shape, 1, DataType::FLOAT32);
-  s = L4Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return L4Harness::submit(o, local, 0, false); }));
+  s = L4Harness::wait(
+      h.engine->run_orchestration([&](Orchestrator& o) { return L4Harness::submit(o, local, 0, false); }));
   EXPECT_NE(s.message().find("not a remote tensor"), std::string::npos) << s.to_string();
   const uint32_t four = 4;
   ChipTensor stale = *make_remote_tensor(RemoteTensor{1, 0, 1, 0, 16}, 1024, std::span<const uint32_t>(&four, 1),
                                          DataType::FLOAT32);  // generation 1; the mirror holds 0
-  s = L4Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return L4Harness::submit(o, stale, 0, false); }));
+  s = L4Harness::wait(
+      h.engine->run_orchestration([&](Orchestrator& o) { return L4Harness::submit(o, stale, 0, false); }));
   EXPECT_NE(s.message().find("generation"), std::string::npos) << s.to_string();
 }
 

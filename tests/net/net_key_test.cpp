@@ -48,12 +48,12 @@ TEST(RemoteKey, RejectsHostPointersAndBadRanges) {
                                  DataType::FLOAT32);
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.status().code(), StatusCode::kOutOfRange);
-  auto odd = make_remote_tensor(RemoteTensor{0, 1, 0, 2, 16}, 1024, std::span<const uint32_t>(&shape, 1),
-                                DataType::FLOAT32);
+  auto odd =
+      make_remote_tensor(RemoteTensor{0, 1, 0, 2, 16}, 1024, std::span<const uint32_t>(&shape, 1), DataType::FLOAT32);
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.status().message().find("multiple of the element size"), std::string::npos);
-  auto size = make_remote_tensor(RemoteTensor{0, 1, 0, 0, 20}, 1024, std::span<const uint32_t>(&shape, 1),
-                                 DataType::FLOAT32);
+  auto size =
+      make_remote_tensor(RemoteTensor{0, 1, 0, 0, 20}, 1024, std::span<const uint32_t>(&shape, 1), DataType::FLOAT32);
   ASSERT_FALSE(size.ok());
   EXPECT_NE(size.status().message().find("shape covers"), std::string::npos);
 }
@@ -149,17 +149,17 @@ TEST_F(RemoteDeps, RawWawWarAcrossOwners) {
   const ChipTensor a = rt(1, 0, 0, 0, 64), b = rt(2, 0, 0, 0, 64);
   EXPECT_TRUE(add(0, {{a, TensorArgType::OUTPUT_EXISTING}}).empty());
   EXPECT_EQ(add(1, {{a, TensorArgType::INPUT}, {b, TensorArgType::OUTPUT_EXISTING}}),
-            (std::vector<uint64_t>{0}));                                          // RAW on a
+            (std::vector<uint64_t>{0}));                                                    // RAW on a
   EXPECT_EQ(add(2, {{a, TensorArgType::OUTPUT_EXISTING}}), (std::vector<uint64_t>{0, 1}));  // WAW + WAR
-  EXPECT_EQ(add(3, {{b, TensorArgType::INPUT}}), (std::vector<uint64_t>{1}));     // RAW on b only
+  EXPECT_EQ(add(3, {{b, TensorArgType::INPUT}}), (std::vector<uint64_t>{1}));               // RAW on b only
 }
 
 TEST_F(RemoteDeps, DifferentBuffersOwnersAndGenerationsAreIndependent) {
   deps.reset();
   EXPECT_TRUE(add(0, {{rt(1, 3, 0, 0, 64), TensorArgType::INOUT}}).empty());
-  EXPECT_TRUE(add(1, {{rt(2, 3, 0, 0, 64), TensorArgType::INOUT}}).empty());  // other owner
-  EXPECT_TRUE(add(2, {{rt(1, 4, 0, 0, 64), TensorArgType::INOUT}}).empty());  // other id
-  EXPECT_TRUE(add(3, {{rt(1, 3, 1, 0, 64), TensorArgType::INOUT}}).empty());  // other generation
+  EXPECT_TRUE(add(1, {{rt(2, 3, 0, 0, 64), TensorArgType::INOUT}}).empty());   // other owner
+  EXPECT_TRUE(add(2, {{rt(1, 4, 0, 0, 64), TensorArgType::INOUT}}).empty());   // other id
+  EXPECT_TRUE(add(3, {{rt(1, 3, 1, 0, 64), TensorArgType::INOUT}}).empty());   // other generation
   EXPECT_TRUE(add(4, {{rt(1, 3, 0, 0, 64), TensorArgType::NO_DEP}}).empty());  // untracked
   EXPECT_EQ(add(5, {{rt(1, 3, 0, 32, 32), TensorArgType::INPUT}}), (std::vector<uint64_t>{0}));
 }

@@ -159,11 +159,11 @@ void scenario_deps(NetWorker& w, const Ids& id) {
   check(lo.ok() && hi.ok() && head.ok() && tc.ok(), "remote_tensor");
   if (!lo.ok() || !hi.ok() || !head.ok() || !tc.ok()) return;
   Status s = w.run([&](Orchestrator& o) -> Status {
-    TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *lo, 2, 10.0f, 0.0f, 300));  // b[0,6) *= 10, slowly
-    TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *hi, 0, 1.0f, 1.0f, 300));   // b[4,8) += 1, slowly
+    TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *lo, 2, 10.0f, 0.0f, 300));       // b[0,6) *= 10, slowly
+    TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *hi, 0, 1.0f, 1.0f, 300));        // b[4,8) += 1, slowly
     TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *head, 0, 1.0f, 0.0f, 0, &*tc));  // c = b[0,4)
-    TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *head, 2, 0.0f, -1.0f, 0));  // b[0,4) = -1 (WAR)
-    return submit_step(o, id.step, *tc, 1, 2.0f, 0.0f, 0);                        // c *= 2 (RAW on c)
+    TASKRING_RETURN_IF_ERROR(submit_step(o, id.step, *head, 2, 0.0f, -1.0f, 0));       // b[0,4) = -1 (WAR)
+    return submit_step(o, id.step, *tc, 1, 2.0f, 0.0f, 0);                             // c *= 2 (RAW on c)
   });
   check(s.ok(), "deps run: " + s.to_string());
   std::vector<float> vb = read(w, *b), vc = read(w, *c);
@@ -190,8 +190,8 @@ void scenario_fail(NetWorker& w, const Ids& id) {
   std::printf("failure text: %s\n", s.to_string().c_str());
   check(!s.ok(), "the run with a failing remote task succeeded");
   check(s.code() == StatusCode::kInternal, "the task's own code is kept: " + s.to_string());
-  check(contains(s.message(), "rank 2") && contains(s.message(), "node task 'fail'") &&
-            contains(s.message(), "SUB") && contains(s.message(), "deliberate failure in the SUB function"),
+  check(contains(s.message(), "rank 2") && contains(s.message(), "node task 'fail'") && contains(s.message(), "SUB") &&
+            contains(s.message(), "deliberate failure in the SUB function"),
         "error text not chained through the levels: " + s.to_string());
   // A node error longer than kMaxErrorBytes is cut on its hop.
   Status cut = w.run([&](Orchestrator& o) {
@@ -213,7 +213,8 @@ void scenario_bad_descriptors(NetWorker& w, const Ids& id) {
   check(b.ok(), "remote_malloc");
   if (!b.ok()) return;
   auto expect = [&](Status s, const std::string& part, const std::string& what) {
-    check(!s.ok() && contains(s.message(), part), what + ": expected an error with '" + part + "', got " + s.to_string());
+    check(!s.ok() && contains(s.message(), part),
+          what + ": expected an error with '" + part + "', got " + s.to_string());
   };
   expect(w.remote_tensor(b->range(32, 64), {16}, DataType::FLOAT32).status(), "leaves", "range past the end");
   expect(w.remote_tensor(RemoteTensor{7, b->buffer_id, 0, 0, 64}, {16}, DataType::FLOAT32).status(), "owner rank 7",
@@ -293,8 +294,8 @@ int scenario_refused_fetch() {
   check(e.ok(), "alloc");
   for (int i = 0; i < 256; ++i) pool[e->offset + static_cast<size_t>(i)] = static_cast<char>(rank * 16 + i % 16);
   net::DataMover* mover = nullptr;
-  net::Transport t(comm, rank, size, [&](int src, net::Msg type, net::Reader& r) { mover->handle(src, type, r); },
-                   0);
+  net::Transport t(
+      comm, rank, size, [&](int src, net::Msg type, net::Reader& r) { mover->handle(src, type, r); }, 0);
   t.open_doorbells();
   t.set_multiple(true);
   net::DataMover m(t, own, pool.data());
@@ -371,9 +372,8 @@ int main(int argc, char** argv) {
   id.fail = *w.register_task("fail", [fail_sub](NodeWorker& n, const ChipTaskArgs& a) {
     return n.run([&](Orchestrator& o) { return o.submit_sub(fail_sub, a); });
   });
-  id.long_error = *w.register_task("long_error", [](NodeWorker&, const ChipTaskArgs&) {
-    return internal_error("long: " + std::string(5000, 'e'));
-  });
+  id.long_error = *w.register_task(
+      "long_error", [](NodeWorker&, const ChipTaskArgs&) { return internal_error("long: " + std::string(5000, 'e')); });
   id.die = *w.register_task("die", [](NodeWorker&, const ChipTaskArgs&) {
     raise(SIGKILL);
     return Status::Ok();
@@ -386,8 +386,8 @@ int main(int argc, char** argv) {
     (void)w.register_task("extra", [](NodeWorker&, const ChipTaskArgs&) { return Status::Ok(); });
 
   Status init = w.init();
-  const bool startup_scenario = g_scenario == "protocol" || g_scenario == "callables" ||
-                                g_scenario == "node_init" || g_scenario == "slow_node";
+  const bool startup_scenario =
+      g_scenario == "protocol" || g_scenario == "callables" || g_scenario == "node_init" || g_scenario == "slow_node";
   if (startup_scenario) {
     const std::string want = g_scenario == "protocol"    ? "rank 1 speaks L4 protocol 99"
                              : g_scenario == "callables" ? "rank 2"
@@ -434,13 +434,20 @@ int main(int argc, char** argv) {
     Status c = w.close();
     return s.ok() && c.ok() && g_failures == 0 ? 0 : 1;
   }
-  if (g_scenario == "roundtrip") scenario_roundtrip(w, id);
-  else if (g_scenario == "deps") scenario_deps(w, id);
-  else if (g_scenario == "fail") scenario_fail(w, id);
-  else if (g_scenario == "bad_descriptors") scenario_bad_descriptors(w, id);
-  else if (g_scenario == "kill") scenario_kill(w, id, SIGKILL);
-  else if (g_scenario == "stop") scenario_kill(w, id, SIGSTOP);
-  else check(false, "unknown scenario");
+  if (g_scenario == "roundtrip")
+    scenario_roundtrip(w, id);
+  else if (g_scenario == "deps")
+    scenario_deps(w, id);
+  else if (g_scenario == "fail")
+    scenario_fail(w, id);
+  else if (g_scenario == "bad_descriptors")
+    scenario_bad_descriptors(w, id);
+  else if (g_scenario == "kill")
+    scenario_kill(w, id, SIGKILL);
+  else if (g_scenario == "stop")
+    scenario_kill(w, id, SIGSTOP);
+  else
+    check(false, "unknown scenario");
   Status c = w.close();
   check(c.ok(), "close: " + c.to_string());
   if (g_failures == 0) std::printf("SCENARIO %s%s PASS\n", g_scenario.c_str(), sliced ? "_sliced" : "");

@@ -8,15 +8,13 @@
 
 namespace {
 
-using taskring::testing::mpirun;
 using taskring::testing::MpiResult;
+using taskring::testing::mpirun;
 
 // Bound of one scenario; a hang fails the test instead of stalling CTest.
 constexpr int kBoundS = 120;
 
-MpiResult scenario(const std::string& name) {
-  return mpirun(3, std::string(NET_MPI_DRIVER) + " " + name, kBoundS);
-}
+MpiResult scenario(const std::string& name) { return mpirun(3, std::string(NET_MPI_DRIVER) + " " + name, kBoundS); }
 
 void expect_pass(const std::string& name) {
   MpiResult r = scenario(name);

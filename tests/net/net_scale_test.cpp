@@ -13,8 +13,8 @@
 
 namespace {
 
-using taskring::testing::mpirun;
 using taskring::testing::MpiResult;
+using taskring::testing::mpirun;
 using taskring::testing::run_bounded;
 
 constexpr int kBoundS = 240;  // a hang fails the test instead of stalling CTest
@@ -28,8 +28,8 @@ int ranks() {
 TEST(NetScale, MultiChipOnOneChipPerNodePassesEveryGolden) {
   const int n = ranks();
   const std::string nodes = std::to_string(n);
-  MpiResult r = mpirun(n, std::string(TASKRING_BIN) + " run multi_chip --nodes " + nodes + " --chips 1 --rounds 2 --warmup 0",
-                       kBoundS);
+  MpiResult r = mpirun(
+      n, std::string(TASKRING_BIN) + " run multi_chip --nodes " + nodes + " --chips 1 --rounds 2 --warmup 0", kBoundS);
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("golden PASS on " + nodes + " nodes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 of 2 measured rounds passed on every node"), std::string::npos) << r.out;

@@ -6,12 +6,12 @@
 
 #include "taskring/c_api.h"
 
-#define CHECK(cond, what)                       \
-  do {                                          \
-    if (!(cond)) {                              \
-      fprintf(stderr, "FAILED: %s\n", what);    \
-      return 1;                                 \
-    }                                           \
+#define CHECK(cond, what)                    \
+  do {                                       \
+    if (!(cond)) {                           \
+      fprintf(stderr, "FAILED: %s\n", what); \
+      return 1;                              \
+    }                                        \
   } while (0)
 
 static int32_t double_it(const taskring_tensor* tensors, const int32_t* tags, int32_t n, const uint64_t* scalars,

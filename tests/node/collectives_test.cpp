@@ -38,7 +38,9 @@ class Collectives {
     return b;
   }
   float at(const Buf& b, uint64_t i) const { return tile::read_as_float(static_cast<char*>(b.p) + i * es_, dt_); }
-  void set(const Buf& b, uint64_t i, float v) const { tile::write_from_float(static_cast<char*>(b.p) + i * es_, dt_, v); }
+  void set(const Buf& b, uint64_t i, float v) const {
+    tile::write_from_float(static_cast<char*>(b.p) + i * es_, dt_, v);
+  }
   // The value the kernel stores for an FP32 accumulator.
   float round(float v) const {
     char tmp[4];
@@ -53,7 +55,9 @@ class Collectives {
   size_t es_;
 };
 
-uint64_t chunk_begin(uint64_t n, int ranks, int c) { return n * static_cast<uint64_t>(c) / static_cast<uint64_t>(ranks); }
+uint64_t chunk_begin(uint64_t n, int ranks, int c) {
+  return n * static_cast<uint64_t>(c) / static_cast<uint64_t>(ranks);
+}
 
 void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t seed) {
   SCOPED_TRACE("ranks " + std::to_string(n) + ", " + std::to_string(m) + " elements, " +
@@ -62,12 +66,14 @@ void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t 
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   const uint64_t nm = m * static_cast<uint64_t>(n);
-  std::vector<Buf> ar_in(n), ar1(n), ar2(n), ar3(n), ar4(n), ag_in(n), ag_out(n), rs_in(n), rs_out(n), bc(n), a2a_in(n), a2a_out(n);
+  std::vector<Buf> ar_in(n), ar1(n), ar2(n), ar3(n), ar4(n), ag_in(n), ag_out(n), rs_in(n), rs_out(n), bc(n), a2a_in(n),
+      a2a_out(n);
   for (int r = 0; r < n; ++r) {
     ar_in[r] = c.make(m), ar1[r] = c.make(m), ar2[r] = c.make(m), ar3[r] = c.make(m), ar4[r] = c.make(m);
     ag_in[r] = c.make(m), ag_out[r] = c.make(nm);
     rs_in[r] = c.make(nm), rs_out[r] = c.make(m), bc[r] = c.make(m), a2a_in[r] = c.make(nm), a2a_out[r] = c.make(nm);
-    for (uint64_t i = 0; i < m; ++i) c.set(ar_in[r], i, dist(rng)), c.set(ag_in[r], i, dist(rng)), c.set(bc[r], i, dist(rng));
+    for (uint64_t i = 0; i < m; ++i)
+      c.set(ar_in[r], i, dist(rng)), c.set(ag_in[r], i, dist(rng)), c.set(bc[r], i, dist(rng));
     for (uint64_t i = 0; i < nm; ++i) c.set(rs_in[r], i, dist(rng)), c.set(a2a_in[r], i, dist(rng));
   }
   const int root = n - 1;
@@ -89,10 +95,14 @@ void run_case(NodeWorker& w, int comm, int n, uint64_t m, DataType dt, uint32_t 
     for (int r = 0; r < n; ++r) chips[r] = r;
     const DomainBufferSpec bufs[] = {{"scratch", scratch}};
     TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("coll", chips, scratch, bufs));
-    TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar1), AllreduceAlgo::kOnePhase, "scratch"));
-    TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar2), AllreduceAlgo::kRing, "scratch"));
-    TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar3), AllreduceAlgo::kDirect, "scratch"));
-    TASKRING_RETURN_IF_ERROR(submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar4), AllreduceAlgo::kAuto, "scratch"));
+    TASKRING_RETURN_IF_ERROR(
+        submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar1), AllreduceAlgo::kOnePhase, "scratch"));
+    TASKRING_RETURN_IF_ERROR(
+        submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar2), AllreduceAlgo::kRing, "scratch"));
+    TASKRING_RETURN_IF_ERROR(
+        submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar3), AllreduceAlgo::kDirect, "scratch"));
+    TASKRING_RETURN_IF_ERROR(
+        submit_allreduce(o, comm, *d, tensors(ar_in), tensors(ar4), AllreduceAlgo::kAuto, "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_allgather(o, comm, *d, tensors(ag_in), tensors(ag_out), "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_reduce_scatter(o, comm, *d, tensors(rs_in), tensors(rs_out), "scratch"));
     TASKRING_RETURN_IF_ERROR(submit_broadcast(o, comm, *d, tensors(bc), root, "scratch"));

@@ -9,8 +9,8 @@
 
 #include <chrono>
 #include <fstream>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "node_test_util.hpp"
@@ -95,7 +95,8 @@ TEST(CommDomain, NonMemberLookupIsNotFound) {
     TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("pair", chips, 4096));
     auto m = d->member(1);
     EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
-    EXPECT_NE(m.status().message().find("not a member of comm domain 'pair'"), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find("not a member of comm domain 'pair'"), std::string::npos)
+        << m.status().message();
     return Status::Ok();
   });
   EXPECT_TRUE(s.ok()) << s.message();
@@ -160,7 +161,10 @@ TEST(CommDomain, PutAndGetTilesReachThePeerWindow) {
     TASKRING_ASSIGN_OR_RETURN(auto d, o.allocate_domain("putget", chips, 4096, bufs));
     std::vector<ChipTaskArgs> a(kRanks);
     for (int r = 0; r < kRanks; ++r)
-      a[r].add_input(in[r]).add_output(out[r]).add_scalar(static_cast<uint64_t>(ProbeOp::kPutGet)).add_scalar(*d->buffer_offset("tile"));
+      a[r].add_input(in[r])
+          .add_output(out[r])
+          .add_scalar(static_cast<uint64_t>(ProbeOp::kPutGet))
+          .add_scalar(*d->buffer_offset("tile"));
     return submit_comm_group(o, 0, *d, kernels::comm_id::kCommProbe, a);
   });
   ASSERT_TRUE(s.ok()) << s.message();
@@ -455,7 +459,8 @@ TEST(CommDomain, SubmitHelpersValidateTheirArguments) {
       Status s;
       const char* want;
     } cases[] = {
-        {submit_allreduce(o, 0, *d, one, one, kernels::AllreduceAlgo::kRing, "small"), "1 per-rank entries for the 2 ranks"},
+        {submit_allreduce(o, 0, *d, one, one, kernels::AllreduceAlgo::kRing, "small"),
+         "1 per-rank entries for the 2 ranks"},
         {submit_allreduce(o, 0, *d, two_in, two_out, kernels::AllreduceAlgo::kRing, "nope"), "no buffer named 'nope'"},
         {submit_allreduce(o, 0, *d, two_out, two_out, static_cast<kernels::AllreduceAlgo>(9), "small"),
          "algorithm 9 is not one of"},

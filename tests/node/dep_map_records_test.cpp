@@ -29,8 +29,8 @@ std::atomic<uint64_t> g_bytes{0};
 void* counted_alloc(std::size_t n, std::size_t align) {
   if (g_counting.load(std::memory_order_relaxed)) g_bytes.fetch_add(n, std::memory_order_relaxed);
   if (n == 0) n = 1;
-  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
-                                              : std::malloc(n);
+  void* p =
+      align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }

@@ -26,8 +26,9 @@ TEST(EngineDrive, RunsWhoseCallerWaitsCostTheSchedulerThreadNoPass) {
   Harness h(0, 1);
   constexpr int kRuns = 200;
   // The first run puts the scheduler thread aside; count from there.
-  ASSERT_TRUE(Engine::wait_run(*h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true),
-                               Deadline::after_ms(10000))
+  ASSERT_TRUE(Engine::wait_run(
+                  *h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true),
+                  Deadline::after_ms(10000))
                   .ok());
   const uint64_t before = h.engine->scheduler_passes();
   for (int r = 0; r < kRuns; ++r) {
@@ -48,7 +49,9 @@ TEST(EngineDrive, ARunNobodyWaitsForFinishesOnTheSchedulerThread) {
   Harness h(0, 1);
   // A driven run first, so the scheduler thread is aside when the next run
   // is submitted without a waiter.
-  ASSERT_TRUE(Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true)).ok());
+  ASSERT_TRUE(
+      Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true))
+          .ok());
   auto run = h.engine->run_orchestration([&](Orchestrator& o) {
     Args1 a(h.tensor(0), TA::INOUT, kHold);
     TASKRING_RETURN_IF_ERROR(o.submit_sub(0, a.args));
@@ -57,8 +60,8 @@ TEST(EngineDrive, ARunNobodyWaitsForFinishesOnTheSchedulerThread) {
   ASSERT_TRUE(h.sub[0]->wait_started(4, Deadline::after_ms(10000)).ok());
   h.sub[0]->finish();
   // Wait without driving: only the scheduler thread can finish the chain.
-  Status w = run->waiter.wait([&] { return run->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000),
-                              "the run");
+  Status w =
+      run->waiter.wait([&] { return run->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000), "the run");
   ASSERT_TRUE(w.ok()) << w.to_string();
   EXPECT_TRUE(run->status.ok()) << run->status.to_string();
   EXPECT_EQ(run->counts.completed, 4u);
@@ -68,9 +71,9 @@ TEST(EngineDrive, ARunNobodyWaitsForFinishesOnTheSchedulerThread) {
 // scheduler thread, parked aside, still finishes the run at its next look.
 TEST(EngineDrive, ARunWhoseCallerSaidItWaitsButDoesNotStillFinishes) {
   Harness h(0, 1);
-  ASSERT_TRUE(Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr,
-                                                        true))
-                  .ok());
+  ASSERT_TRUE(
+      Harness::wait(h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true))
+          .ok());
   auto run = h.engine->run_orchestration(
       [&](Orchestrator& o) {
         Args1 a(h.tensor(0), TA::INOUT, kHold);
@@ -80,8 +83,8 @@ TEST(EngineDrive, ARunWhoseCallerSaidItWaitsButDoesNotStillFinishes) {
       nullptr, true);
   ASSERT_TRUE(h.sub[0]->wait_started(4, Deadline::after_ms(10000)).ok());  // 3 of the first run + the held one
   h.sub[0]->finish();
-  Status w = run->waiter.wait([&] { return run->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000),
-                              "the run");
+  Status w =
+      run->waiter.wait([&] { return run->done.load(std::memory_order_acquire); }, Deadline::after_ms(10000), "the run");
   ASSERT_TRUE(w.ok()) << w.to_string();
   EXPECT_EQ(run->counts.completed, 4u);
 }
@@ -122,7 +125,8 @@ TEST(EngineDrive, ADeadlineEndsADrivingWaitAndTheRunGoesOn) {
 }
 
 TEST(EngineDrive, AnEngineWhoseWaitersDoNotDriveFinishesRuns) {
-  Harness h(0, 1, 10000, false, nullptr, EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
+  Harness h(0, 1, 10000, false, nullptr,
+            EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
             /*waiters_drive=*/false);
   for (int r = 0; r < 20; ++r) {
     auto run = h.engine->run_orchestration([&](Orchestrator& o) { return chain_of_three(h, o); }, nullptr, true);

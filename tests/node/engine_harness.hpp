@@ -14,8 +14,8 @@
 #include "dag/engine.hpp"
 #include "dag/fake_endpoint.hpp"
 #include "domain_registry.hpp"
-#include "window_exchange.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
+#include "window_exchange.hpp"
 
 namespace taskring::node::testing {
 
@@ -94,7 +94,9 @@ struct Harness {
     return whole.view({rows, 64}, {at_rows, 0});
   }
 
-  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) { return engine->run_orchestration(fn, domains.get()); }
+  std::shared_ptr<RunState> run(const std::function<Status(Orchestrator&)>& fn) {
+    return engine->run_orchestration(fn, domains.get());
+  }
 
   // Waits as RunHandle::wait does: driving the run where the engine lets
   // waiters drive.

@@ -53,9 +53,7 @@ TEST(EngineDeps, WriteAfterWriteWaits) {
 TEST(EngineDeps, WriteAfterReadWaits) {
   EXPECT_FALSE(consumer_started_before_witness(TA::INPUT, TA::INOUT, 2));  // rows 2..5 overlap 0..3
 }
-TEST(EngineDeps, ReadAfterReadDoesNotWait) {
-  EXPECT_TRUE(consumer_started_before_witness(TA::INPUT, TA::INPUT, 0));
-}
+TEST(EngineDeps, ReadAfterReadDoesNotWait) { EXPECT_TRUE(consumer_started_before_witness(TA::INPUT, TA::INPUT, 0)); }
 TEST(EngineDeps, DisjointRowsOfOneBufferDoNotWait) {
   EXPECT_TRUE(consumer_started_before_witness(TA::OUTPUT_EXISTING, TA::INPUT, 4));  // rows 4..7 vs 0..3
 }
@@ -203,8 +201,8 @@ TEST(EngineFailure, ProducerFailurePoisonsTransitiveConsumersOnly) {
   Harness h(2, 1);
   auto run = h.run([&](Orchestrator& o) {
     Args1 a(h.tensor(0), TA::OUTPUT_EXISTING, kFail);
-    Args1 b(h.tensor(0), TA::INOUT, kRun);      // consumer of a (chip)
-    Args1 c(h.tensor(0), TA::INPUT, kRun);      // consumer of b (SUB)
+    Args1 b(h.tensor(0), TA::INOUT, kRun);             // consumer of a (chip)
+    Args1 c(h.tensor(0), TA::INPUT, kRun);             // consumer of b (SUB)
     Args1 d(h.tensor(50), TA::OUTPUT_EXISTING, kRun);  // independent
     TASKRING_RETURN_IF_ERROR(o.submit_next_level(0, a.args, 0));
     // Once a has failed, a submit fails fast instead: also legal, and then
@@ -330,37 +328,49 @@ TEST(EngineValidation, BadSubmitsNameTheProblem) {
     EXPECT_EQ(s.code(), code) << s.to_string();
     EXPECT_NE(s.message().find(text), std::string::npos) << s.message();
   };
-  expect_error([&](Orchestrator& o) {
-    Args1 a(h.tensor(0), TA::INPUT, kRun);
-    return o.submit_next_level(7, a.args, 0);
-  }, StatusCode::kNotFound, "callable id 7");
-  expect_error([&](Orchestrator& o) {
-    Args1 a(h.tensor(0), TA::INPUT, kRun);
-    return o.submit_next_level(0, a.args, 5);
-  }, StatusCode::kOutOfRange, "chip 5 is not in [0, 2)");
-  expect_error([&](Orchestrator& o) {
-    Args1 a(h.tensor(0), TA::INPUT, kRun), b(h.tensor(9), TA::INPUT, kRun);
-    const ChipTaskArgs* ga[] = {&a.args, &b.args};
-    const int gc[] = {1, 1};
-    return o.submit_next_level_group(0, ga, gc);
-  }, StatusCode::kInvalidArgument, "appears twice");
-  expect_error([&](Orchestrator& o) {
-    static float outside[64];
-    ChipTensor t = make_tensor_external(outside, {64});
-    Args1 a(t, TA::INPUT, kRun);
-    return o.submit_sub(0, a.args);
-  }, StatusCode::kInvalidArgument, "not in the node's shared heap");
-  expect_error([&](Orchestrator& o) {
-    ChipTensor t = h.tensor(0, 8).slice(1, 0, 32);  // half of every row
-    Args1 a(t, TA::OUTPUT_EXISTING, kRun);
-    return o.submit_next_level(0, a.args, 0);
-  }, StatusCode::kInvalidArgument, "non-contiguous");
-  expect_error([&](Orchestrator& o) {
-    TensorCreateInfo ci({4, 4}, DataType::FLOAT32);
-    ChipTaskArgs a;
-    a.add_output(ci);
-    return o.submit_next_level(0, a, 0);
-  }, StatusCode::kInvalidArgument, "OUTPUT (TensorCreateInfo)");
+  expect_error(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INPUT, kRun);
+        return o.submit_next_level(7, a.args, 0);
+      },
+      StatusCode::kNotFound, "callable id 7");
+  expect_error(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INPUT, kRun);
+        return o.submit_next_level(0, a.args, 5);
+      },
+      StatusCode::kOutOfRange, "chip 5 is not in [0, 2)");
+  expect_error(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INPUT, kRun), b(h.tensor(9), TA::INPUT, kRun);
+        const ChipTaskArgs* ga[] = {&a.args, &b.args};
+        const int gc[] = {1, 1};
+        return o.submit_next_level_group(0, ga, gc);
+      },
+      StatusCode::kInvalidArgument, "appears twice");
+  expect_error(
+      [&](Orchestrator& o) {
+        static float outside[64];
+        ChipTensor t = make_tensor_external(outside, {64});
+        Args1 a(t, TA::INPUT, kRun);
+        return o.submit_sub(0, a.args);
+      },
+      StatusCode::kInvalidArgument, "not in the node's shared heap");
+  expect_error(
+      [&](Orchestrator& o) {
+        ChipTensor t = h.tensor(0, 8).slice(1, 0, 32);  // half of every row
+        Args1 a(t, TA::OUTPUT_EXISTING, kRun);
+        return o.submit_next_level(0, a.args, 0);
+      },
+      StatusCode::kInvalidArgument, "non-contiguous");
+  expect_error(
+      [&](Orchestrator& o) {
+        TensorCreateInfo ci({4, 4}, DataType::FLOAT32);
+        ChipTaskArgs a;
+        a.add_output(ci);
+        return o.submit_next_level(0, a, 0);
+      },
+      StatusCode::kInvalidArgument, "OUTPUT (TensorCreateInfo)");
   expect_error([&](Orchestrator& o) { return o.scope_end(); }, StatusCode::kFailedPrecondition, "scope_end");
 }
 
@@ -463,7 +473,8 @@ TEST(EngineRunHooks, AFailedRunAbortsEveryHookOnceAndFencesAsFailed) {
   EXPECT_EQ(fences, (std::vector<std::string>{"a failed", "every failed"}));
   EXPECT_NE(h.engine->run_open(run.get()).message().find("injected"), std::string::npos);
   // Too late for the fence, but a hook added to a failed run aborts at once.
-  h.engine->add_run_hooks(run.get(), [&] { ++aborts_late; }, [](const RunFence&) { return Status::Ok(); });
+  h.engine->add_run_hooks(
+      run.get(), [&] { ++aborts_late; }, [](const RunFence&) { return Status::Ok(); });
   EXPECT_EQ(aborts_late, 1);
 }
 

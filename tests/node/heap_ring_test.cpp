@@ -58,7 +58,7 @@ TEST(HeapRing, CloseScopeSetsOnlyItsOpenBlocks) {
   ASSERT_TRUE(h.try_alloc(kA, 1).has_value());
   h.close_scope(1, 2);
   ASSERT_TRUE(h.try_alloc(kA, 1).has_value());  // scope id 1 reused after it ended
-  h.close_scope(1, 9);                           // must not move the first block's fence
+  h.close_scope(1, 9);                          // must not move the first block's fence
   EXPECT_TRUE(h.release(2));
   EXPECT_EQ(h.in_use(), kA);
   EXPECT_FALSE(h.release(8));

@@ -44,8 +44,7 @@ TEST(MailboxStatus, AnUnknownCodeBecomesInternal) {
   // A length over the buffer reads no further than the buffer.
   char full[kMessageBytes];
   std::fill(full, full + kMessageBytes, 'x');
-  EXPECT_EQ(load_status(static_cast<int32_t>(StatusCode::kAborted), 1u << 30, full).message().size(),
-            kMessageBytes);
+  EXPECT_EQ(load_status(static_cast<int32_t>(StatusCode::kAborted), 1u << 30, full).message().size(), kMessageBytes);
 }
 
 TEST(MailboxCountdown, OnlyTheLastSuccessfulMemberOrAFailureRings) {

@@ -30,7 +30,8 @@ Result taskring(const std::string& args, const std::string& env = "") {
   if (mkdtemp(dir) == nullptr) return r;
   const std::string d = dir;
   // `timeout` bounds the child: a hang fails the test instead of stalling it.
-  const std::string cmd = "timeout 240 env " + env + " " + std::string(TASKRING_BIN) + " " + args + " > " + d + "/out 2> " + d + "/err";
+  const std::string cmd =
+      "timeout 240 env " + env + " " + std::string(TASKRING_BIN) + " " + args + " > " + d + "/out 2> " + d + "/err";
   const int st = std::system(cmd.c_str());
   r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.out = slurp(d + "/out");
@@ -85,7 +86,8 @@ TEST(NodeCli, BenchShowsWhyItsRunnerFailedBeforeAnyRound) {
 // typo (`--chip` for `--chips`) or a stray argument used to run every round
 // first, print "passed", and only then exit 2.
 TEST(NodeCli, OptionsAreCheckedBeforeAnyRound) {
-  for (const char* args : {"run multi_chip --rounds 2 --warmup 0 --chip 3", "run multi_chip --rounds 2 --warmup 0 stray"}) {
+  for (const char* args :
+       {"run multi_chip --rounds 2 --warmup 0 --chip 3", "run multi_chip --rounds 2 --warmup 0 stray"}) {
     Result r = taskring(args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.out << r.err;
     EXPECT_EQ(r.out.find("measured rounds passed"), std::string::npos) << args << " ran its rounds:\n" << r.out;

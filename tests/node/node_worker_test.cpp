@@ -9,16 +9,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
-#include <chrono>
 #include <thread>
 
 #include "chip_placement.hpp"
 #include "node_test_util.hpp"
-#include "thread_count.hpp"
 #include "taskring/base/cpus.hpp"
+#include "thread_count.hpp"
 
 namespace taskring::node::testing {
 namespace {
@@ -37,20 +37,25 @@ std::unique_ptr<NodeWorker> make_worker(int chips, int subs, NodeConfig cfg = {}
   auto w = std::make_unique<NodeWorker>(cfg);
   EXPECT_EQ(*w->register_chip(add_scalar_callable()), kAddScalar);
   EXPECT_EQ(*w->register_chip(gate_callable()), kGateChip);
-  EXPECT_EQ(*w->register_sub("sum", [](const ChipTaskArgs& a) {
-    const ChipTensor& y = *a.tensor(0);
-    float* z = a.tensor(1)->data<float>();
-    const uint32_t n = y.shapes[1];
-    const float* yp = y.data<float>();
-    for (uint32_t i = 0; i < n; ++i) z[i] = yp[i] + yp[n + i];
-    return Status::Ok();
-  }), kSum);
-  EXPECT_EQ(*w->register_sub("fail", [](const ChipTaskArgs&) { return internal_error("injected SUB failure"); }), kFail);
+  EXPECT_EQ(*w->register_sub("sum",
+                             [](const ChipTaskArgs& a) {
+                               const ChipTensor& y = *a.tensor(0);
+                               float* z = a.tensor(1)->data<float>();
+                               const uint32_t n = y.shapes[1];
+                               const float* yp = y.data<float>();
+                               for (uint32_t i = 0; i < n; ++i) z[i] = yp[i] + yp[n + i];
+                               return Status::Ok();
+                             }),
+            kSum);
+  EXPECT_EQ(*w->register_sub("fail", [](const ChipTaskArgs&) { return internal_error("injected SUB failure"); }),
+            kFail);
   EXPECT_EQ(*w->register_sub("gate", [](const ChipTaskArgs& a) { return gate_pass(gate_at(a.scalar(0))); }), kGateSub);
-  EXPECT_EQ(*w->register_sub("count", [](const ChipTaskArgs& a) {
-    gate_at(a.scalar(0))->ran.fetch_add(1);
-    return Status::Ok();
-  }), kCount);
+  EXPECT_EQ(*w->register_sub("count",
+                             [](const ChipTaskArgs& a) {
+                               gate_at(a.scalar(0))->ran.fetch_add(1);
+                               return Status::Ok();
+                             }),
+            kCount);
   return w;
 }
 
@@ -60,7 +65,10 @@ uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 TEST(NodeWorker, ChipsAndSubComputeThroughAnInferredEdge) {
   auto w = make_worker(2, 1);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   const uint32_t n = 256;
   float* x = static_cast<float*>(*w->alloc_shared(n * 4));
   for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
@@ -115,7 +123,10 @@ TEST(NodeWorker, ChildrenThatOutnumberTheCpusRunBelowTheParent) {
 // the gate task through `x`) was even dispatched.
 TEST(NodeWorker, CopyFromAfterASubmitSeesWhatTheTaskWrote) {
   auto w = make_worker(1, 0);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   const uint32_t n = 64;
   float* x = static_cast<float*>(*w->alloc_shared(n * 4));
   float* back = static_cast<float*>(*w->alloc_shared(n * 4));
@@ -148,7 +159,10 @@ TEST(NodeWorker, CopyFromAfterASubmitSeesWhatTheTaskWrote) {
 
 TEST(NodeWorker, ChipMemoryControlCallsRoundTripThroughTheChild) {
   auto w = make_worker(1, 0);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   const uint32_t n = 128;
   float* x = static_cast<float*>(*w->alloc_shared(n * 4));
   float* y = static_cast<float*>(*w->alloc_shared(n * 4));
@@ -179,7 +193,10 @@ TEST(NodeWorker, ChipMemoryControlCallsRoundTripThroughTheChild) {
 
 TEST(NodeWorker, SubFailureThenNextRunSucceeds) {
   auto w = make_worker(0, 1);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   Status s = w->run([&](Orchestrator& o) {
     ChipTaskArgs a;
@@ -199,7 +216,10 @@ TEST(NodeWorker, SubFailureThenNextRunSucceeds) {
 
 TEST(NodeWorker, OrchestrationErrorRunsNothingDownstreamAndWorkerStaysUsable) {
   auto w = make_worker(0, 2);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   Gate* counter = new_gate(*w);
   ChipTensor buf = make_tensor_external(*w->alloc_shared(4096), {1024});
@@ -231,7 +251,10 @@ TEST(NodeWorker, OrchestrationErrorRunsNothingDownstreamAndWorkerStaysUsable) {
 
 TEST(NodeWorker, ProducerFailureInMixedChainRunsNothingDownstream) {
   auto w = make_worker(1, 1);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* counter = new_gate(*w);
   ChipTensor A = make_tensor_external(*w->alloc_shared(1024), {1, 256});
   ChipTensor B = make_tensor_external(*w->alloc_shared(1024), {1, 256});
@@ -242,7 +265,7 @@ TEST(NodeWorker, ProducerFailureInMixedChainRunsNothingDownstream) {
     ChipTaskArgs c;  // chip consumer of A, producer of B
     c.add_input(A).add_output(B).add_scalar(f32_bits(1.0f));
     if (!o.submit_next_level(kAddScalar, c, 0).ok()) return Status::Ok();  // fail-fast: also nothing runs
-    ChipTaskArgs d;  // SUB consumer of B
+    ChipTaskArgs d;                                                        // SUB consumer of B
     d.add_input(B).add_scalar(addr(counter));
     (void)o.submit_sub(kCount, d);
     return Status::Ok();
@@ -257,7 +280,10 @@ TEST(NodeWorker, ProducerFailureInMixedChainRunsNothingDownstream) {
 
 TEST(NodeWorker, ChipKilledDuringTaskFailsTheRunNamingIt) {
   auto w = make_worker(2, 0);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   const pid_t victim = w->chip_pid(0);
   RunHandle h = w->submit([&](Orchestrator& o) {
@@ -275,18 +301,22 @@ TEST(NodeWorker, ChipKilledDuringTaskFailsTheRunNamingIt) {
   EXPECT_NE(s.message().find("SIGKILL"), std::string::npos) << s.message();
   RecordProperty("detect_ms", static_cast<int>(detect_ms));
   // Later dispatches to the dead chip fail fast; the live chip still works.
-  s = w->run([&](Orchestrator& o) {
-    ChipTaskArgs a;
-    a.add_scalar(addr(g));
-    return o.submit_next_level(kGateChip, a, 0);
-  }, Deadline::after_ms(10000));
+  s = w->run(
+      [&](Orchestrator& o) {
+        ChipTaskArgs a;
+        a.add_scalar(addr(g));
+        return o.submit_next_level(kGateChip, a, 0);
+      },
+      Deadline::after_ms(10000));
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
   open_gate(g);
-  s = w->run([&](Orchestrator& o) {
-    ChipTaskArgs a;
-    a.add_scalar(addr(g));
-    return o.submit_next_level(kGateChip, a, 1);
-  }, Deadline::after_ms(10000));
+  s = w->run(
+      [&](Orchestrator& o) {
+        ChipTaskArgs a;
+        a.add_scalar(addr(g));
+        return o.submit_next_level(kGateChip, a, 1);
+      },
+      Deadline::after_ms(10000));
   EXPECT_TRUE(s.ok()) << s.to_string();
   EXPECT_TRUE(w->close().ok());
 }
@@ -314,7 +344,10 @@ void expect_stopped_child_fails_the_run(RunHandle& h, const std::string& who, pi
 
 TEST(NodeWorker, StoppedChipIsKilledAndFailsTheRunNamingIt) {
   auto w = make_worker(2, 0, stall_config(300));
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   const pid_t victim = w->chip_pid(0);
   RunHandle h = w->submit([&](Orchestrator& o) {
@@ -331,7 +364,10 @@ TEST(NodeWorker, StoppedChipIsKilledAndFailsTheRunNamingIt) {
 
 TEST(NodeWorker, StoppedSubIsKilledAndFailsTheRunNamingIt) {
   auto w = make_worker(1, 1, stall_config(300));
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   const pid_t victim = w->sub_pid(0);
   RunHandle h = w->submit([&](Orchestrator& o) {
@@ -350,7 +386,10 @@ TEST(NodeWorker, StoppedSubIsKilledAndFailsTheRunNamingIt) {
 // one is killed at the stall timeout, and the group's error ends the run.
 TEST(NodeWorker, StoppedGroupMemberFailsTheGroupNamingIt) {
   auto w = make_worker(2, 0, stall_config(300));
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   const pid_t victim = w->chip_pid(1);
   RunHandle h = w->submit([&](Orchestrator& o) {
@@ -383,7 +422,10 @@ TEST(NodeWorker, StallTimeoutKnobIsValidated) {
 
 TEST(NodeWorker, ChipKilledDuringControlCallFailsTheCall) {
   auto w = make_worker(1, 0);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   auto* flag = new (*w->alloc_shared(64)) std::atomic<uint32_t>(0);
   Gate* g = new_gate(*w);  // only its bell: the child does not ring it, so wait in slices
   const pid_t victim = w->chip_pid(0);
@@ -513,7 +555,10 @@ TEST(NodeWorker, InitRefusesWhenThreadsAlreadyRun) {
 
 TEST(NodeWorker, GroupMemberFailureGivesOneErrorAndConsumersAreSkipped) {
   auto w = make_worker(2, 0);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   ChipTensor X = make_tensor_external(*w->alloc_shared(1024), {1, 256});
   ChipTensor Y = make_tensor_external(*w->alloc_shared(2048), {2, 256});
   ChipTensor Z = make_tensor_external(*w->alloc_shared(2048), {2, 256});
@@ -546,7 +591,10 @@ TEST(NodeWorker, HeapExhaustionIsATimeoutErrorNamingTheKnob) {
   NodeConfig cfg;
   cfg.heap_wait_ms = 100;
   auto w = make_worker(1, 0, cfg);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Status s = w->run([&](Orchestrator& o) -> Status {
     TASKRING_ASSIGN_OR_RETURN(ChipTensor all, o.alloc({(1u << 20) / 4}, DataType::FLOAT32));
     (void)all;
@@ -560,7 +608,10 @@ TEST(NodeWorker, HeapExhaustionIsATimeoutErrorNamingTheKnob) {
 
 TEST(NodeWorker, CloseRacingARunResolvesItAndReapsChildren) {
   auto w = make_worker(1, 1);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   Gate* g = new_gate(*w);
   const pid_t sub = w->sub_pid(0), chip = w->chip_pid(0);
   RunHandle h = w->submit([&](Orchestrator& o) {
@@ -592,7 +643,10 @@ TEST(NodeWorker, BadConfigAndLateRegistrationAreErrors) {
   EXPECT_EQ(w->register_sub("count", [](const ChipTaskArgs&) { return Status::Ok(); }).status().code(),
             StatusCode::kAlreadyExists);
   EXPECT_EQ(w->alloc_shared(64).status().code(), StatusCode::kFailedPrecondition);
-  { Status init_status = w->init(); ASSERT_TRUE(init_status.ok()) << init_status.to_string(); }
+  {
+    Status init_status = w->init();
+    ASSERT_TRUE(init_status.ok()) << init_status.to_string();
+  }
   EXPECT_EQ(w->register_chip(add_scalar_callable()).status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(w->alloc_shared(1ull << 30).status().code(), StatusCode::kResourceExhausted);
 }

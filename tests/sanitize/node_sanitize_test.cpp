@@ -45,7 +45,8 @@ Status run_two_chips(const char* mode, int buggy_chip) {
   float* x = static_cast<float*>(*w.alloc_shared(n * 4));
   for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
   ChipTensor X = make_tensor_external(x, {n});
-  ChipTensor Y[2] = {make_tensor_external(*w.alloc_shared(n * 4), {n}), make_tensor_external(*w.alloc_shared(n * 4), {n})};
+  ChipTensor Y[2] = {make_tensor_external(*w.alloc_shared(n * 4), {n}),
+                     make_tensor_external(*w.alloc_shared(n * 4), {n})};
   RunHandle h = w.submit([&](Orchestrator& o) -> Status {
     for (int chip = 0; chip < 2; ++chip) {
       ChipTaskArgs a;

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "pto_orchestration_api.h"
+#include "sanitize_test_util.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/graph_api.hpp"
-#include "sanitize_test_util.hpp"
 
 namespace taskring {
 namespace {
@@ -73,8 +73,10 @@ class Schedule : public ::testing::TestWithParam<Case> {
     c.entry = schedule_entry;
     c.kernels = {{kSet, ss_set, "", "set"}, {kAddOne, ss_add_one, "", "add_one"}, {kCopy, ss_copy, "", "copy"}};
     worker_ = sanitize_test::make_worker(GetParam().runtime,
-                                         map_env({{"TASKRING_SANITIZE", GetParam().mode}, {"TASKRING_SIM_THREADS", "1"},
-                                                  {"TASKRING_SIM_CLUSTERS", "4"}, {"TASKRING_SANITIZE_SEED", "11"}}),
+                                         map_env({{"TASKRING_SANITIZE", GetParam().mode},
+                                                  {"TASKRING_SIM_THREADS", "1"},
+                                                  {"TASKRING_SIM_CLUSTERS", "4"},
+                                                  {"TASKRING_SANITIZE_SEED", "11"}}),
                                          c, &callable_);
     ASSERT_NE(worker_, nullptr);
   }
@@ -133,7 +135,8 @@ TEST_P(Schedule, ConsumerReadingThroughNoDepIsCaught) {
     c.add_no_dep(x()).add_output(z());
     submit(kCopy, c);
   });
-  expect_mismatch(s, {"SCHEDULE_MISMATCH", "differs from run 0: entry argument 1 (OUTPUT_EXISTING) byte 0 is 0x01 "
+  expect_mismatch(s, {"SCHEDULE_MISMATCH",
+                      "differs from run 0: entry argument 1 (OUTPUT_EXISTING) byte 0 is 0x01 "
                       "after run 0 and 0x00 after run",
                       "written last by ", "kernel 'copy' (id 3), argument 1 OUTPUT_EXISTING) in run 0"});
 }

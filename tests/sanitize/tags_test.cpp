@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "pto_orchestration_api.h"
+#include "sanitize_test_util.hpp"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/chip/graph_api.hpp"
-#include "sanitize_test_util.hpp"
 
 namespace taskring {
 namespace {
@@ -23,7 +23,9 @@ const ChipTensor& targ(int64_t* args, int i) { return *reinterpret_cast<const Ch
 int64_t sarg(int64_t* args, int i) { return args[taskring_kernel_local(args)->tensor_count + i]; }
 
 // t0[s0] = s1, with no bounds check: the bug under test.
-extern "C" void sk_poke(int64_t* args) { targ(args, 0).data<int32_t>()[sarg(args, 0)] = static_cast<int32_t>(sarg(args, 1)); }
+extern "C" void sk_poke(int64_t* args) {
+  targ(args, 0).data<int32_t>()[sarg(args, 0)] = static_cast<int32_t>(sarg(args, 1));
+}
 // t1 = t0 (contiguous views of equal size).
 extern "C" void sk_copy(int64_t* args) {
   const ChipTensor &a = targ(args, 0), &o = targ(args, 1);
@@ -158,8 +160,8 @@ TEST_P(Tags, ReadOfATensorNotPassedIsCaught) {
                        "outside that tensor's buffer at device address 0x", "no argument of the task covers it"});
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtimes, Tags,
-                         ::testing::Values(Case{"tmr", false}, Case{"hbg", false}, Case{"hbg", true}), case_name);
+INSTANTIATE_TEST_SUITE_P(Runtimes, Tags, ::testing::Values(Case{"tmr", false}, Case{"hbg", false}, Case{"hbg", true}),
+                         case_name);
 
 }  // namespace
 }  // namespace taskring

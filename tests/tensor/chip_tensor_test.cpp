@@ -164,8 +164,7 @@ TEST(ChipTensorPermute, ReordersDims) {
   EXPECT_EQ(t3->permute({0, 0, 1}).poison, ViewError::kBadPermutation);
   EXPECT_EQ(t3->permute({0, 1, 3}).poison, ViewError::kBadPermutation);
   EXPECT_EQ(t3->permute({0, 1}).poison, ViewError::kBadRank);
-  EXPECT_THAT(t3->try_permute(std::array<uint32_t, 3>{1, 1, 0}).status().message(),
-              HasSubstr("not a permutation"));
+  EXPECT_THAT(t3->try_permute(std::array<uint32_t, 3>{1, 1, 0}).status().message(), HasSubstr("not a permutation"));
 }
 
 TEST(ChipTensorReshape, ContiguousOnly) {
@@ -204,10 +203,14 @@ TEST(ChipTensorPoison, RejectedViewsCarryTheExactReasonIntoValidate) {
     ViewError why;
   };
   const Case cases[] = {
-      {t.view({9, 9}, {0, 0}), ViewError::kOutOfRange},      {t.view({1}, {0}), ViewError::kBadRank},
-      {t.slice(5, 0, 1), ViewError::kBadDimension},          {t.slice(0, 0, 1, 0), ViewError::kBadStep},
-      {t.transpose(0, 9), ViewError::kBadDimension},         {t.permute({1, 1}), ViewError::kBadPermutation},
-      {t.transpose().reshape({24}), ViewError::kNotContiguous}, {t.reshape({7}), ViewError::kNumelMismatch},
+      {t.view({9, 9}, {0, 0}), ViewError::kOutOfRange},
+      {t.view({1}, {0}), ViewError::kBadRank},
+      {t.slice(5, 0, 1), ViewError::kBadDimension},
+      {t.slice(0, 0, 1, 0), ViewError::kBadStep},
+      {t.transpose(0, 9), ViewError::kBadDimension},
+      {t.permute({1, 1}), ViewError::kBadPermutation},
+      {t.transpose().reshape({24}), ViewError::kNotContiguous},
+      {t.reshape({7}), ViewError::kNumelMismatch},
   };
   for (const Case& c : cases) {
     EXPECT_TRUE(c.bad.is_poisoned());

@@ -16,7 +16,7 @@ struct Expect {
 };
 
 const Expect kAll[] = {
-    {DataType::FLOAT32, 4, "FP32", "FLOAT32"}, {DataType::FLOAT16, 2, "FP16", "FLOAT16"},
+    {DataType::FLOAT32, 4, "FP32", "FLOAT32"},   {DataType::FLOAT16, 2, "FP16", "FLOAT16"},
     {DataType::BFLOAT16, 2, "BF16", "BFLOAT16"}, {DataType::INT8, 1, "INT8", nullptr},
     {DataType::INT16, 2, "INT16", nullptr},      {DataType::INT32, 4, "INT32", nullptr},
     {DataType::INT64, 8, "INT64", nullptr},      {DataType::UINT8, 1, "UINT8", nullptr},

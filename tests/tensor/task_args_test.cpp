@@ -130,7 +130,11 @@ TEST(TaskArgs, FirstErrorIsLatchedAndLaterAddsAreIgnored) {
 
 TEST(TaskArgs, ScalarBitCasts) {
   CoreTaskArgs args;
-  args.add_scalar(1.5f).add_scalar(-2.25).add_scalar(int32_t{-1}).add_scalar(int64_t{-5}).add_scalar(uint32_t{0xffffffffu});
+  args.add_scalar(1.5f)
+      .add_scalar(-2.25)
+      .add_scalar(int32_t{-1})
+      .add_scalar(int64_t{-5})
+      .add_scalar(uint32_t{0xffffffffu});
   args.add_scalar(int8_t{-128}).add_scalar(uint16_t{65535}).add_scalar(true).add_scalar(TensorArgType::INOUT);
   ASSERT_FALSE(args.has_error()) << args.error_msg();
   uint32_t f32;
@@ -144,8 +148,8 @@ TEST(TaskArgs, ScalarBitCasts) {
   EXPECT_EQ(args.scalar(2), 0xffffffffull);  // zero-extended, as upstream's to_u64
   EXPECT_EQ(static_cast<int64_t>(args.scalar(3)), -5);
   EXPECT_EQ(args.scalar(4), 0xffffffffull);  // zero-extended
-  EXPECT_EQ(args.scalar(5), 0x80u);  // zero-extended
-  EXPECT_EQ(args.scalar<int8_t>(5), -128);  // read back through from_u64
+  EXPECT_EQ(args.scalar(5), 0x80u);          // zero-extended
+  EXPECT_EQ(args.scalar<int8_t>(5), -128);   // read back through from_u64
   EXPECT_EQ(args.scalar(6), 65535u);
   EXPECT_EQ(args.scalar(7), 1u);
   EXPECT_EQ(args.scalar(8), 2u);

@@ -115,8 +115,8 @@ class BenchCli : public ::testing::Test {
   std::string dir_, out_, err_;
 };
 
-const std::vector<std::string> kSmall = {"bench", "vector", "--ranks", "2", "--rounds", "2", "--warmup", "1",
-                                         "--timeout-ms", "60000"};
+const std::vector<std::string> kSmall = {"bench",    "vector", "--ranks",      "2",    "--rounds", "2",
+                                         "--warmup", "1",      "--timeout-ms", "60000"};
 
 TEST_F(BenchCli, SpansAreCapturedWhateverTheLogLevel) {
   EXPECT_EQ(run(kSmall, {{"TASKRING_LOG_LEVEL", "error"}}), 0) << out_ << err_;
@@ -170,21 +170,20 @@ TEST_F(BenchCli, UnwritableLogIsAUsageError) {
 }
 
 TEST_F(BenchCli, KilledRankIsNamedWithItsSignal) {
-  pid_t bench = start({"bench", "vector", "--ranks", "1", "--rounds", "1000000", "--warmup", "0", "--timeout-ms",
-                       "60000"});
+  pid_t bench =
+      start({"bench", "vector", "--ranks", "1", "--rounds", "1000000", "--warmup", "0", "--timeout-ms", "60000"});
   std::vector<pid_t> kids = wait_children(bench, 1);
   ASSERT_EQ(kids.size(), 1u);
   ASSERT_EQ(kill(kids[0], SIGKILL), 0);
   EXPECT_NE(finish(bench), 0);
-  EXPECT_NE(err_.find("rank 0 (pid " + std::to_string(kids[0]) + ") killed by signal 9 (SIGKILL)"),
-            std::string::npos)
+  EXPECT_NE(err_.find("rank 0 (pid " + std::to_string(kids[0]) + ") killed by signal 9 (SIGKILL)"), std::string::npos)
       << err_;
 }
 
 // Node-only options named for a chip workload were silently ignored.
 TEST_F(BenchCli, NodeOnlyOptionsAreRefusedForChipWorkloads) {
-  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
-           {"--chips", "2"}, {"--nodes", "2"}, {"--runtime", "hbg"}}) {
+  for (const std::vector<std::string>& extra :
+       std::vector<std::vector<std::string>>{{"--chips", "2"}, {"--nodes", "2"}, {"--runtime", "hbg"}}) {
     std::vector<std::string> args = kSmall;
     args.insert(args.end(), extra.begin(), extra.end());
     EXPECT_EQ(run(args), 2) << extra[0] << "\n" << out_ << err_;
@@ -196,8 +195,8 @@ TEST_F(BenchCli, NodeOnlyOptionsAreRefusedForChipWorkloads) {
 // docs/trace.md: bench captures spans at any log level, node workloads too
 // (moe used to refuse TASKRING_LOG_LEVEL=WARN).
 TEST_F(BenchCli, NodeWorkloadSpansAreCapturedWhateverTheLogLevel) {
-  const std::vector<std::string> moe = {"bench", "moe", "--chips", "2", "--rounds", "1", "--warmup", "0",
-                                        "--timeout-ms", "120000"};
+  const std::vector<std::string> moe = {"bench",    "moe", "--chips",      "2",     "--rounds", "1",
+                                        "--warmup", "0",   "--timeout-ms", "120000"};
   EXPECT_EQ(run(moe, {{"TASKRING_LOG_LEVEL", "WARN"}}), 0) << out_ << err_;
   EXPECT_NE(out_.find("trace: OK"), std::string::npos) << out_;
 }
@@ -212,8 +211,8 @@ TEST_F(BenchCli, OutOfRangeParamIsQuotedAsGiven) {
 // A node runner killed by a signal: the signal is named, and the runner's
 // messages are messages, not its clock-anchor records.
 TEST_F(BenchCli, KilledNodeRunnerIsNamedWithItsSignal) {
-  pid_t bench = start({"bench", "multi_chip", "--chips", "2", "--rounds", "100000", "--warmup", "0",
-                       "--timeout-ms", "120000"});
+  pid_t bench =
+      start({"bench", "multi_chip", "--chips", "2", "--rounds", "100000", "--warmup", "0", "--timeout-ms", "120000"});
   std::vector<pid_t> kids = wait_children(bench, 1);
   ASSERT_EQ(kids.size(), 1u);
   // Let the chips start (and write their clock anchors) before the kill.

@@ -213,10 +213,12 @@ TEST_F(TraceCli, BadOptionValuesAreExplained) {
     std::string args, message;
   } cases[] = {
       {"--expect-ranks 0", "--expect-ranks: must be an integer in [1, 65536], got '0'"},
-      {"--expect-ranks 99999999999999999999", "--expect-ranks: must be an integer in [1, 65536], got '99999999999999999999'"},
+      {"--expect-ranks 99999999999999999999",
+       "--expect-ranks: must be an integer in [1, 65536], got '99999999999999999999'"},
       {"--expect-rounds -3", "--expect-rounds: must be an integer in [1, 16777216], got '-3'"},
       {"--warmup x", "--warmup: must be an integer in [0, 16777216], got 'x'"},
-      {"--dispatches-per-round 2147483647", "--dispatches-per-round: must be an integer in [1, 1048576], got '2147483647'"},
+      {"--dispatches-per-round 2147483647",
+       "--dispatches-per-round: must be an integer in [1, 1048576], got '2147483647'"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(run("trace " + log + " " + c.args), 2) << c.args;
@@ -276,8 +278,7 @@ TEST_F(TraceCli, DeviceProfileGivesOneLanePerCore) {
   auto c = nlohmann::json::parse(f);
   size_t core_lanes = 0, core_events = 0;
   for (auto& e : c["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name" &&
-        e["args"]["name"].get<std::string>().rfind("core ", 0) == 0) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"].get<std::string>().rfind("core ", 0) == 0) {
       ++core_lanes;
     }
     if (e["ph"] == "X" && e.value("cat", "") == "core") ++core_events;

@@ -92,8 +92,7 @@ TEST(TraceHostile, AbsurdRankInTheLogIsAWarningNotAnAllocation) {
   EXPECT_EQ(m->ranks, 1);
   EXPECT_EQ(m->valid_cells, 1u);
   ASSERT_FALSE(m->warnings.empty());
-  EXPECT_NE(m->warnings[0].find("names rank 2147483647, above the limit 65535"), std::string::npos)
-      << m->warnings[0];
+  EXPECT_NE(m->warnings[0].find("names rank 2147483647, above the limit 65535"), std::string::npos) << m->warnings[0];
 }
 
 TEST(TraceHostile, TooManyPidRanksIsAnError) {

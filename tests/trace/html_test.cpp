@@ -123,8 +123,8 @@ TEST_F(TraceHtml, NamesFromTheLogCannotInjectMarkup) {
 TEST_F(TraceHtml, ProfiledRunShowsCoreLanes) {
   if (shell("command -v chromium > /dev/null 2>&1") != 0) GTEST_SKIP() << "chromium is not installed";
   std::string log = dir_ + "/run.log";
-  ASSERT_EQ(shell(std::string(TASKRING_BIN) + " run bgemm --rounds 1 --warmup 0 --profile > /dev/null 2> '" + log + "'"),
-            0);
+  ASSERT_EQ(
+      shell(std::string(TASKRING_BIN) + " run bgemm --rounds 1 --warmup 0 --profile > /dev/null 2> '" + log + "'"), 0);
   std::string page = dir_ + "/report.html";
   ASSERT_EQ(shell(std::string(TASKRING_BIN) + " trace '" + log + "' --html '" + page + "' > /dev/null"), 0);
   std::string dom = render(page);

@@ -80,8 +80,9 @@ TEST(TraceMatrix, HostSpeedIsReportedAndAMoveIsAWarningOnly) {
   EXPECT_TRUE(steady.m.host_speed->steady());
   EXPECT_NEAR(steady.m.host_speed->largest_change, 0.08, 1e-12);
   EXPECT_TRUE(steady.m.warnings.empty());
-  EXPECT_NE(render_matrix(steady.trace, steady.m).find("cpu0 10.0 -> 10.5, cpu1 10.0 -> 9.2; largest change 8 % (steady)"),
-            std::string::npos)
+  EXPECT_NE(
+      render_matrix(steady.trace, steady.m).find("cpu0 10.0 -> 10.5, cpu1 10.0 -> 9.2; largest change 8 % (steady)"),
+      std::string::npos)
       << render_matrix(steady.trace, steady.m);
 
   Analysed moved = analyse(run_log(s), expect(2, 2, 2));
@@ -126,7 +127,8 @@ TEST(TraceMatrix, EveryMissingSpanCombinationInvalidatesTheCell) {
     s.dispatches = 5;
     s.drop = [mask, &parts](int r, int d, Part p) {
       if (r != 1 || d != 3) return false;
-      for (int i = 0; i < 3; ++i) if ((mask >> i & 1) && p == parts[i]) return true;
+      for (int i = 0; i < 3; ++i)
+        if ((mask >> i & 1) && p == parts[i]) return true;
       return false;
     };
     Analysed a = analyse(run_log(s), expect(2, 4, 1));
@@ -420,9 +422,9 @@ TEST(TraceMatrix, OptionErrorsNameTheFieldOrTheCallersName) {
 }
 
 TEST(TraceStats, UnionIsNotTheSum) {
-  EXPECT_EQ(union_length({{0, 100}, {50, 200}}), 200);    // overlapping: not 250
-  EXPECT_EQ(union_length({{0, 100}, {150, 200}}), 150);   // disjoint: the gap does not count
-  EXPECT_EQ(union_length({{10, 20}, {0, 100}}), 100);     // nested
+  EXPECT_EQ(union_length({{0, 100}, {50, 200}}), 200);   // overlapping: not 250
+  EXPECT_EQ(union_length({{0, 100}, {150, 200}}), 150);  // disjoint: the gap does not count
+  EXPECT_EQ(union_length({{10, 20}, {0, 100}}), 100);    // nested
   EXPECT_EQ(union_length({{5, 5}}), 0);
   EXPECT_EQ(union_length({}), 0);
 }
@@ -491,8 +493,26 @@ TEST(TraceViews, StageNamesMatchBySuffix) {
 }
 
 TEST(TraceViews, HostSchedulerFamiliesAreNotInvocations) {
-  std::string log = testing::strace({.pid = 1, .tid = 1, .inv = 9, .hid = 1, .depth = 0, .name = "node.dispatch", .ts = 1, .dur = 1, .attrs = ""}) + "\n" +
-                    testing::strace({.pid = 1, .tid = 1, .inv = 9, .hid = 1, .depth = 0, .name = "ext.prof.span", .ts = 1, .dur = 1, .attrs = ""}) + "\n";
+  std::string log = testing::strace({.pid = 1,
+                                     .tid = 1,
+                                     .inv = 9,
+                                     .hid = 1,
+                                     .depth = 0,
+                                     .name = "node.dispatch",
+                                     .ts = 1,
+                                     .dur = 1,
+                                     .attrs = ""}) +
+                    "\n" +
+                    testing::strace({.pid = 1,
+                                     .tid = 1,
+                                     .inv = 9,
+                                     .hid = 1,
+                                     .depth = 0,
+                                     .name = "ext.prof.span",
+                                     .ts = 1,
+                                     .dur = 1,
+                                     .attrs = ""}) +
+                    "\n";
   Trace t = parse_trace(log);
   EXPECT_TRUE(group_invocations(t, StageNames{}).empty());
 }

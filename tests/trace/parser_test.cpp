@@ -88,8 +88,8 @@ TEST(TraceParser, RecordEndsAtEnvelopeWithQualifiedFunction) {
 
 TEST(TraceParser, RecordSplicedInsideAnotherLinesText) {
   // Another writer's line was cut in two by an atomic STRACE record.
-  std::string log = noise("first half of a long message ") + strace(rec(1)) + "\n" + "second half of it\n" +
-                    strace(rec(2)) + "\n";
+  std::string log =
+      noise("first half of a long message ") + strace(rec(1)) + "\n" + "second half of it\n" + strace(rec(2)) + "\n";
   Trace t = parse_trace(log);
   ASSERT_EQ(t.spans.size(), 2u);
   EXPECT_EQ(t.spans[0].attrs, "");

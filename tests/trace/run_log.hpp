@@ -17,8 +17,8 @@ struct RunSpec {
   bool rank_attr = false;
   bool reverse_emit = false;  // ranks emit in descending order (rank attr tests)
   bool anchors = true;
-  int64_t pid_base = 1000;           // rank r runs as pid pid_base + r
-  int64_t t_base = 1'000'000'000;    // CLOCK_MONOTONIC ns of the first dispatch
+  int64_t pid_base = 1000;         // rank r runs as pid pid_base + r
+  int64_t t_base = 1'000'000'000;  // CLOCK_MONOTONIC ns of the first dispatch
   // Return true to leave `part` of dispatch `d` of rank `r` out of the log.
   std::function<bool(int r, int d, Part part)> drop;
   // Effective µs of dispatch d of rank r is 410 + extra(r, d).

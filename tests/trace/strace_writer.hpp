@@ -67,11 +67,11 @@ inline std::string envelope(Prefix p, int64_t mono_ns, std::string_view func) {
                     static_cast<int>(func.size()), func.data());
       return b;
     case Prefix::kWall:
-      std::snprintf(b, sizeof b, "[2026-08-04 10:11:12.123456][T0x7f12a4c0b740][TIMING] %.*s: ",
-                    static_cast<int>(func.size()), func.data());
+      std::snprintf(b, sizeof b,
+                    "[2026-08-04 10:11:12.123456][T0x7f12a4c0b740][TIMING] %.*s: ", static_cast<int>(func.size()),
+                    func.data());
       return b;
-    case Prefix::kNone:
-      return "";
+    case Prefix::kNone: return "";
   }
   return "";
 }
@@ -79,10 +79,12 @@ inline std::string envelope(Prefix p, int64_t mono_ns, std::string_view func) {
 // One record without the trailing newline.
 inline std::string strace(const SpanRec& s, Prefix p = Prefix::kMono) {
   // Wraps on purpose (unsigned): hostile tests write timestamps at the int64 limits.
-  std::string out = envelope(p, static_cast<int64_t>(static_cast<uint64_t>(s.ts) + static_cast<uint64_t>(s.dur)), "emit_host_span");
+  std::string out =
+      envelope(p, static_cast<int64_t>(static_cast<uint64_t>(s.ts) + static_cast<uint64_t>(s.dur)), "emit_host_span");
   char b[256];
-  std::snprintf(b, sizeof b, "[STRACE] v=1 pid=%lld tid=%lld inv=%llu hid=%llx depth=%d name=",
-                static_cast<long long>(s.pid), static_cast<long long>(s.tid), static_cast<unsigned long long>(s.inv),
+  std::snprintf(b, sizeof b,
+                "[STRACE] v=1 pid=%lld tid=%lld inv=%llu hid=%llx depth=%d name=", static_cast<long long>(s.pid),
+                static_cast<long long>(s.tid), static_cast<unsigned long long>(s.inv),
                 static_cast<unsigned long long>(s.hid), s.depth);
   out += b;
   out += encode_field(s.name, kNameCap, false);

@@ -9,8 +9,8 @@ namespace {
 // 5 sequences, 8 query heads over 2 kv heads, contexts up to 100 tokens in
 // blocks of 16 (a partial last block in most sequences): 10 tasks.
 void make_small(Workload& w) {
-  testing::set_params(w, {{"batch", 5}, {"num_heads", 8}, {"kv_heads", 2}, {"head_dim", 32},
-                         {"block_size", 16}, {"max_context", 100}});
+  testing::set_params(
+      w, {{"batch", 5}, {"num_heads", 8}, {"kv_heads", 2}, {"head_dim", 32}, {"block_size", 16}, {"max_context", 100}});
 }
 
 class PagedAttentionWorkloadTest : public ::testing::TestWithParam<int> {};
@@ -24,8 +24,13 @@ TEST_P(PagedAttentionWorkloadTest, MatchesHostReference) {
 
 TEST_P(PagedAttentionWorkloadTest, MultiHeadAndSingleTokenContexts) {
   auto w = make_paged_attention_workload();  // kv_heads == num_heads, contexts of 1..3 tokens
-  testing::set_params(*w, {{"batch", 6}, {"num_heads", 4}, {"kv_heads", 4}, {"head_dim", 16},
-                         {"block_size", 2}, {"max_context", 3}, {"seed", 9}});
+  testing::set_params(*w, {{"batch", 6},
+                           {"num_heads", 4},
+                           {"kv_heads", 4},
+                           {"head_dim", 16},
+                           {"block_size", 2},
+                           {"max_context", 3},
+                           {"seed", 9}});
   testing::expect_rounds_pass(*w, GetParam(), 1);
 }
 

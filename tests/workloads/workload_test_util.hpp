@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 

@@ -258,8 +258,10 @@ Captured capture_ranks(const BenchOptions& o, int shared_fd, int log_fd, std::ve
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) {
         close(fds[k].fd);
-        if (who[k] < 0) shared_fd = -1;
-        else ranks[static_cast<size_t>(who[k])].err_fd = -1;
+        if (who[k] < 0)
+          shared_fd = -1;
+        else
+          ranks[static_cast<size_t>(who[k])].err_fd = -1;
         --open_fds;
         continue;
       }
@@ -411,48 +413,53 @@ Command add_bench_command(CLI::App& app) {
           ->check(CLI::Range(1, 256))};
   cmd->add_flag("--balanced-routing", opts->balanced, "node workload moe: round-robin routing (equal load per rank)");
   cmd->add_option("--param", opts->params, "a node workload parameter, name=value (repeatable)");
-  return {cmd, [cmd, opts, node_only] {
-    if (is_node_workload(opts->workload)) {
-      if (cmd->count("--ranks") > 0) {
-        std::fprintf(stderr, "taskring bench: --ranks forks ranks of a chip workload; %s is a node workload: "
-                             "--chips sets its chips (and --nodes its MPI ranks)\n", opts->workload.c_str());
-        return 2;
-      }
-      NodeBenchOptions no{opts->workload, opts->chips, opts->rounds, opts->warmup,
-                          opts->json, opts->log_path, opts->timeout_ms, {}, opts->runtime};
-      if (opts->balanced) no.params.emplace_back("balanced-routing", 1);
-      for (const std::string& kv : opts->params) {
-        const size_t eq = kv.find('=');
-        char* end = nullptr;
-        errno = 0;
-        const long long v = eq == std::string::npos ? 0 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
-        if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || end == kv.c_str() + eq + 1) {
-          std::fprintf(stderr, "taskring bench: --param '%s' is not name=integer\n", kv.c_str());
+  return {
+      cmd, [cmd, opts, node_only] {
+        if (is_node_workload(opts->workload)) {
+          if (cmd->count("--ranks") > 0) {
+            std::fprintf(stderr,
+                         "taskring bench: --ranks forks ranks of a chip workload; %s is a node workload: "
+                         "--chips sets its chips (and --nodes its MPI ranks)\n",
+                         opts->workload.c_str());
+            return 2;
+          }
+          NodeBenchOptions no{opts->workload, opts->chips,      opts->rounds, opts->warmup, opts->json,
+                              opts->log_path, opts->timeout_ms, {},           opts->runtime};
+          if (opts->balanced) no.params.emplace_back("balanced-routing", 1);
+          for (const std::string& kv : opts->params) {
+            const size_t eq = kv.find('=');
+            char* end = nullptr;
+            errno = 0;
+            const long long v = eq == std::string::npos ? 0 : std::strtoll(kv.c_str() + eq + 1, &end, 10);
+            if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || end == kv.c_str() + eq + 1) {
+              std::fprintf(stderr, "taskring bench: --param '%s' is not name=integer\n", kv.c_str());
+              return 2;
+            }
+            if (errno == ERANGE) {  // strtoll clamped it: quote what the user wrote, not the clamp
+              std::fprintf(stderr, "taskring bench: --param '%s': %s is outside the 64-bit integer range\n", kv.c_str(),
+                           kv.c_str() + eq + 1);
+              return 2;
+            }
+            no.params.emplace_back(kv.substr(0, eq), v);
+          }
+          no.nodes = opts->nodes;
+          return no.nodes > 0 ? run_net_bench(no) : run_node_bench(no);
+        }
+        if (opts->balanced || !opts->params.empty()) {
+          std::fprintf(stderr, "taskring bench: --balanced-routing and --param apply to node workloads only\n");
           return 2;
         }
-        if (errno == ERANGE) {  // strtoll clamped it: quote what the user wrote, not the clamp
-          std::fprintf(stderr, "taskring bench: --param '%s': %s is outside the 64-bit integer range\n", kv.c_str(),
-                       kv.c_str() + eq + 1);
-          return 2;
+        for (const CLI::Option* opt : node_only) {
+          if (opt->count() > 0) {
+            std::fprintf(stderr,
+                         "taskring bench: %s applies to node workloads only ('%s' runs on one chip per rank; "
+                         "use --ranks)\n",
+                         opt->get_name().c_str(), opts->workload.c_str());
+            return 2;
+          }
         }
-        no.params.emplace_back(kv.substr(0, eq), v);
-      }
-      no.nodes = opts->nodes;
-      return no.nodes > 0 ? run_net_bench(no) : run_node_bench(no);
-    }
-    if (opts->balanced || !opts->params.empty()) {
-      std::fprintf(stderr, "taskring bench: --balanced-routing and --param apply to node workloads only\n");
-      return 2;
-    }
-    for (const CLI::Option* opt : node_only) {
-      if (opt->count() > 0) {
-        std::fprintf(stderr, "taskring bench: %s applies to node workloads only ('%s' runs on one chip per rank; "
-                     "use --ranks)\n", opt->get_name().c_str(), opts->workload.c_str());
-        return 2;
-      }
-    }
-    return run_bench(*opts);
-  }};
+        return run_bench(*opts);
+      }};
 }
 
 }  // namespace taskring::cli

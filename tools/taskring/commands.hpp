@@ -58,8 +58,8 @@ struct RunOptions {
   int warmup = 1;
   bool json = false;
   bool list = false;
-  bool profile = false;  // TASKRING_PROFILE=1 for this run
-  std::string runtime = "tmr";  // ChipWorkerConfig.runtime: tmr or hbg
+  bool profile = false;          // TASKRING_PROFILE=1 for this run
+  std::string runtime = "tmr";   // ChipWorkerConfig.runtime: tmr or hbg
   bool skip_device_run = false;  // TASKRING_SKIP_DEVICE_RUN=1 for this run
   std::string sanitize;          // TASKRING_SANITIZE for this run (docs/sanitizer.md)
 };
@@ -78,9 +78,10 @@ inline void add_param_option(CLI::App* sub, workloads::Param& p) {
   CLI::Option* opt = sub->add_option("--" + p.name, p.value, p.help);
   if (p.min == 0 && p.max == 1) {
     opt->expected(0, 1)->default_str("1");
-    opt->transform(CLI::Transformer(std::map<std::string, std::string>{{"on", "1"}, {"off", "0"}, {"true", "1"},
-                                                                       {"false", "0"}, {"yes", "1"}, {"no", "0"}},
-                                    CLI::ignore_case));
+    opt->transform(CLI::Transformer(
+        std::map<std::string, std::string>{
+            {"on", "1"}, {"off", "0"}, {"true", "1"}, {"false", "0"}, {"yes", "1"}, {"no", "0"}},
+        CLI::ignore_case));
   } else {
     opt->capture_default_str();
   }
@@ -101,7 +102,7 @@ struct NodeBenchOptions {
   // Workload parameters set from flags (--balanced-routing, --param k=v).
   std::vector<std::pair<std::string, int64_t>> params;
   std::string runtime = "tmr";  // the chips' L2 runtime: tmr or hbg
-  int nodes = 0;  // > 0: L4 over MPI ranks (net_command.cpp), under mpirun -np nodes
+  int nodes = 0;                // > 0: L4 over MPI ranks (net_command.cpp), under mpirun -np nodes
 };
 // Returns the exit status (0 every cell valid, 2 usage, 3 missing/torn, 1 failure).
 int run_node_bench(const NodeBenchOptions& o);

@@ -68,8 +68,8 @@ Expected<Info> collect(const EnvLookup& env) {
                         source_of(env, kSimDeviceMemKnob), "sim device memory (MiB of reserved arena)"});
 
   TASKRING_ASSIGN_OR_RETURN(log::Level level, log::read_level_knob(env));
-  info.knobs.push_back({std::string(log::kLogLevelVar), std::string(log::level_name(level)) + " (" +
-                            std::to_string(static_cast<int>(level)) + ")",
+  info.knobs.push_back({std::string(log::kLogLevelVar),
+                        std::string(log::level_name(level)) + " (" + std::to_string(static_cast<int>(level)) + ")",
                         source_of(env, "TASKRING_LOG_LEVEL"), "logger threshold"});
   std::optional<std::string> strace = env("TASKRING_STRACE_DIR");
   struct stat st;
@@ -164,10 +164,11 @@ void print_text(const Info& info) {
   std::printf("  arena             %llu MiB (reserved virtual memory, committed on touch)\n",
               static_cast<unsigned long long>(info.sim.arena_bytes >> 20));
   std::printf("  link model        %s\n\n", info.sim.link.describe().c_str());
-  std::printf("math:\n  BLAS              %s\n  BLAS kernels      %s%s\n", info.blas.config.c_str(), info.blas.core.c_str(),
-              info.blas_replaced.empty()
-                  ? ""
-                  : (" (set by taskring through OPENBLAS_CORETYPE; OpenBLAS picked " + info.blas_replaced + ")").c_str());
+  std::printf(
+      "math:\n  BLAS              %s\n  BLAS kernels      %s%s\n", info.blas.config.c_str(), info.blas.core.c_str(),
+      info.blas_replaced.empty()
+          ? ""
+          : (" (set by taskring through OPENBLAS_CORETYPE; OpenBLAS picked " + info.blas_replaced + ")").c_str());
   if (!info.blas.advice.empty()) std::printf("  warning           %s\n", info.blas.advice.c_str());
   std::printf("\n");
   size_t wn = 4, wv = 5, ws = 6;
@@ -179,8 +180,8 @@ void print_text(const Info& info) {
   std::printf("knobs:\n  %-*s  %-*s  %-*s  %s\n", static_cast<int>(wn), "NAME", static_cast<int>(wv), "VALUE",
               static_cast<int>(ws), "SOURCE", "MEANING");
   for (const KnobRow& k : info.knobs) {
-    std::printf("  %-*s  %-*s  %-*s  %s\n", static_cast<int>(wn), k.name.c_str(), static_cast<int>(wv),
-                k.value.c_str(), static_cast<int>(ws), k.source.c_str(), k.meaning.c_str());
+    std::printf("  %-*s  %-*s  %-*s  %s\n", static_cast<int>(wn), k.name.c_str(), static_cast<int>(wv), k.value.c_str(),
+                static_cast<int>(ws), k.source.c_str(), k.meaning.c_str());
   }
 }
 

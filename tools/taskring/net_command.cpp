@@ -48,8 +48,8 @@ constexpr uint64_t kTraceCap = 8ull << 20;
 constexpr uint64_t kProbeBytes = 8 + 16 * 16;
 
 struct NetRun {
-  int rc = 0;            // 0 ok, 1 failure, 2 usage
-  std::string trace;     // bench: every rank's captured text, rank 0 only
+  int rc = 0;         // 0 ok, 1 failure, 2 usage
+  std::string trace;  // bench: every rank's captured text, rank 0 only
   // bench, rank 0: every node's CPUs timed before the first round and after
   // the last one (empty when a probe could not be gathered).
   std::vector<CpuSpeed> host_before, host_after;
@@ -171,7 +171,8 @@ Expected<NetTasks> register_net_tasks(NetWorker& net, NodeWorkload& w, int captu
     return Status::Ok();
   });
   if (!collect.ok()) return collect.status();
-  auto probe = net.register_task("probe", [](node::NodeWorker&, const ChipTaskArgs& a) { return write_probe(*a.tensor(0)); });
+  auto probe =
+      net.register_task("probe", [](node::NodeWorker&, const ChipTaskArgs& a) { return write_probe(*a.tensor(0)); });
   if (!probe.ok()) return probe.status();
   return NetTasks{*round, *collect, *probe};
 }
@@ -210,8 +211,10 @@ Status collect_node_spans(NetWorker& net, int collect_task, int nodes, std::stri
   Status cs;
   for (int r = 0; r < nodes && cs.ok(); ++r) {
     auto b = net.remote_malloc(0, kTraceCap);
-    if (!b.ok()) cs = b.status();
-    else bufs.push_back(*b);
+    if (!b.ok())
+      cs = b.status();
+    else
+      bufs.push_back(*b);
   }
   if (cs.ok())
     cs = net.run([&](node::Orchestrator& o) -> Status {
@@ -279,8 +282,10 @@ NetRun run_rounds(NodeWorkload& w, const std::string& runtime, int nodes, int wa
   // leaves the report without one and says why, but fails nothing.
   auto probe_nodes = [&](std::vector<CpuSpeed>* into) {
     auto p = probe_every_node(net, tasks->probe, nodes);
-    if (p.ok()) *into = std::move(*p);
-    else std::fprintf(stderr, "%s: probing the nodes' CPU speed: %s\n", who.c_str(), p.status().to_string().c_str());
+    if (p.ok())
+      *into = std::move(*p);
+    else
+      std::fprintf(stderr, "%s: probing the nodes' CPU speed: %s\n", who.c_str(), p.status().to_string().c_str());
   };
   if (capture_fd >= 0) probe_nodes(&out.host_before);
   int passed = run_net_rounds_on_rank0(net, tasks->round, nodes, warmup, rounds, print, who, s);

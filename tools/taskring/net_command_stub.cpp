@@ -7,8 +7,9 @@
 namespace taskring::cli {
 namespace {
 int no_mpi() {
-  std::fprintf(stderr, "taskring: --nodes needs L4, and this taskring was built without MPI (install Open MPI: "
-                       "scripts/bootstrap, then rebuild)\n");
+  std::fprintf(stderr,
+               "taskring: --nodes needs L4, and this taskring was built without MPI (install Open MPI: "
+               "scripts/bootstrap, then rebuild)\n");
   return 2;
 }
 }  // namespace

@@ -13,13 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,7 +48,7 @@ using workloads::NodeWorkload;
 // workload's flags), and --nodes.
 struct NodeRunCommands {
   std::shared_ptr<const RunOptions> run;  // --rounds, --warmup, --runtime, --json of `taskring run`
-  int nodes = 0;  // --nodes: > 0 runs the workload on that many MPI ranks (L4)
+  int nodes = 0;                          // --nodes: > 0 runs the workload on that many MPI ranks (L4)
   std::vector<std::pair<CLI::App*, std::unique_ptr<NodeWorkload>>> workloads;
 };
 
@@ -58,8 +58,8 @@ double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 // One row per chip and round: what that chip's runs added up to.
 void print_totals_header() {
   std::printf("%-8s %4s %9s %5s %8s %8s %7s %5s %6s %5s %9s %5s %8s %9s %9s %9s  %s\n", "round", "chip", "host_ms",
-              "runs", "host_tsk", "executed", "graphs", "defs", "nodes", "h2d", "h2d_MiB", "rt", "rt_MiB",
-              "orch_ms", "bind_ms", "device_ms", "golden");
+              "runs", "host_tsk", "executed", "graphs", "defs", "nodes", "h2d", "h2d_MiB", "rt", "rt_MiB", "orch_ms",
+              "bind_ms", "device_ms", "golden");
 }
 void print_totals(const std::string& label, int chip, double host_ms, const node::ChipRunTotals& t,
                   const std::string& golden) {
@@ -102,8 +102,8 @@ nlohmann::json totals_json(const node::ChipRunTotals& t) {
 // passed, 1 failure, 2 bad parameters). Under TASKRING_SKIP_DEVICE_RUN the
 // chips execute nothing, so the golden is reported as skipped.
 // `after_round` (if set) runs after every round, once nothing of it runs.
-int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int rounds, bool print,
-                    bool json = false, const std::function<void()>& after_round = {}) {
+int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int rounds, bool print, bool json = false,
+                    const std::function<void()>& after_round = {}) {
   const std::string who = "taskring run " + std::string(w.name());
   Status v = w.validate();
   if (!v.ok()) {
@@ -125,10 +125,11 @@ int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int
     std::printf("%s: %d chips, %d SUB workers, runtime %s, %llu node tasks per round (%s)\n", who.c_str(), cfg.chips,
                 cfg.sub_workers, runtime.c_str(), static_cast<unsigned long long>(w.expected_tasks()),
                 w.params().describe().c_str());
-    std::printf("  per chip and round: runs = chip runs, host_tsk = host-submitted tasks, executed = kernel tasks "
-                "run (Graph nodes included), graphs = GRAPH tasks, defs/nodes = Definitions and nodes recorded, "
-                "h2d = all copies to the device, rt = of which the runtime's (Definitions, submission images, task "
-                "image)\n\n");
+    std::printf(
+        "  per chip and round: runs = chip runs, host_tsk = host-submitted tasks, executed = kernel tasks "
+        "run (Graph nodes included), graphs = GRAPH tasks, defs/nodes = Definitions and nodes recorded, "
+        "h2d = all copies to the device, rt = of which the runtime's (Definitions, submission images, task "
+        "image)\n\n");
     print_totals_header();
   }
   // Totals of chip runs before the first round (setup) are not a round's.
@@ -162,12 +163,13 @@ int run_node_rounds(NodeWorkload& w, const std::string& runtime, int warmup, int
     if (json) {
       nlohmann::json chips = nlohmann::json::array();
       for (const auto& t : per_chip) chips.push_back(totals_json(t));
-      jrounds.push_back({{"round", label},
-                         {"warmup", i < warmup},
-                         {"host_run_ns", static_cast<uint64_t>(host_ms * 1e6)},
-                         {"golden", {{"status", verdict}, {"max_abs_err", g.max_abs_err},
-                                     {"message", golden.ok() ? "" : golden.message()}}},
-                         {"chips", chips}});
+      jrounds.push_back(
+          {{"round", label},
+           {"warmup", i < warmup},
+           {"host_run_ns", static_cast<uint64_t>(host_ms * 1e6)},
+           {"golden",
+            {{"status", verdict}, {"max_abs_err", g.max_abs_err}, {"message", golden.ok() ? "" : golden.message()}}},
+           {"chips", chips}});
     }
     if (!golden.ok()) std::fprintf(stderr, "%s: %s\n", who.c_str(), golden.to_string().c_str());
     if (i >= warmup && golden.ok()) ++passed;
@@ -389,9 +391,9 @@ int run_node_bench(const NodeBenchOptions& o) {
   std::vector<CpuSpeed> host_after = host_before.empty() ? std::vector<CpuSpeed>{} : probe_bench_host();
   if (!o.log_path.empty()) std::ofstream(o.log_path, std::ios::binary) << captured;
 
-  const int rc = validate_chip_matrix(captured, "<node runner's stderr>", o.chips,
-                                      static_cast<int>(w.chip_runs_per_round()), o, std::move(host_before),
-                                      std::move(host_after));
+  const int rc =
+      validate_chip_matrix(captured, "<node runner's stderr>", o.chips, static_cast<int>(w.chip_runs_per_round()), o,
+                           std::move(host_before), std::move(host_after));
   // Why the runner stopped comes first, also when it leaves the matrix
   // invalid (exit 3): an init failure writes one line and no span at all.
   if (timed_out)

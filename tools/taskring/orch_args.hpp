@@ -21,11 +21,11 @@ struct HostTensor {
   Direction dir = Direction::kIn;
   DataType dtype = DataType::FLOAT32;
   std::vector<uint32_t> shape;
-  uint64_t nbytes = 0;       // size of the tensor, known before `bytes` is allocated
-  std::string init;          // the spec's initialiser ("" zeros, VALUE, iota, rand:SEED, @FILE.npy)
-  std::string spec;          // the --tensor text, for messages
+  uint64_t nbytes = 0;         // size of the tensor, known before `bytes` is allocated
+  std::string init;            // the spec's initialiser ("" zeros, VALUE, iota, rand:SEED, @FILE.npy)
+  std::string spec;            // the --tensor text, for messages
   std::vector<uint8_t> bytes;  // empty until load()
-  ChipTensor desc;  // set by bind()
+  ChipTensor desc;             // set by bind()
 
   uint64_t numel() const;
   // Points desc at bytes (call once the vector no longer moves).

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -67,8 +67,8 @@ void print_header(const Workload& w, const Topology& t) {
   std::printf("taskring run %s: %s\n", std::string(w.name()).c_str(), w.params().describe().c_str());
   std::printf("  %llu kernel tasks per run; sim: %d clusters (%d cores), %d executor threads\n\n",
               static_cast<unsigned long long>(w.expected_tasks()), t.clusters, t.core_count(), t.executor_threads);
-  std::printf("%-7s %10s %10s %10s %7s %5s %9s %5s %9s %12s  %s\n", "round", "host_ms", "orch_ms", "sched_ms",
-              "tasks", "h2d", "h2d_MiB", "d2h", "d2h_MiB", "max_abs_err", "golden");
+  std::printf("%-7s %10s %10s %10s %7s %5s %9s %5s %9s %12s  %s\n", "round", "host_ms", "orch_ms", "sched_ms", "tasks",
+              "h2d", "h2d_MiB", "d2h", "d2h_MiB", "max_abs_err", "golden");
 }
 
 void print_row(const Row& row) {
@@ -186,15 +186,17 @@ Comparison compare(Workload& w, const std::vector<Row>& rows, const std::string&
 
 void print_comparison(const Comparison& c) {
   std::printf("\nsame-run comparison (loadavg before %s, after %s):\n", c.load_before.c_str(), c.load_after.c_str());
-  std::printf("  memcpy %.2f GB/s; medians: host %.3f ms, device %.3f ms, device + staged bytes / memcpy %.3f ms, "
-              "host / that %.2fx\n",
-              c.memcpy_gbs, c.host_ms, c.device_ms, c.bound_ms, c.host_over_bound);
+  std::printf(
+      "  memcpy %.2f GB/s; medians: host %.3f ms, device %.3f ms, device + staged bytes / memcpy %.3f ms, "
+      "host / that %.2fx\n",
+      c.memcpy_gbs, c.host_ms, c.device_ms, c.bound_ms, c.host_over_bound);
   if (c.yard)
-    std::printf("  %s: %.3f ms = %.2f GFLOP/s; ours: device window %.2f GFLOP/s = %.2fx of it, host run %.2f GFLOP/s = "
-                "%.2fx\n",
-                c.yard->name.c_str(), c.yard->median_ns / 1e6, c.yard_gflops, c.ours_gflops,
-                c.yard_gflops > 0 ? c.ours_gflops / c.yard_gflops : 0, c.ours_host_gflops,
-                c.yard_gflops > 0 ? c.ours_host_gflops / c.yard_gflops : 0);
+    std::printf(
+        "  %s: %.3f ms = %.2f GFLOP/s; ours: device window %.2f GFLOP/s = %.2fx of it, host run %.2f GFLOP/s = "
+        "%.2fx\n",
+        c.yard->name.c_str(), c.yard->median_ns / 1e6, c.yard_gflops, c.ours_gflops,
+        c.yard_gflops > 0 ? c.ours_gflops / c.yard_gflops : 0, c.ours_host_gflops,
+        c.yard_gflops > 0 ? c.ours_host_gflops / c.yard_gflops : 0);
 }
 
 nlohmann::json comparison_json(const Comparison& c) {
@@ -259,7 +261,9 @@ nlohmann::json row_json(const Row& row) {
             {"image_h2d_bytes", rep.graph.image_h2d_bytes},
             {"image_h2d_ns", rep.graph.image_h2d_ns}}},
           {"golden",
-           {{"status", row.golden_skipped ? "skipped" : row.r.golden.ok() ? "pass" : "fail"},
+           {{"status", row.golden_skipped  ? "skipped"
+                       : row.r.golden.ok() ? "pass"
+                                           : "fail"},
             {"checked", g.checked},
             {"mismatches", g.mismatches},
             {"max_abs_err", g.max_abs_err},
@@ -365,8 +369,9 @@ Command add_run_command(CLI::App& app) {
   cmd->add_option("--warmup", opts->warmup, "warmup rounds before them (also checked)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--sanitize", opts->sanitize,
-                  "orchestration sanitizer: tags, schedule[:N] or tags,schedule[:N] (docs/sanitizer.md); sets TASKRING_SANITIZE");
+  cmd->add_option(
+      "--sanitize", opts->sanitize,
+      "orchestration sanitizer: tags, schedule[:N] or tags,schedule[:N] (docs/sanitizer.md); sets TASKRING_SANITIZE");
   cmd->add_option("--runtime", opts->runtime, "L2 runtime: tmr (tensormap_and_ringbuffer) or hbg (host_build_graph)")
       ->capture_default_str()
       ->check(CLI::IsMember({"tmr", "tensormap_and_ringbuffer", "hbg", "host_build_graph"}));
@@ -386,39 +391,39 @@ Command add_run_command(CLI::App& app) {
   cmd->add_flag("--skip-device-run", opts->skip_device_run,
                 "measure the host side alone: TASKRING_SKIP_DEVICE_RUN=1 (nothing executes; golden reported skipped)");
   std::function<int()> run_node = add_node_run_subcommands(cmd, opts);
-  return {cmd, [cmd, opts, workloads, run_node] {
-    if (!cmd->remaining().empty()) {
-      const std::string first = cmd->remaining().front();
-      std::string known;
-      for (const auto& [sub, w] : *workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
-      known += ", " + node_workload_names();
-      const std::vector<CLI::App*> subs = cmd->get_subcommands({});
-      const bool named = std::any_of(subs.begin(), subs.end(), [](const CLI::App* sub) { return sub->parsed(); });
-      if (named) {
-        std::fprintf(stderr, "taskring run: unexpected argument '%s'\n", first.c_str());
-      } else if (first.empty() || first[0] != '-') {
-        std::fprintf(stderr, "taskring run: unknown workload '%s'; known workloads: %s (taskring run --list)\n",
-                     first.c_str(), known.c_str());
-      } else {
-        std::fprintf(stderr, "taskring run: unknown option '%s' (taskring run <workload> --help lists them)\n",
-                     first.c_str());
-      }
-      return 2;
-    }
-    if (opts->list) {
-      print_list(*workloads);
-      return 0;
-    }
-    for (auto& [sub, w] : *workloads) {
-      if (sub->parsed()) {
-        return run_workload(*opts, *w);
-      }
-    }
-    if (const int rc = run_node(); rc >= 0) return rc;  // node_command.cpp
-    std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s",
-                 cmd->help().c_str());
-    return 2;
-  }};
+  return {
+      cmd, [cmd, opts, workloads, run_node] {
+        if (!cmd->remaining().empty()) {
+          const std::string first = cmd->remaining().front();
+          std::string known;
+          for (const auto& [sub, w] : *workloads) known += (known.empty() ? "" : ", ") + std::string(w->name());
+          known += ", " + node_workload_names();
+          const std::vector<CLI::App*> subs = cmd->get_subcommands({});
+          const bool named = std::any_of(subs.begin(), subs.end(), [](const CLI::App* sub) { return sub->parsed(); });
+          if (named) {
+            std::fprintf(stderr, "taskring run: unexpected argument '%s'\n", first.c_str());
+          } else if (first.empty() || first[0] != '-') {
+            std::fprintf(stderr, "taskring run: unknown workload '%s'; known workloads: %s (taskring run --list)\n",
+                         first.c_str(), known.c_str());
+          } else {
+            std::fprintf(stderr, "taskring run: unknown option '%s' (taskring run <workload> --help lists them)\n",
+                         first.c_str());
+          }
+          return 2;
+        }
+        if (opts->list) {
+          print_list(*workloads);
+          return 0;
+        }
+        for (auto& [sub, w] : *workloads) {
+          if (sub->parsed()) {
+            return run_workload(*opts, *w);
+          }
+        }
+        if (const int rc = run_node(); rc >= 0) return rc;  // node_command.cpp
+        std::fprintf(stderr, "taskring run: name a workload (taskring run --list shows them)\n%s", cmd->help().c_str());
+        return 2;
+      }};
 }
 
 }  // namespace taskring::cli

@@ -35,10 +35,12 @@ class Checks {
   bool expect_error(std::string name, const Status& s, StatusCode code) {
     bool pass = s.code() == code;
     std::string detail = s.ok() ? "no error reported" : s.to_string();
-    return add(std::move(name), pass, pass ? detail : "expected " + std::string(status_code_name(code)) + ", got " + detail);
+    return add(std::move(name), pass,
+               pass ? detail : "expected " + std::string(status_code_name(code)) + ", got " + detail);
   }
   bool all_pass() const {
-    for (const Check& c : checks_) if (!c.pass) return false;
+    for (const Check& c : checks_)
+      if (!c.pass) return false;
     return !checks_.empty();
   }
   const std::vector<Check>& list() const { return checks_; }
@@ -55,8 +57,8 @@ void run_checks(Checks& c) {
   if (!c.add_status("config from env", cfg.status(), "TASKRING_SIM_* knobs valid")) return;
   Expected<std::unique_ptr<Device>> made = create_sim_device(*cfg);
   if (!c.add_status("create sim device", made.status(),
-                    std::to_string(cfg->topology.core_count()) + " cores, " +
-                        std::to_string(cfg->arena_bytes >> 20) + " MiB arena, link " + cfg->link.describe())) {
+                    std::to_string(cfg->topology.core_count()) + " cores, " + std::to_string(cfg->arena_bytes >> 20) +
+                        " MiB arena, link " + cfg->link.describe())) {
     return;
   }
   Device& dev = **made;
@@ -69,7 +71,8 @@ void run_checks(Checks& c) {
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 2654435761u >> 24);
   Status h2d = dev.copy_to_device(*a, in.data(), in.size());
   Status d2h = h2d.ok() ? dev.copy_from_device(out.data(), *a, out.size()) : h2d;
-  c.add("H2D + D2H round trip", d2h.ok() && in == out, d2h.ok() ? (in == out ? "1 MiB identical" : "bytes differ") : d2h.to_string());
+  c.add("H2D + D2H round trip", d2h.ok() && in == out,
+        d2h.ok() ? (in == out ? "1 MiB identical" : "bytes differ") : d2h.to_string());
 
   Status ms = dev.memset(*a + 100, 0x7F, 64);
   uint8_t back[64] = {};
@@ -95,15 +98,13 @@ void run_checks(Checks& c) {
     Status ps = dev.copy_to_device(*a, *pinned, kBytes);
     c.add_status("H2D from pinned", ps, "1 MiB");
     c.add_status("free pinned", dev.free_pinned(*pinned), "");
-    c.expect_error("free of unknown pinned pointer rejected", dev.free_pinned(in.data()),
-                   StatusCode::kInvalidArgument);
+    c.expect_error("free of unknown pinned pointer rejected", dev.free_pinned(in.data()), StatusCode::kInvalidArgument);
   }
 
   DeviceCounters k = dev.counters();
-  bool counters_ok = k.h2d_calls == 2 && k.h2d_bytes == 2 * kBytes && k.d2h_calls == 2 &&
-                     k.d2h_bytes == kBytes + 64 && k.memset_calls == 1 && k.alloc_calls == 2 && k.free_calls == 1 &&
-                     k.live_allocations == 1 && k.live_bytes == kBytes && k.peak_bytes == kBytes + 256 &&
-                     k.pinned_live_bytes == 0;
+  bool counters_ok = k.h2d_calls == 2 && k.h2d_bytes == 2 * kBytes && k.d2h_calls == 2 && k.d2h_bytes == kBytes + 64 &&
+                     k.memset_calls == 1 && k.alloc_calls == 2 && k.free_calls == 1 && k.live_allocations == 1 &&
+                     k.live_bytes == kBytes && k.peak_bytes == kBytes + 256 && k.pinned_live_bytes == 0;
   char detail[256];
   std::snprintf(detail, sizeof(detail), "h2d %llu calls/%llu B, d2h %llu calls/%llu B, peak %llu B, link %llu ns",
                 static_cast<unsigned long long>(k.h2d_calls), static_cast<unsigned long long>(k.h2d_bytes),
@@ -111,7 +112,7 @@ void run_checks(Checks& c) {
                 static_cast<unsigned long long>(k.peak_bytes), static_cast<unsigned long long>(k.link_charged_ns));
   c.add("counters", counters_ok, detail);
   bool link_ok = cfg->link.enabled ? k.link_charged_ns == 2 * cfg->link.cost_ns(kBytes) + cfg->link.cost_ns(kBytes) +
-                                                             cfg->link.cost_ns(64)
+                                                              cfg->link.cost_ns(64)
                                    : k.link_charged_ns == 0;
   c.add("link model accounting", link_ok, cfg->link.enabled ? "charged per copy" : "off: nothing charged");
 
@@ -137,8 +138,7 @@ int run_selfcheck(bool json) {
     for (const Check& k : c.list()) w = std::max(w, k.name.size());
     std::printf("sim device self-check\n  %-*s  %-6s %s\n", static_cast<int>(w), "CHECK", "RESULT", "DETAIL");
     for (const Check& k : c.list()) {
-      std::printf("  %-*s  %-6s %s\n", static_cast<int>(w), k.name.c_str(), k.pass ? "PASS" : "FAIL",
-                  k.detail.c_str());
+      std::printf("  %-*s  %-6s %s\n", static_cast<int>(w), k.name.c_str(), k.pass ? "PASS" : "FAIL", k.detail.c_str());
     }
     std::printf("selfcheck: %s\n", pass ? "PASS" : "FAIL");
   }

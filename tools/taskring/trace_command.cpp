@@ -62,16 +62,21 @@ int run_trace(const TraceFlags& f) {
   if (f.dispatches) o.dispatches_per_round = f.dispatches;
   o.warmup = f.warmup;
   o.allow_discarded = f.allow_discarded;
-  o.rank_by = f.rank_by == "pid" ? trace::RankBy::kPid : f.rank_by == "attr" ? trace::RankBy::kAttr : trace::RankBy::kAuto;
+  o.rank_by = f.rank_by == "pid"    ? trace::RankBy::kPid
+              : f.rank_by == "attr" ? trace::RankBy::kAttr
+                                    : trace::RankBy::kAuto;
   o.require_root = o.require_orch = o.require_sched = false;
   size_t start = 0;
   while (start <= f.require.size()) {
     size_t end = f.require.find(',', start);
     if (end == std::string::npos) end = f.require.size();
     std::string item = f.require.substr(start, end - start);
-    if (item == "root") o.require_root = true;
-    else if (item == "orch") o.require_orch = true;
-    else if (item == "sched") o.require_sched = true;
+    if (item == "root")
+      o.require_root = true;
+    else if (item == "orch")
+      o.require_orch = true;
+    else if (item == "sched")
+      o.require_sched = true;
     else if (!item.empty() && item != "none") {
       return usage_error("--require: unknown span '" + item + "' (accepted: root, orch, sched, none)");
     }
@@ -124,7 +129,8 @@ int run_trace(const TraceFlags& f) {
 
 Command add_trace_command(CLI::App& app) {
   auto flags = std::make_shared<TraceFlags>();
-  auto* cmd = app.add_subcommand("trace", "analyse [STRACE] timing logs; validate ranks x rounds (exit 3 on missing/torn data)");
+  auto* cmd = app.add_subcommand("trace",
+                                 "analyse [STRACE] timing logs; validate ranks x rounds (exit 3 on missing/torn data)");
   cmd->add_option("logs", flags->logs, "log files ('-' = stdin)")->required();
   cmd->add_flag("--rounds-table", flags->rounds_table, "per-dispatch table of the busiest callable");
   cmd->add_flag("--tree", flags->tree, "per-callable tree of median stage durations");
@@ -132,12 +138,10 @@ Command add_trace_command(CLI::App& app) {
   cmd->add_option("--html", flags->html,
                   "write one self-contained HTML page: heat map of the matrix, per-rank distributions, a swimlane");
   cmd->add_flag("--json", flags->json, "print the machine-readable report instead of text");
-  cmd->add_option("--expect-ranks", flags->ranks, "expected number of ranks")
-      ->check(int_in(1, trace::kMaxRanks));
+  cmd->add_option("--expect-ranks", flags->ranks, "expected number of ranks")->check(int_in(1, trace::kMaxRanks));
   cmd->add_option("--expect-rounds", flags->rounds, "expected measured rounds per rank")
       ->check(int_in(1, trace::kMaxRounds));
-  cmd->add_option("--warmup", flags->warmup, "leading rounds per rank to exclude")
-      ->check(int_in(0, trace::kMaxWarmup));
+  cmd->add_option("--warmup", flags->warmup, "leading rounds per rank to exclude")->check(int_in(0, trace::kMaxWarmup));
   cmd->add_option("--dispatches-per-round", flags->dispatches, "chip.run dispatches per round (default: inferred)")
       ->check(int_in(1, trace::kMaxDispatchesPerRound));
   cmd->add_option("--rank-by", flags->rank_by, "rank identity: auto, pid or attr (rank= on chip.run)")
@@ -149,7 +153,8 @@ Command add_trace_command(CLI::App& app) {
   cmd->add_option("--root", flags->names.root, "name of the run span")->capture_default_str();
   cmd->add_option("--orch", flags->names.orch, "dotted suffix of the orchestrator window")->capture_default_str();
   cmd->add_option("--sched", flags->names.sched, "dotted suffix of the scheduler window")->capture_default_str();
-  cmd->add_option("--device-wall", flags->names.device_wall, "dotted suffix of the device window")->capture_default_str();
+  cmd->add_option("--device-wall", flags->names.device_wall, "dotted suffix of the device window")
+      ->capture_default_str();
   return {cmd, [flags] { return run_trace(*flags); }};
 }
 

@@ -41,7 +41,9 @@ void bgemm_entry(const ChipTaskArgs& args) {
             task.add_output(c);
           else
             task.add_inout(c);
-          task.add_scalar(uint32_t{k > 0}).add_scalar(uint32_t{0}).add_scalar(uint32_t{0});  // accumulate, trans_a, trans_b
+          task.add_scalar(uint32_t{k > 0})
+              .add_scalar(uint32_t{0})
+              .add_scalar(uint32_t{0});  // accumulate, trans_a, trans_b
           rt_submit_aic_task(kernels::builtin_id::kMatmul, task);
         }
       }
@@ -61,7 +63,9 @@ class BgemmWorkload final : public Workload {
   }
 
   std::string_view name() const override { return "bgemm"; }
-  std::string_view summary() const override { return "tiled batched matmul C[b] = A[b]*B[b] with k-split accumulation"; }
+  std::string_view summary() const override {
+    return "tiled batched matmul C[b] = A[b]*B[b] with k-split accumulation";
+  }
 
   Status setup() override {
     const int64_t rows = params_.get("batch") * params_.get("grid_m") * params_.get("tile");
@@ -69,7 +73,8 @@ class BgemmWorkload final : public Workload {
     if (std::max(rows, krows) > UINT32_MAX)
       return invalid_argument("bgemm: batch*grid*tile = " + std::to_string(std::max(rows, krows)) +
                               " rows exceeds a tensor dimension (2^32-1)");
-    const int64_t floats = rows * params_.get("grid_k") * params_.get("tile") + krows * params_.get("grid_n") * params_.get("tile") +
+    const int64_t floats = rows * params_.get("grid_k") * params_.get("tile") +
+                           krows * params_.get("grid_n") * params_.get("tile") +
                            rows * params_.get("grid_n") * params_.get("tile");
     if (floats > (int64_t{1} << 28))
       return invalid_argument("bgemm: A, B and C together hold " + std::to_string(floats) +
@@ -134,7 +139,8 @@ class BgemmWorkload final : public Workload {
     std::sort(ns.begin(), ns.end());
     Yardstick y;
     y.name = "openblas-2t sgemm";
-    y.flops = 2.0 * static_cast<double>(batch_) * static_cast<double>(m_) * static_cast<double>(n_) * static_cast<double>(k_);
+    y.flops =
+        2.0 * static_cast<double>(batch_) * static_cast<double>(m_) * static_cast<double>(n_) * static_cast<double>(k_);
     y.median_ns = ns.empty() ? 0 : ns[ns.size() / 2];
     y.reps = reps;
     return y;

@@ -77,8 +77,10 @@ void decode_layer(const GraphTaskArgs& a) {
     const ChipTensor tbl = table.view({1, max_blocks}, {b, 0});
     for (uint32_t h = 0; h < kv; ++h) {
       const ChipTensor qv = strided_view(qkv, {group, D}, {D, 1}, uint64_t{b} * Q + h * group * D);
-      const ChipTensor kv3 = strided_view(kc, {pool, bs, D}, {bs * D, D, 1}, kc.start_offset + uint64_t{h} * pool * bs * D);
-      const ChipTensor vv3 = strided_view(vc, {pool, bs, D}, {bs * D, D, 1}, vc.start_offset + uint64_t{h} * pool * bs * D);
+      const ChipTensor kv3 =
+          strided_view(kc, {pool, bs, D}, {bs * D, D, 1}, kc.start_offset + uint64_t{h} * pool * bs * D);
+      const ChipTensor vv3 =
+          strided_view(vc, {pool, bs, D}, {bs * D, D, 1}, vc.start_offset + uint64_t{h} * pool * bs * D);
       const ChipTensor ov = strided_view(attn, {group, D}, {D, 1}, uint64_t{b} * H + h * group * D);
       CoreTaskArgs t;
       t.add_input(qv).add_input(kv3).add_input(vv3).add_input(tbl).add_output(ov);
@@ -134,8 +136,10 @@ void decode_entry(const ChipTaskArgs& args) {
     g.add_input(wu).add_input(wd).add_inout(kl).add_inout(vl).add_input(*args.tensor(kCos));
     g.add_input(*args.tensor(kSin)).add_input(*args.tensor(kPos)).add_input(*args.tensor(kTable));
     g.add_scalars(args.scalars(), args.scalar_count());
-    if (graph) rt_submit_graph(GRAPH_KEY("decode_layer"), decode_layer, g);
-    else decode_layer(g);
+    if (graph)
+      rt_submit_graph(GRAPH_KEY("decode_layer"), decode_layer, g);
+    else
+      decode_layer(g);
   }
 }
 
@@ -179,7 +183,8 @@ class DecodeWorkload final : public Workload {
     p.max_blocks = p.context / p.block_size + 1;
     p.pool = p.batch * p.max_blocks;
     const int64_t weights = p.layers * (p.hidden * (p.qkv() + p.hidden + 2 * p.ffn) + p.ffn * p.hidden);
-    if (weights > (int64_t{1} << 28)) return invalid_argument("decode: " + std::to_string(weights) + " weights exceed 2^28");
+    if (weights > (int64_t{1} << 28))
+      return invalid_argument("decode: " + std::to_string(weights) + " weights exceed 2^28");
     const uint64_t seed = static_cast<uint64_t>(params_.get("seed"));
     std::mt19937_64 rng(seed);
     std::vector<int32_t> phys(static_cast<size_t>(p.pool));

@@ -60,24 +60,64 @@ enum RunScalar : int {
 
 // Body scalars (the boundary's), after the run scalars in the entry.
 enum BodyScalar : int {
-  kB, kH, kHeads, kKvHeads, kD, kRq, kRkv, kF, kE, kLocalExperts, kExpertBase, kTopk, kFe,
-  kEps,         // float bits
-  kContext, kBlockSize, kPool, kBalanced,
+  kB,
+  kH,
+  kHeads,
+  kKvHeads,
+  kD,
+  kRq,
+  kRkv,
+  kF,
+  kE,
+  kLocalExperts,
+  kExpertBase,
+  kTopk,
+  kFe,
+  kEps,  // float bits
+  kContext,
+  kBlockSize,
+  kPool,
+  kBalanced,
   // MoeMode::kEp only (0 otherwise): the comm domain of the run.
-  kCommCtx,      // this chip's CommContext (device address), for the comm kernels
-  kCountsOff, kRecvXOff, kRecvWOff, kRecvMetaOff, kRetOff,  // MoE window buffers (byte offsets)
-  kGatherOff,    // allgather scratch (the LM head's hidden-state gather)
-  kTokenBase,    // global index of this chip's first token (balanced routing)
-  kCapacity,     // rows a chip can receive in one dispatch (chips·B·topk: never overflows)
-  kFirstPhys,   // B values: the new token's physical block per sequence
+  kCommCtx,  // this chip's CommContext (device address), for the comm kernels
+  kCountsOff,
+  kRecvXOff,
+  kRecvWOff,
+  kRecvMetaOff,
+  kRetOff,     // MoE window buffers (byte offsets)
+  kGatherOff,  // allgather scratch (the LM head's hidden-state gather)
+  kTokenBase,  // global index of this chip's first token (balanced routing)
+  kCapacity,   // rows a chip can receive in one dispatch (chips·B·topk: never overflows)
+  kFirstPhys,  // B values: the new token's physical block per sequence
 };
 
 // Boundary tensors of a layer body; a MoE layer appends kRouter.. kEd.
 enum BodyTensor : int {
-  bX, bAttnNorm, bQNorm, bKvNorm, bFfnNorm, bWdq, bWuq, bWdkv, bWukv, bWo, bWg, bWu, bWd,
-  bKc, bVc, bCos, bSin, bPos, bTable, bRouted,
+  bX,
+  bAttnNorm,
+  bQNorm,
+  bKvNorm,
+  bFfnNorm,
+  bWdq,
+  bWuq,
+  bWdkv,
+  bWukv,
+  bWo,
+  bWg,
+  bWu,
+  bWd,
+  bKc,
+  bVc,
+  bCos,
+  bSin,
+  bPos,
+  bTable,
+  bRouted,
   bDenseTensors,
-  bRouter = bDenseTensors, bEg, bEu, bEd,
+  bRouter = bDenseTensors,
+  bEg,
+  bEu,
+  bEd,
   bMoeTensors
 };
 

@@ -75,8 +75,9 @@ class Dsv4ChipWorkload final : public Workload {
       const uint64_t bytes = t.buffer.size;
       TASKRING_ASSIGN_OR_RETURN(uint64_t addr, dev.malloc(std::max<uint64_t>(bytes, 4), 1024, "dsv4 resident input"));
       // The caches are refreshed from the problem (bind_args resets the host copies).
-      const void* src = i == kKc ? p_.k_cache.data() : i == kVc ? p_.v_cache.data()
-                                                                : reinterpret_cast<const void*>(t.buffer.addr);
+      const void* src = i == kKc   ? p_.k_cache.data()
+                        : i == kVc ? p_.v_cache.data()
+                                   : reinterpret_cast<const void*>(t.buffer.addr);
       TASKRING_RETURN_IF_ERROR(dev.copy_to_device(addr, src, bytes));
       t.buffer.addr = addr;
       t.address_space = AddressSpace::DEVICE;

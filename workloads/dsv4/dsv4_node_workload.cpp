@@ -58,7 +58,8 @@ Status combine_routed(const ChipTaskArgs& a) {
 
 // SUB: P [chips·B, Vl] (chip c's columns, rows b) → logits [B, chips·Vl].
 Status gather_logits(const ChipTaskArgs& a) {
-  if (a.tensor_count() != 2 || a.scalar_count() != 1) return invalid_argument("dsv4 gather: expects (P, logits, chips)");
+  if (a.tensor_count() != 2 || a.scalar_count() != 1)
+    return invalid_argument("dsv4 gather: expects (P, logits, chips)");
   const ChipTensor& P = *a.tensor(0);
   const ChipTensor& out = *a.tensor(1);
   const uint64_t chips = a.scalar(0);
@@ -187,8 +188,10 @@ class Dsv4Node final : public Dsv4NodeWorkload {
           TASKRING_RETURN_IF_ERROR(o.submit_next_level(chip_callable_, a, static_cast<int>(c)));
         }
         ChipTaskArgs sub;
-        if (head) sub.add_input(P_).add_output(L_).add_scalar(uint64_t(chips_));
-        else sub.add_inout(X_).add_inout(R_).add_scalar(uint64_t(chips_));
+        if (head)
+          sub.add_input(P_).add_output(L_).add_scalar(uint64_t(chips_));
+        else
+          sub.add_inout(X_).add_inout(R_).add_scalar(uint64_t(chips_));
         TASKRING_RETURN_IF_ERROR(o.submit_sub(head ? gather_ : combine_, sub));
       }
       return Status::Ok();
@@ -262,11 +265,17 @@ class Dsv4Node final : public Dsv4NodeWorkload {
 
   uint64_t largest_upload_bytes(const Shape& s) const {
     const int64_t L = s.layers, H = s.hidden, Lm = std::max<int64_t>(s.moe_layers(), 1);
-    const int64_t sizes[] = {L * H * std::max({s.q_rank, s.kv_rank, s.ffn}), L * s.q_rank * s.q_width(),
-                             L * s.kv_rank * s.kv_width(), L * s.q_width() * H, L * s.ffn * H,
-                             Lm * H * s.experts, Lm * s.local_experts() * H * s.expert_ffn,
-                             L * s.cache_rows_per_layer() * s.head_dim, H * s.local_vocab(),
-                             s.batch * s.max_blocks(), (s.context + 1) * s.head_dim};
+    const int64_t sizes[] = {L * H * std::max({s.q_rank, s.kv_rank, s.ffn}),
+                             L * s.q_rank * s.q_width(),
+                             L * s.kv_rank * s.kv_width(),
+                             L * s.q_width() * H,
+                             L * s.ffn * H,
+                             Lm * H * s.experts,
+                             Lm * s.local_experts() * H * s.expert_ffn,
+                             L * s.cache_rows_per_layer() * s.head_dim,
+                             H * s.local_vocab(),
+                             s.batch * s.max_blocks(),
+                             (s.context + 1) * s.head_dim};
     return 4 * static_cast<uint64_t>(*std::max_element(std::begin(sizes), std::end(sizes)));
   }
 
@@ -287,10 +296,10 @@ class Dsv4Node final : public Dsv4NodeWorkload {
     }
     const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
     const uint32_t pos_shape[] = {u(p_.s.batch)}, table_shape[] = {u(p_.s.batch), u(p_.s.max_blocks())};
-    TASKRING_ASSIGN_OR_RETURN(t[kPos], upload(o, c, p_.positions.data(), p_.positions.size() * 4, pos_shape,
-                                              DataType::INT32));
-    TASKRING_ASSIGN_OR_RETURN(t[kTable], upload(o, c, p_.block_table.data(), p_.block_table.size() * 4, table_shape,
-                                                DataType::INT32));
+    TASKRING_ASSIGN_OR_RETURN(t[kPos],
+                              upload(o, c, p_.positions.data(), p_.positions.size() * 4, pos_shape, DataType::INT32));
+    TASKRING_ASSIGN_OR_RETURN(
+        t[kTable], upload(o, c, p_.block_table.data(), p_.block_table.size() * 4, table_shape, DataType::INT32));
     return Status::Ok();
   }
 
@@ -310,7 +319,7 @@ class Dsv4Node final : public Dsv4NodeWorkload {
     for (node::DomainBufferSpec& b : bufs)
       if (b.name == "moe_recv_x") b.bytes = ms.staging_rows(n) * ms.hidden * 4;  // the rows travel in FP32
     bufs.push_back({"dsv4_gather", kernels::collective_scratch_bytes(kernels::CollectiveOp::kAllgather,
-                                                                      uint64_t(seqs_ * s.hidden), 4, n)});
+                                                                     uint64_t(seqs_ * s.hidden), 4, n)});
     uint64_t window = 0;
     for (const node::DomainBufferSpec& b : bufs) window += (b.bytes + 63) / 64 * 64;
     std::vector<int> chips(static_cast<size_t>(n));

@@ -214,7 +214,9 @@ void moe_layer(const GraphTaskArgs& a, int64_t mode) {
 ChipTensor row_block(const ChipTensor& t, uint32_t rows, uint32_t first) {
   return t.view({rows, t.shapes[1]}, {first, 0});
 }
-ChipTensor row_vec(const ChipTensor& t, uint32_t row) { return t.view({1, t.shapes[1]}, {row, 0}).reshape({t.shapes[1]}); }
+ChipTensor row_vec(const ChipTensor& t, uint32_t row) {
+  return t.view({1, t.shapes[1]}, {row, 0}).reshape({t.shapes[1]});
+}
 
 void dsv4_entry(const ChipTaskArgs& args) {
   const uint64_t* run = args.scalars();
@@ -263,16 +265,22 @@ void dsv4_entry(const ChipTaskArgs& args) {
     GraphTaskArgs g;
     for (int i = 0; i < (moe ? bMoeTensors : bDenseTensors); ++i) {
       const bool written = i == bX || i == bKc || i == bVc || i == bRouted;
-      if (written) g.add_inout(v[i]);
-      else g.add_input(v[i]);
+      if (written)
+        g.add_inout(v[i]);
+      else
+        g.add_input(v[i]);
     }
     g.add_scalars(body, body_scalars);
     if (!moe) {
-      if (graph) rt_submit_graph(GRAPH_KEY("dsv4_dense_layer"), dense_layer, g);
-      else dense_layer(g);
+      if (graph)
+        rt_submit_graph(GRAPH_KEY("dsv4_dense_layer"), dense_layer, g);
+      else
+        dense_layer(g);
     } else {
-      if (graph) rt_submit_graph(GRAPH_KEY("dsv4_moe_layer"), moe_layer, g, mode);
-      else moe_layer(g, mode);
+      if (graph)
+        rt_submit_graph(GRAPH_KEY("dsv4_moe_layer"), moe_layer, g, mode);
+      else
+        moe_layer(g, mode);
     }
   }
   if (run[kHead] != 0) {
@@ -313,7 +321,8 @@ ChipCallable dsv4_callable() {
   c.entry = dsv4_entry;
   c.config = dsv4_config;
   // The comm kernels (MoeMode::kEp); unused by the other modes.
-  for (const kernels::CommKernel& k : kernels::comm_kernels()) c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
+  for (const kernels::CommKernel& k : kernels::comm_kernels())
+    c.kernels.push_back(KernelBinding{k.id, k.fn, "", k.name});
   return c;
 }
 

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-
 namespace taskring::workloads::dsv4 {
 
 namespace {
@@ -16,9 +15,9 @@ struct Preset {
 // --full-shape: the model's depth (43 layers, the first 3 dense) with the
 // widths scaled down so one step runs in seconds on sim.
 constexpr Preset kFullShape[] = {
-    {"batch", 4},   {"hidden", 128},     {"heads", 8},        {"kv_heads", 1},     {"head_dim", 32},
-    {"q_rank", 64}, {"kv_rank", 32},     {"ffn", 256},        {"experts", 16},     {"topk", 4},
-    {"expert_ffn", 64}, {"dense_layers", 3}, {"vocab", 512},  {"context", 64},     {"block_size", 16},
+    {"batch", 4},       {"hidden", 128},     {"heads", 8},   {"kv_heads", 1}, {"head_dim", 32},
+    {"q_rank", 64},     {"kv_rank", 32},     {"ffn", 256},   {"experts", 16}, {"topk", 4},
+    {"expert_ffn", 64}, {"dense_layers", 3}, {"vocab", 512}, {"context", 64}, {"block_size", 16},
 };
 
 }  // namespace
@@ -78,10 +77,14 @@ Expected<Shape> shape_from(const ParamSet& params, int64_t ep) {
 void add_entry_args(ChipTaskArgs& args, const EntryTensors& t, const Problem& p, const RunPart& part) {
   const Shape& s = p.s;
   for (int i = 0; i < kEntryTensors; ++i) {
-    if (t[i].address_space == AddressSpace::DEVICE) args.add_no_dep(t[i]);
-    else if (i == kX || i == kKc || i == kVc || i == kRouted) args.add_inout(t[i]);
-    else if (i == kLogits) args.add_output(t[i]);
-    else args.add_input(t[i]);
+    if (t[i].address_space == AddressSpace::DEVICE)
+      args.add_no_dep(t[i]);
+    else if (i == kX || i == kKc || i == kVc || i == kRouted)
+      args.add_inout(t[i]);
+    else if (i == kLogits)
+      args.add_output(t[i]);
+    else
+      args.add_input(t[i]);
   }
   args.add_scalar(s.layers).add_scalar(s.dense_layers).add_scalar(part.layer_begin).add_scalar(part.layer_end);
   args.add_scalar(int64_t{part.head}).add_scalar(static_cast<int64_t>(part.mode)).add_scalar(int64_t{part.graph});

@@ -31,13 +31,13 @@ struct RunPart {
   bool head = true;                        // final norm + LM head after them
   MoeMode mode = kLocal;
   bool graph = true;
-  int64_t chip = 0;                        // EP rank: experts [chip·E/ep, ...)
-  int64_t seq_begin = 0, seq_count = -1;   // this chip's sequences (-1: all of them)
+  int64_t chip = 0;                       // EP rank: experts [chip·E/ep, ...)
+  int64_t seq_begin = 0, seq_count = -1;  // this chip's sequences (-1: all of them)
   // MoeMode::kEp: the run's comm domain, as this chip sees it.
   struct Comm {
-    uint64_t ctx = 0;                                              // DomainMember::device_ctx
+    uint64_t ctx = 0;                                                                 // DomainMember::device_ctx
     uint64_t counts = 0, recv_x = 0, recv_w = 0, recv_meta = 0, ret = 0, gather = 0;  // buffer offsets
-    uint64_t capacity = 0;                                         // rows a chip can receive
+    uint64_t capacity = 0;                                                            // rows a chip can receive
   } comm;
 };
 

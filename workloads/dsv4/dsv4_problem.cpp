@@ -90,8 +90,8 @@ Problem make_problem(const Shape& s, uint64_t seed) {
   return p;
 }
 
-std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all, int64_t rows_per_expert,
-                                int64_t cols, int64_t chip) {
+std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all, int64_t rows_per_expert, int64_t cols,
+                                int64_t chip) {
   const int64_t Lm = std::max<int64_t>(p.s.moe_layers(), 1), E = p.s.experts, El = p.s.local_experts();
   const int64_t block = El * rows_per_expert * cols;  // one layer's experts of this chip
   std::vector<float> out(static_cast<size_t>(Lm * block));
@@ -103,8 +103,7 @@ std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all,
 std::vector<float> lm_head_slice(const Problem& p, int64_t chip) {
   const int64_t H = p.s.hidden, V = p.s.vocab, Vl = p.s.local_vocab();
   std::vector<float> out(static_cast<size_t>(H * Vl));
-  for (int64_t r = 0; r < H; ++r)
-    std::copy_n(p.lm_head.begin() + r * V + chip * Vl, Vl, out.begin() + r * Vl);
+  for (int64_t r = 0; r < H; ++r) std::copy_n(p.lm_head.begin() + r * V + chip * Vl, Vl, out.begin() + r * Vl);
   return out;
 }
 

@@ -60,35 +60,33 @@ struct Shape {
 // stacked over layers, row-major, [in, out] (y = x·W).
 struct Problem {
   Shape s;
-  std::vector<float> x;                                      // [B, H]
-  std::vector<float> attn_norm, ffn_norm;                    // [L, H]
-  std::vector<float> q_norm;                                 // [L, Rq]
-  std::vector<float> kv_norm;                                // [L, Rkv]
-  std::vector<float> wdq;                                    // [L·H, Rq]
-  std::vector<float> wuq;                                    // [L·Rq, heads·D]
-  std::vector<float> wdkv;                                   // [L·H, Rkv]
-  std::vector<float> wukv;                                   // [L·Rkv, 2·kv_heads·D]
-  std::vector<float> wo;                                     // [L·heads·D, H]
-  std::vector<float> wg, wu;                                 // [L·H, F] (dense MLP / shared expert)
-  std::vector<float> wd;                                     // [L·F, H]
-  std::vector<float> router;                                 // [max(Lm,1)·H, E]
-  std::vector<float> eg, eu;                                 // [max(Lm,1)·E·H, Fe]
-  std::vector<float> ed;                                     // [max(Lm,1)·E·Fe, H]
-  std::vector<float> k_cache, v_cache;                       // [L·kv_heads·pool·bs, D]
-  std::vector<float> cos, sin;                               // [context+1, D/2]
-  std::vector<int32_t> positions;                            // [B], all = context
-  std::vector<int32_t> block_table;                          // [B, max_blocks]
-  std::vector<float> final_norm;                             // [H]
-  std::vector<float> lm_head;                                // [H, V]
+  std::vector<float> x;                    // [B, H]
+  std::vector<float> attn_norm, ffn_norm;  // [L, H]
+  std::vector<float> q_norm;               // [L, Rq]
+  std::vector<float> kv_norm;              // [L, Rkv]
+  std::vector<float> wdq;                  // [L·H, Rq]
+  std::vector<float> wuq;                  // [L·Rq, heads·D]
+  std::vector<float> wdkv;                 // [L·H, Rkv]
+  std::vector<float> wukv;                 // [L·Rkv, 2·kv_heads·D]
+  std::vector<float> wo;                   // [L·heads·D, H]
+  std::vector<float> wg, wu;               // [L·H, F] (dense MLP / shared expert)
+  std::vector<float> wd;                   // [L·F, H]
+  std::vector<float> router;               // [max(Lm,1)·H, E]
+  std::vector<float> eg, eu;               // [max(Lm,1)·E·H, Fe]
+  std::vector<float> ed;                   // [max(Lm,1)·E·Fe, H]
+  std::vector<float> k_cache, v_cache;     // [L·kv_heads·pool·bs, D]
+  std::vector<float> cos, sin;             // [context+1, D/2]
+  std::vector<int32_t> positions;          // [B], all = context
+  std::vector<int32_t> block_table;        // [B, max_blocks]
+  std::vector<float> final_norm;           // [H]
+  std::vector<float> lm_head;              // [H, V]
 
   int64_t cache_row(int64_t layer, int64_t seq, int64_t head, int64_t token) const {
     const int64_t phys = block_table[seq * s.max_blocks() + token / s.block_size];
     return layer * s.cache_rows_per_layer() + (head * s.pool() + phys) * s.block_size + token % s.block_size;
   }
   // Physical block of the new token of sequence b.
-  int32_t new_token_block(int64_t b) const {
-    return block_table[b * s.max_blocks() + s.context / s.block_size];
-  }
+  int32_t new_token_block(int64_t b) const { return block_table[b * s.max_blocks() + s.context / s.block_size]; }
 };
 
 // Seeded, deterministic inputs. Precondition: s.validate() is OK.
@@ -102,8 +100,8 @@ std::vector<double> reference_step(const Problem& p, std::vector<double>* x_out 
 // Chip c's experts of every MoE layer, compacted: rows
 // [(lm·El + e)·rows_per_expert, ...) for e < El = E/ep, from `all`
 // ([Lm·E·rows_per_expert, cols]).
-std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all, int64_t rows_per_expert,
-                                int64_t cols, int64_t chip);
+std::vector<float> expert_slice(const Problem& p, const std::vector<float>& all, int64_t rows_per_expert, int64_t cols,
+                                int64_t chip);
 
 // The LM head slice of chip c: columns [c·V/ep, (c+1)·V/ep) of lm_head,
 // row-major [H, V/ep].

@@ -61,8 +61,8 @@ void attention(const Problem& p, int64_t l, Vec& x, Vec& kc, Vec& vc) {
   const int64_t B = s.batch, H = s.hidden, D = s.head_dim, KV = s.kv_heads, NH = s.heads;
   const int64_t Qw = s.q_width(), Kw = s.kv_width(), group = NH / KV;
   Vec xn = rms(x, p.attn_norm.data() + l * H, B, H, s.eps);
-  Vec cq = rms(mm(xn, p.wdq.data() + l * H * s.q_rank, B, H, s.q_rank), p.q_norm.data() + l * s.q_rank, B, s.q_rank,
-               s.eps);
+  Vec cq =
+      rms(mm(xn, p.wdq.data() + l * H * s.q_rank, B, H, s.q_rank), p.q_norm.data() + l * s.q_rank, B, s.q_rank, s.eps);
   Vec q = mm(cq, p.wuq.data() + l * s.q_rank * Qw, B, s.q_rank, Qw);
   Vec ckv = rms(mm(xn, p.wdkv.data() + l * H * s.kv_rank, B, H, s.kv_rank), p.kv_norm.data() + l * s.kv_rank, B,
                 s.kv_rank, s.eps);

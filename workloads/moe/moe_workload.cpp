@@ -36,7 +36,8 @@ class Moe final : public NodeWorkload {
         .add("balanced-routing", 0, 0, 1, "round-robin routing (equal load per rank) instead of top-k logits")
         .add("fused", 1, 0, 1, "1: one group task per step (moe_step); 0: gating, dispatch, FFN, combine as four")
         .add("seed", 1, 0, INT32_MAX, "seed of the random inputs")
-        .add("digest", 0, 0, 1, "1: print a digest of each rank's output and received rows after the golden "
+        .add("digest", 0, 0, 1,
+             "1: print a digest of each rank's output and received rows after the golden "
              "(bit-identity across placements, e.g. --nodes 2 --chips 4 vs --chips 8)");
   }
   std::string_view name() const override { return "moe"; }
@@ -250,8 +251,8 @@ class Moe final : public NodeWorkload {
     const uint64_t n = p("chips") * nodes_, T = p("tokens"), D = p("hidden"), E = p("experts"), K = p("topk"),
                    F = p("ffn");
     const uint64_t El = E / std::max<uint64_t>(n, 1), cap = n * T * K;
-    return p("chips") * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El + 2 * T * D +
-                14 * 64);
+    return p("chips") * (4 * T * E + 2 * T * D + 6 * El * D * F + 8 * T * K + cap * (2 * D + 16 + 4 * D) + 4 * El +
+                         2 * T * D + 14 * 64);
   }
   // The layer's reference (moe_reference.hpp), a function of the inputs
   // alone (the gating logits, x, the expert weights: no round writes them),
@@ -263,9 +264,9 @@ class Moe final : public NodeWorkload {
   std::vector<MoeInputs> inputs() const;
   mutable std::optional<MoeReference> ref_;
   int moe_ = -1, comm_ = -1;
-  int n_ = 0;                     // ranks of the domain (every node's)
-  int local_ = 0, first_ = 0;     // this node's ranks: [first_, first_ + local_)
-  int node_ = 0, nodes_ = 1;      // place()
+  int n_ = 0;                             // ranks of the domain (every node's)
+  int local_ = 0, first_ = 0;             // this node's ranks: [first_, first_ + local_)
+  int node_ = 0, nodes_ = 1;              // place()
   std::vector<std::vector<char>> owned_;  // other nodes' ranks' inputs
   bool balanced_ = false;
   MoeShape s_;
@@ -275,7 +276,8 @@ class Moe final : public NodeWorkload {
 
 std::vector<MoeInputs> Moe::inputs() const {
   std::vector<MoeInputs> in(host_.size());
-  for (size_t r = 0; r < host_.size(); ++r) in[r] = {host_[r].logits, host_[r].x, host_[r].wg, host_[r].wu, host_[r].wd};
+  for (size_t r = 0; r < host_.size(); ++r)
+    in[r] = {host_[r].logits, host_[r].x, host_[r].wg, host_[r].wu, host_[r].wd};
   return in;
 }
 

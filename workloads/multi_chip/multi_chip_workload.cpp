@@ -18,8 +18,7 @@ using node::Orchestrator;
 
 // SUB: C[r, j] = Σ_c P[c·R + r, j]; scalar 0 = chips.
 Status reduce_slices(const ChipTaskArgs& a) {
-  if (a.tensor_count() != 2 || a.scalar_count() != 1)
-    return invalid_argument("reduce_slices: expects (P, C, chips)");
+  if (a.tensor_count() != 2 || a.scalar_count() != 1) return invalid_argument("reduce_slices: expects (P, C, chips)");
   const ChipTensor& P = *a.tensor(0);
   const ChipTensor& C = *a.tensor(1);
   const uint64_t chips = a.scalar(0);

@@ -110,7 +110,8 @@ class PagedAttentionWorkload final : public Workload {
     p.block_table.assign(p.batch * p.max_blocks, -1);
     size_t next = 0;
     for (int64_t s = 0; s < p.batch; ++s)
-      for (int64_t j = 0; j * p.block_size < p.context_lens[s]; ++j) p.block_table[s * p.max_blocks + j] = physical[next++];
+      for (int64_t j = 0; j * p.block_size < p.context_lens[s]; ++j)
+        p.block_table[s * p.max_blocks + j] = physical[next++];
     p.scale = 1.0f / std::sqrt(static_cast<float>(p.head_dim));
     p.q = uniform_floats(p.batch * p.num_heads * p.head_dim, seed * 3 + 0);
     p.k_cache = uniform_floats(cache_floats, seed * 3 + 1);

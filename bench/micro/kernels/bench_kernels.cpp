@@ -12,9 +12,9 @@
 #include <CLI/CLI.hpp>
 #include <Eigen/Core>
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -66,7 +66,8 @@ int calibrate(const std::function<void()>& fn, double target_ms) {
     const double t0 = now_s();
     for (int i = 0; i < iters; ++i) fn();
     const double ms = (now_s() - t0) * 1e3;
-    if (ms >= target_ms / 4 || iters > (1 << 24)) return std::max(1, static_cast<int>(iters * target_ms / std::max(ms, 1e-6)));
+    if (ms >= target_ms / 4 || iters > (1 << 24))
+      return std::max(1, static_cast<int>(iters * target_ms / std::max(ms, 1e-6)));
     iters *= 4;
   }
 }
@@ -131,7 +132,8 @@ int main(int argc, char** argv) {
   auto call = [&](int32_t id, std::vector<ChipTensor> ts, std::vector<uint64_t> sc) {
     taskring_kernel_fn fn = reg.find(id);
     return [fn, ts = std::move(ts), sc = std::move(sc)] {
-      Status s = kernels::invoke_kernel(fn, ts.data(), static_cast<int>(ts.size()), sc.data(), static_cast<int>(sc.size()));
+      Status s =
+          kernels::invoke_kernel(fn, ts.data(), static_cast<int>(ts.size()), sc.data(), static_cast<int>(sc.size()));
       if (!s.ok()) std::abort();
     };
   };
@@ -149,11 +151,11 @@ int main(int argc, char** argv) {
   out["clock"] = g_wall ? "wall (CLOCK_MONOTONIC)" : "thread CPU time (CLOCK_THREAD_CPUTIME_ID)";
 
   std::printf("machine: %s, %u hw threads, OpenBLAS %s (threads %d), Eigen SIMD: %s, vec_math: %s\nloadavg: %s\n\n",
-              cpu_model().c_str(), std::thread::hardware_concurrency(), openblas_get_config(), openblas_get_num_threads(),
-              Eigen::SimdInstructionSetsInUse(), std::string(vec::level_name(vec::active().level)).c_str(),
-              load_before.c_str());
-  std::printf("%-6s %-5s %12s %12s %12s %12s %10s %10s\n", "matmul", "in", "ours GF/s", "eigen GF/s", "sgemm GF/s",
-              "", "ours/blas", "eigen/blas");
+              cpu_model().c_str(), std::thread::hardware_concurrency(), openblas_get_config(),
+              openblas_get_num_threads(), Eigen::SimdInstructionSetsInUse(),
+              std::string(vec::level_name(vec::active().level)).c_str(), load_before.c_str());
+  std::printf("%-6s %-5s %12s %12s %12s %12s %10s %10s\n", "matmul", "in", "ours GF/s", "eigen GF/s", "sgemm GF/s", "",
+              "ours/blas", "eigen/blas");
   for (uint32_t n : {64u, 128u, 256u}) {
     Buffer a({n, n}, DataType::FP32, 1), b({n, n}, DataType::FP32, 2), c({n, n}, DataType::FP32, 3);
     Buffer ab({n, n}, DataType::BF16, 1), bb({n, n}, DataType::BF16, 2);
@@ -161,8 +163,8 @@ int main(int argc, char** argv) {
     Eigen::Map<Mat> ea(a.f32(), n, n), eb(b.f32(), n, n), ec(c.f32(), n, n);
     const int in = static_cast<int>(n);
     auto blas = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a.f32(), in, b.f32(), in, 0.0f,
-                  c.f32(), in);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a.f32(), in, b.f32(), in, 0.0f, c.f32(),
+                  in);
       do_not_optimize(c.f32());
     };
     auto eigen = [&] {
@@ -175,9 +177,10 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * n * n * n;
     const double g_ours = flops / t[0] / 1e9, g_eigen = flops / t[1] / 1e9, g_blas = flops / t[2] / 1e9,
                  g_bf16 = flops / t[3] / 1e9;
-    std::printf("%-6u %-5s %12.2f %12.2f %12.2f %12s %10.3f %10.3f\n", n, "FP32", g_ours, g_eigen, g_blas, "", g_ours / g_blas,
-                g_eigen / g_blas);
-    std::printf("%-6u %-5s %12.2f %12s %12.2f %12s %10.3f %10s\n", n, "BF16", g_bf16, "-", g_blas, "", g_bf16 / g_blas, "-");
+    std::printf("%-6u %-5s %12.2f %12.2f %12.2f %12s %10.3f %10.3f\n", n, "FP32", g_ours, g_eigen, g_blas, "",
+                g_ours / g_blas, g_eigen / g_blas);
+    std::printf("%-6u %-5s %12.2f %12s %12.2f %12s %10.3f %10s\n", n, "BF16", g_bf16, "-", g_blas, "", g_bf16 / g_blas,
+                "-");
     out["matmul"].push_back({{"n", n},
                              {"ours_fp32_gflops", g_ours},
                              {"eigen_fp32_gflops", g_eigen},
@@ -214,14 +217,18 @@ int main(int argc, char** argv) {
     auto softmax = call(kernels::builtin_id::kSoftmax, {a.t, o.t}, {});
     auto rmsnorm = call(kernels::builtin_id::kRmsNorm, {a.t, w.t, o.t}, {kernels::scalar_from_float(1e-6f)});
     auto swiglu = call(kernels::builtin_id::kSwiGlu, {a.t, b.t, o.t}, {});
-    std::vector<double> t = measure({add, mul, adds, exp_fn, cpy, unary_fn(tile::UnaryOp::kSigmoid),
-                                     unary_fn(tile::UnaryOp::kSilu), unary_fn(tile::UnaryOp::kGelu), softmax, rmsnorm,
-                                     swiglu},
-                                    samples, target_ms);
+    std::vector<double> t =
+        measure({add, mul, adds, exp_fn, cpy, unary_fn(tile::UnaryOp::kSigmoid), unary_fn(tile::UnaryOp::kSilu),
+                 unary_fn(tile::UnaryOp::kGelu), softmax, rmsnorm, swiglu},
+                samples, target_ms);
     const double memcpy_gbs = 2.0 * bytes / t[4] / 1e9;  // read + write
-    struct Row { const char* name; double streams; double sec; };
-    const Row rows[] = {{"add", 3, t[0]},     {"mul", 3, t[1]},     {"add_scalar", 2, t[2]}, {"exp", 2, t[3]},
-                        {"sigmoid", 2, t[5]}, {"silu", 2, t[6]},    {"gelu", 2, t[7]},       {"softmax", 2, t[8]},
+    struct Row {
+      const char* name;
+      double streams;
+      double sec;
+    };
+    const Row rows[] = {{"add", 3, t[0]},     {"mul", 3, t[1]},    {"add_scalar", 2, t[2]}, {"exp", 2, t[3]},
+                        {"sigmoid", 2, t[5]}, {"silu", 2, t[6]},   {"gelu", 2, t[7]},       {"softmax", 2, t[8]},
                         {"rmsnorm", 2, t[9]}, {"swiglu", 3, t[10]}};
     for (const Row& r : rows) {
       const double gbs = r.streams * bytes / r.sec / 1e9;

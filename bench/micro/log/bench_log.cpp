@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
 
     const char* kFile = tl::detail::basename_of(__FILE__);
     std::vector<std::pair<std::string, std::function<void(int)>>> log_forms = {
-        {"taskring", [](int i) { TR_LOG_TIMING("round=%d kernel=%s elapsed_ns=%llu", i, "paged_attn", 123456789ull + i); }},
+        {"taskring",
+         [](int i) { TR_LOG_TIMING("round=%d kernel=%s elapsed_ns=%llu", i, "paged_attn", 123456789ull + i); }},
         {"stdio_unbuffered",
          [unbuf, kFile](int i) {
            stdio_log(unbuf, "operator()", kFile, __LINE__, "round=%d kernel=%s elapsed_ns=%llu", i, "paged_attn",
@@ -208,7 +209,11 @@ int main(int argc, char** argv) {
       }
       for (size_t f = 0; f < forms->size(); ++f) {
         auto& s = samples[f];
-        Result res{record, sink.name, (*forms)[f].first, median(s), *std::min_element(s.begin(), s.end()),
+        Result res{record,
+                   sink.name,
+                   (*forms)[f].first,
+                   median(s),
+                   *std::min_element(s.begin(), s.end()),
                    *std::max_element(s.begin(), s.end())};
         med[res.record + "|" + res.sink + "|" + res.form] = res.median_ns;
         results.push_back(res);
@@ -223,9 +228,20 @@ int main(int argc, char** argv) {
   double disabled_log = median({ns_per_record(records * 10, [](int i) { TR_LOG_INFO("i=%d", i); }),
                                 ns_per_record(records * 10, [](int i) { TR_LOG_INFO("i=%d", i); }),
                                 ns_per_record(records * 10, [](int i) { TR_LOG_INFO("i=%d", i); })});
-  double disabled_span = median({ns_per_record(records * 10, [](int i) { ts::StraceSpan s("x"); s.attr("i", i); }),
-                                 ns_per_record(records * 10, [](int i) { ts::StraceSpan s("x"); s.attr("i", i); }),
-                                 ns_per_record(records * 10, [](int i) { ts::StraceSpan s("x"); s.attr("i", i); })});
+  double disabled_span = median({ns_per_record(records * 10,
+                                               [](int i) {
+                                                 ts::StraceSpan s("x");
+                                                 s.attr("i", i);
+                                               }),
+                                 ns_per_record(records * 10,
+                                               [](int i) {
+                                                 ts::StraceSpan s("x");
+                                                 s.attr("i", i);
+                                               }),
+                                 ns_per_record(records * 10, [](int i) {
+                                   ts::StraceSpan s("x");
+                                   s.attr("i", i);
+                                 })});
   tl::set_output_fd(2);
   ::close(devnull);
 
@@ -245,8 +261,8 @@ int main(int argc, char** argv) {
     double ratio = ours / r.median_ns;
     char range[64];
     std::snprintf(range, sizeof(range), "%.0f..%.0f", r.min_ns, r.max_ns);
-    std::printf("%-7s %-10s %-22s %10.1f %20s %12.3f\n", r.record.c_str(), r.sink.c_str(), r.form.c_str(),
-                r.median_ns, range, ratio);
+    std::printf("%-7s %-10s %-22s %10.1f %20s %12.3f\n", r.record.c_str(), r.sink.c_str(), r.form.c_str(), r.median_ns,
+                range, ratio);
     j["results"].push_back({{"record", r.record},
                             {"sink", r.sink},
                             {"form", r.form},

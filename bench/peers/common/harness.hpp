@@ -21,14 +21,14 @@ struct Rep {
   std::function<uint64_t()> run;
   nlohmann::json extra = nlohmann::json::object();  // runtime-specific facts for this pattern
   std::function<void()> teardown;                   // optional, untimed
-  std::size_t tasks = 0;  // tasks one `run` executes; 0 = Options::tasks
+  std::size_t tasks = 0;                            // tasks one `run` executes; 0 = Options::tasks
 };
 
 using Prepare = std::function<Rep(Pattern, std::size_t)>;
 
 struct RuntimeInfo {
-  std::string runtime;  // column name, e.g. "omp-gcc"
-  std::string version;  // library / runtime version string
+  std::string runtime;                               // column name, e.g. "omp-gcc"
+  std::string version;                               // library / runtime version string
   nlohmann::json config = nlohmann::json::object();  // scheduler, env knobs, ...
 };
 

@@ -15,7 +15,10 @@ int accesses(Pattern p, uint32_t i, Access out[2]) {
   switch (p) {
     case Pattern::chain: out[0] = {0, true}; return 1;
     case Pattern::independent: out[0] = {i, true}; return 1;
-    case Pattern::mix8: out[0] = {i % 8, false}; out[1] = {(i + 1) % 8, true}; return 2;
+    case Pattern::mix8:
+      out[0] = {i % 8, false};
+      out[1] = {(i + 1) % 8, true};
+      return 2;
     case Pattern::fanout: out[0] = {0, i == 0}; return 1;
   }
   return 0;

@@ -18,8 +18,8 @@ enum class Pattern {
   fanout,       // task 0: OUTPUT slot 0; tasks 1..N-1: INPUT slot 0
 };
 
-inline constexpr std::array<Pattern, 4> kAllPatterns = {Pattern::chain, Pattern::independent,
-                                                        Pattern::mix8, Pattern::fanout};
+inline constexpr std::array<Pattern, 4> kAllPatterns = {Pattern::chain, Pattern::independent, Pattern::mix8,
+                                                        Pattern::fanout};
 
 inline constexpr std::string_view name(Pattern p) {
   switch (p) {

@@ -24,7 +24,8 @@ class FlowGraph {
         return tbb::flow::continue_msg{};
       });
       if (e.offsets[i] == e.offsets[i + 1]) roots_.push_back(&nodes_.back());
-      for (uint32_t k = e.offsets[i]; k < e.offsets[i + 1]; ++k) tbb::flow::make_edge(nodes_[e.preds[k]], nodes_.back());
+      for (uint32_t k = e.offsets[i]; k < e.offsets[i + 1]; ++k)
+        tbb::flow::make_edge(nodes_[e.preds[k]], nodes_.back());
     }
   }
 

@@ -68,9 +68,7 @@ peers::Rep prepare_replay(Pattern p, std::size_t n, std::size_t replays) {
             for (std::size_t r = 0; r < replays; ++r) g->run();
             return taskring::mono_ns() - s;
           },
-          extra,
-          [g]() mutable { g.reset(); },
-          n * replays};
+          extra, [g]() mutable { g.reset(); }, n * replays};
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ class [[nodiscard]] Expected {
   static_assert(!std::is_same_v<T, Status>, "use Status directly");
 
  public:
-  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}        // NOLINT: implicit by design
   Expected(Status status) : v_(std::in_place_index<1>, std::move(status)) {  // NOLINT
     if (std::get<1>(v_).ok()) v_ = Status(StatusCode::kInternal, "Expected built from an OK status");
   }
@@ -67,7 +67,8 @@ class [[nodiscard]] Expected {
 
  private:
   void check() const {
-    if (!ok()) [[unlikely]] detail::expected_value_of_error(*std::get_if<1>(&v_));
+    if (!ok()) [[unlikely]]
+      detail::expected_value_of_error(*std::get_if<1>(&v_));
   }
 
   std::variant<T, Status> v_;

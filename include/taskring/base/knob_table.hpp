@@ -28,10 +28,10 @@ enum class KnobKind : uint8_t {
 
 struct KnobSpec {
   std::string_view name;
-  std::string_view alias;     // an older name also accepted ("" if none); `name` wins
-  std::string_view section;   // docs/knobs.md section
+  std::string_view alias;    // an older name also accepted ("" if none); `name` wins
+  std::string_view section;  // docs/knobs.md section
   KnobKind kind;
-  int64_t min = 0, max = 0;   // kInt, kIntList
+  int64_t min = 0, max = 0;       // kInt, kIntList
   std::string_view default_doc;   // the default, as the docs show it
   std::string_view accepted_doc;  // accepted values; generated for kInt when empty
   std::string_view help;

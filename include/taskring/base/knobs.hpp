@@ -31,8 +31,7 @@ EnvLookup map_env(std::map<std::string, std::string> vars);
 Expected<int64_t> parse_int_knob(std::string_view name, std::string_view text, int64_t min, int64_t max);
 
 // Unset → nullopt; set → parse_int_knob.
-Expected<std::optional<int64_t>> read_int_knob(const EnvLookup& env, std::string_view name, int64_t min,
-                                               int64_t max);
+Expected<std::optional<int64_t>> read_int_knob(const EnvLookup& env, std::string_view name, int64_t min, int64_t max);
 
 // Reads a boolean: 1/0, true/false, yes/no, on/off (any case). Unset → nullopt.
 Expected<std::optional<bool>> read_bool_knob(const EnvLookup& env, std::string_view name);

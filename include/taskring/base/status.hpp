@@ -53,9 +53,7 @@ class [[nodiscard]] Status {
   // Returns a copy whose message is "<context>: <message>"; OK stays OK.
   Status with_context(std::string_view context) const;
 
-  friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
-  }
+  friend bool operator==(const Status& a, const Status& b) { return a.code_ == b.code_ && a.message_ == b.message_; }
 
  private:
   StatusCode code_ = StatusCode::kOk;
@@ -102,8 +100,8 @@ inline Status aborted(std::string m) { return Status(StatusCode::kAborted, std::
 }  // namespace taskring
 
 // Returns from the enclosing function when `expr` (a Status) is not OK.
-#define TASKRING_RETURN_IF_ERROR(expr)          \
-  do {                                          \
-    ::taskring::Status _tr_status = (expr);     \
-    if (!_tr_status.ok()) return _tr_status;    \
+#define TASKRING_RETURN_IF_ERROR(expr)       \
+  do {                                       \
+    ::taskring::Status _tr_status = (expr);  \
+    if (!_tr_status.ok()) return _tr_status; \
   } while (0)

@@ -29,9 +29,9 @@ enum PTO2ErrorCode : int32_t {
   PTO2_ERROR_ASYNC_WAIT_OVERFLOW = 102,
   PTO2_ERROR_ASYNC_REGISTRATION_FAILED = 103,
   // taskring additions (outside upstream's range).
-  PTO2_ERROR_KERNEL_FAILED = 200,     // a kernel reported an error through its context
-  PTO2_ERROR_UNKNOWN_KERNEL = 201,    // func id not registered
-  PTO2_ERROR_HEAP_TOO_SMALL = 202,    // one request larger than the whole heap ring
+  PTO2_ERROR_KERNEL_FAILED = 200,   // a kernel reported an error through its context
+  PTO2_ERROR_UNKNOWN_KERNEL = 201,  // func id not registered
+  PTO2_ERROR_HEAP_TOO_SMALL = 202,  // one request larger than the whole heap ring
 };
 
 // "SCOPE_DEADLOCK", ...

@@ -80,7 +80,9 @@ template <typename T>
 inline uint64_t mix_config(uint64_t h, const T& v) {
   static_assert(std::is_integral_v<T> || std::is_floating_point_v<T>,
                 "Graph config values must be integral, bool, float or double");
-  const uint8_t tag[2] = {static_cast<uint8_t>(std::is_floating_point_v<T> ? 2 : std::is_same_v<T, bool> ? 1 : 0),
+  const uint8_t tag[2] = {static_cast<uint8_t>(std::is_floating_point_v<T> ? 2
+                                               : std::is_same_v<T, bool>   ? 1
+                                                                           : 0),
                           static_cast<uint8_t>(sizeof(T))};
   h = fnv_bytes(tag, 2, h);
   return fnv_bytes(&v, sizeof(T), h);

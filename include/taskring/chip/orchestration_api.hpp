@@ -98,7 +98,9 @@ class ScopeGuard {
   ScopeGuard& operator=(const ScopeGuard&) = delete;
 };
 
-inline bool rt_is_fatal() { return orch_detail::rt() == nullptr || orch_detail::rt()->ops->is_fatal(orch_detail::rt()); }
+inline bool rt_is_fatal() {
+  return orch_detail::rt() == nullptr || orch_detail::rt()->ops->is_fatal(orch_detail::rt());
+}
 
 inline void rt_report_fatal(int32_t code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 inline void rt_report_fatal(int32_t code, const char* fmt, ...) {
@@ -160,16 +162,14 @@ inline void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t*
 
 #define PTO2_SCOPE_CONCAT_INNER_(a, b) a##b
 #define PTO2_SCOPE_CONCAT_(a, b) PTO2_SCOPE_CONCAT_INNER_(a, b)
-#define PTO2_SCOPE(...) \
-  if (::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_, __LINE__){__VA_ARGS__}; true)
+#define PTO2_SCOPE(...) if (::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_, __LINE__){__VA_ARGS__}; true)
 // A scope from here to the end of the enclosing block: `PTO2_SCOPE_GUARD();`
 // or `PTO2_SCOPE_GUARD(PTO2ScopeMode::MANUAL);`.
 #define PTO2_SCOPE_GUARD(...) \
   [[maybe_unused]] ::taskring::PTO2ScopeGuard PTO2_SCOPE_CONCAT_(_pto2_scope_guard_, __COUNTER__) { __VA_ARGS__ }
 
 // Newer upstream spellings of the two scope macros.
-#define SIMPLER_SCOPE(...) \
-  if (::taskring::ScopeGuard PTO2_SCOPE_CONCAT_(_simpler_scope_, __LINE__){__VA_ARGS__}; true)
+#define SIMPLER_SCOPE(...) if (::taskring::ScopeGuard PTO2_SCOPE_CONCAT_(_simpler_scope_, __LINE__){__VA_ARGS__}; true)
 #define SIMPLER_SCOPE_GUARD(...) \
   [[maybe_unused]] ::taskring::ScopeGuard PTO2_SCOPE_CONCAT_(_simpler_scope_guard_, __COUNTER__) { __VA_ARGS__ }
 

@@ -17,9 +17,9 @@ inline constexpr int kDefaultScheduleRuns = 8;
 inline constexpr int kMaxScheduleRuns = 1000;
 
 struct SanitizeMode {
-  bool tags = false;       // per-task read/write checks (tag_checker.hpp)
-  int schedule_runs = 0;   // 0: off; else runs per program, each with another seeded schedule
-  uint64_t seed = 1;       // TASKRING_SANITIZE_SEED: the seed of schedule run 1 (run k: seed + k - 1)
+  bool tags = false;      // per-task read/write checks (tag_checker.hpp)
+  int schedule_runs = 0;  // 0: off; else runs per program, each with another seeded schedule
+  uint64_t seed = 1;      // TASKRING_SANITIZE_SEED: the seed of schedule run 1 (run k: seed + k - 1)
   bool any() const { return tags || schedule_runs > 0; }
   // "off", "tags", "schedule:8", "tags,schedule:8".
   std::string describe() const;

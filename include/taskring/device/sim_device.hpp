@@ -24,9 +24,9 @@ inline constexpr int64_t kSimMaxDeviceMemMB = 1ll << 20;  // 1 TiB of address sp
 inline constexpr int64_t kSimDefaultDeviceMemMB = 16ll << 10;
 
 struct SimDeviceConfig {
-  Topology topology;                        // clusters, executor threads
-  uint64_t arena_bytes = 16ull << 30;       // reserved virtual size (committed lazily)
-  LinkModel link;                           // transfer cost model, off by default
+  Topology topology;                   // clusters, executor threads
+  uint64_t arena_bytes = 16ull << 30;  // reserved virtual size (committed lazily)
+  LinkModel link;                      // transfer cost model, off by default
 
   // Defaults overridden by TASKRING_SIM_CLUSTERS (1..64),
   // TASKRING_SIM_THREADS (1..256; default: hardware threads),

@@ -87,11 +87,11 @@ uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t e
 
 // comm_probe ops (scalar s1): what the probe kernel does on every rank.
 enum class ProbeOp : uint32_t {
-  kBarrier = 0,       // s2 = repetitions
-  kRingNotify = 1,    // notify(add 1) every other rank at signal offset s2, wait for nranks-1
-  kFailOnRank = 2,    // rank s2 fails at once; the others wait at a barrier
-  kPutGet = 3,        // put a tile to the right neighbour, barrier, get it back from the left: tensors in, out
-  kWaitForever = 4,   // wait for a signal nobody sends (deadline test)
+  kBarrier = 0,      // s2 = repetitions
+  kRingNotify = 1,   // notify(add 1) every other rank at signal offset s2, wait for nranks-1
+  kFailOnRank = 2,   // rank s2 fails at once; the others wait at a barrier
+  kPutGet = 3,       // put a tile to the right neighbour, barrier, get it back from the left: tensors in, out
+  kWaitForever = 4,  // wait for a signal nobody sends (deadline test)
   // Benchmarks (bench/comm): after a barrier, s2 repetitions; the rank's
   // elapsed nanoseconds go to its `times` tensor ([1] UINT64, the last one).
   kTimedBarrier = 5,    // tensors: times

@@ -45,7 +45,7 @@ enum {
   TASKRING_KERNEL_ERR_INVALID_ARGUMENT = 1, /* rank, shape, dtype, count */
   TASKRING_KERNEL_ERR_OUT_OF_RANGE = 2,     /* an index read from a tensor */
   TASKRING_KERNEL_ERR_UNSUPPORTED = 3,      /* valid but not implemented */
-  TASKRING_KERNEL_ERR_DEADLINE = 4          /* a wait (comm counter, sibling signal) passed its deadline or was aborted */
+  TASKRING_KERNEL_ERR_DEADLINE = 4 /* a wait (comm counter, sibling signal) passed its deadline or was aborted */
 };
 
 /* Core types. */
@@ -53,11 +53,11 @@ enum { TASKRING_CORE_AIC = 0, TASKRING_CORE_AIV = 1 };
 
 /* Per-launch (per block) context. */
 typedef struct KernelLocalContext {
-  int32_t block_idx;     /* 0 .. block_num-1 */
-  int32_t block_num;     /* SPMD blocks of this task (>= 1) */
-  int32_t core_id;       /* physical core id: AIC [0, C), AIV [C, 3C) */
-  int32_t core_type;     /* TASKRING_CORE_AIC / TASKRING_CORE_AIV */
-  int32_t sub_block_id;  /* 0 for AIC and AIV0, 1 for AIV1 of a MIX task */
+  int32_t block_idx;    /* 0 .. block_num-1 */
+  int32_t block_num;    /* SPMD blocks of this task (>= 1) */
+  int32_t core_id;      /* physical core id: AIC [0, C), AIV [C, 3C) */
+  int32_t core_type;    /* TASKRING_CORE_AIC / TASKRING_CORE_AIV */
+  int32_t sub_block_id; /* 0 for AIC and AIV0, 1 for AIV1 of a MIX task */
   int32_t tensor_count;
   int32_t scalar_count;
   int32_t func_id;

@@ -48,8 +48,7 @@ static inline int taskring_kernel_wait_u32(int64_t* args, const uint32_t* word, 
     uint32_t now = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     if ((int32_t)(now - value) >= 0) return 0;
     if (global == 0 || global->wait_yield == 0) {
-      taskring_kernel_fail(local, TASKRING_KERNEL_ERR_DEADLINE,
-                           "kernel wait outside a runtime launch (no wait hook)");
+      taskring_kernel_fail(local, TASKRING_KERNEL_ERR_DEADLINE, "kernel wait outside a runtime launch (no wait hook)");
       return -1;
     }
     if (global->wait_yield(local, first_poll) != 0) {

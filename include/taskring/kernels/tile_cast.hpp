@@ -61,11 +61,27 @@ inline int8_t int32_to_int8_sat(int32_t v) { return static_cast<int8_t>(v > 127 
 // Reads element `p` (of `dtype`, one of the tile dtypes) as a float.
 inline float read_as_float(const void* p, DataType dtype) {
   switch (dtype) {
-    case DataType::FP32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DataType::FP16: { uint16_t b; std::memcpy(&b, p, 2); return fp16_bits_to_float(b); }
-    case DataType::BF16: { uint16_t b; std::memcpy(&b, p, 2); return bf16_bits_to_float(b); }
+    case DataType::FP32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DataType::FP16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return fp16_bits_to_float(b);
+    }
+    case DataType::BF16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return bf16_bits_to_float(b);
+    }
     case DataType::INT8: return static_cast<float>(*static_cast<const int8_t*>(p));
-    case DataType::INT32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
+    case DataType::INT32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return static_cast<float>(v);
+    }
     default: return 0.0f;
   }
 }
@@ -74,10 +90,22 @@ inline float read_as_float(const void* p, DataType dtype) {
 inline void write_from_float(void* p, DataType dtype, float v) {
   switch (dtype) {
     case DataType::FP32: std::memcpy(p, &v, 4); break;
-    case DataType::FP16: { uint16_t b = float_to_fp16_bits(v); std::memcpy(p, &b, 2); break; }
-    case DataType::BF16: { uint16_t b = float_to_bf16_bits(v); std::memcpy(p, &b, 2); break; }
+    case DataType::FP16: {
+      uint16_t b = float_to_fp16_bits(v);
+      std::memcpy(p, &b, 2);
+      break;
+    }
+    case DataType::BF16: {
+      uint16_t b = float_to_bf16_bits(v);
+      std::memcpy(p, &b, 2);
+      break;
+    }
     case DataType::INT8: *static_cast<int8_t*>(p) = float_to_int8_sat(v); break;
-    case DataType::INT32: { int32_t i = float_to_int32_sat(v); std::memcpy(p, &i, 4); break; }
+    case DataType::INT32: {
+      int32_t i = float_to_int32_sat(v);
+      std::memcpy(p, &i, 4);
+      break;
+    }
     default: break;
   }
 }
@@ -88,8 +116,10 @@ inline void convert_element(const void* src, DataType src_type, void* dst, DataT
   if (src_type == DataType::INT32 && (dst_type == DataType::INT32 || dst_type == DataType::INT8)) {
     int32_t v;
     std::memcpy(&v, src, 4);
-    if (dst_type == DataType::INT32) std::memcpy(dst, &v, 4);
-    else *static_cast<int8_t*>(dst) = int32_to_int8_sat(v);
+    if (dst_type == DataType::INT32)
+      std::memcpy(dst, &v, 4);
+    else
+      *static_cast<int8_t*>(dst) = int32_to_int8_sat(v);
     return;
   }
   if (src_type == dst_type) {

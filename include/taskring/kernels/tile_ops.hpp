@@ -43,16 +43,17 @@ D& out_ref(const Eigen::MatrixBase<D>& o) {
 }
 using MaxNaN = Eigen::internal::scalar_max_op<float, float, Eigen::PropagateNaN>;
 using MinNaN = Eigen::internal::scalar_min_op<float, float, Eigen::PropagateNaN>;
-inline constexpr float kExpLow = -87.0f;              // exp(x) still a normal float
+inline constexpr float kExpLow = -87.0f;               // exp(x) still a normal float
 inline constexpr float kExpMinus64 = 1.60381089e-28f;  // e^-64
 
 // True when every row of a D is one contiguous FP32 array that data() and
 // outerStride() address: row-major with unit inner stride, or a vector with
 // unit stride (then the whole vector is the one row).
 template <typename D>
-constexpr bool kFlatRows = std::is_same_v<typename D::Scalar, float> &&
-                           (int(Eigen::internal::traits<D>::Flags) & Eigen::DirectAccessBit) != 0 &&
-                           D::InnerStrideAtCompileTime == 1 && (D::IsRowMajor || D::IsVectorAtCompileTime);
+constexpr bool kFlatRows =
+    std::is_same_v<typename D::Scalar, float> &&
+    (int(Eigen::internal::traits<D>::Flags) & Eigen::DirectAccessBit) != 0 && D::InnerStrideAtCompileTime == 1 &&
+    (D::IsRowMajor || D::IsVectorAtCompileTime);
 
 // The vec_math kernel for `op`, or nullptr where Eigen's is kept.
 inline void (*vec_unary(UnaryOp op))(const float*, float*, size_t) {
@@ -153,9 +154,7 @@ void unary(UnaryOp op, const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<O>
     case UnaryOp::kRsqrt: o = a.array().rsqrt().matrix(); break;
     case UnaryOp::kNeg: o = -a; break;
     case UnaryOp::kAbs: o = a.cwiseAbs(); break;
-    case UnaryOp::kRelu:
-      o = a.binaryExpr(A::PlainObject::Zero(a.rows(), a.cols()), detail::MaxNaN());
-      break;
+    case UnaryOp::kRelu: o = a.binaryExpr(A::PlainObject::Zero(a.rows(), a.cols()), detail::MaxNaN()); break;
     case UnaryOp::kSigmoid: o = (1.0f / (1.0f + (-a.array()).exp())).matrix(); break;
     case UnaryOp::kSilu:
       o = (a.array() == -INFINITY).select(0.0f, a.array() / (1.0f + (-a.array()).exp())).matrix();

@@ -89,12 +89,12 @@ consteval const char* basename_of(const char* path) {
 // TR_LOG_<LEVEL>(fmt, ...): printf-style record carrying "[<basename>:<line>] "
 // and the calling function's name. Below the threshold the arguments are not
 // evaluated and nothing is formatted.
-#define TR_LOG_AT_(level, fmt, ...)                                                                     \
-  do {                                                                                                  \
-    if (::taskring::log::enabled(level)) {                                                              \
+#define TR_LOG_AT_(level, fmt, ...)                                                                       \
+  do {                                                                                                    \
+    if (::taskring::log::enabled(level)) {                                                                \
       ::taskring::log::logf_at(level, __func__, ::taskring::log::detail::basename_of(__FILE__), __LINE__, \
-                               fmt __VA_OPT__(, ) __VA_ARGS__);                                         \
-    }                                                                                                   \
+                               fmt __VA_OPT__(, ) __VA_ARGS__);                                           \
+    }                                                                                                     \
   } while (0)
 
 #define TR_LOG_DEBUG(fmt, ...) TR_LOG_AT_(::taskring::log::Level::kDebug, fmt __VA_OPT__(, ) __VA_ARGS__)

@@ -74,8 +74,8 @@ namespace taskring::net {
 
 using node::NodeConfig;
 using node::NodeWorker;
-using node::OrchFunction;
 using node::Orchestrator;
+using node::OrchFunction;
 using node::RunHandle;
 using node::SubmitOptions;
 
@@ -211,8 +211,7 @@ class NetWorker {
   // A task argument naming `desc` with `shapes` x `dtype` (row-major,
   // exactly desc.nbytes). Rejects unknown owners, ids, stale generations,
   // ranges outside the buffer and shape/size mismatches, naming the field.
-  Expected<ChipTensor> remote_tensor(const RemoteTensor& desc, std::span<const uint32_t> shapes,
-                                     DataType dtype) const;
+  Expected<ChipTensor> remote_tensor(const RemoteTensor& desc, std::span<const uint32_t> shapes, DataType dtype) const;
   Expected<ChipTensor> remote_tensor(const RemoteTensor& desc, std::initializer_list<uint32_t> shapes,
                                      DataType dtype) const {
     return remote_tensor(desc, std::span<const uint32_t>(shapes.begin(), shapes.size()), dtype);

@@ -97,7 +97,7 @@ class CommDomain {
   std::string name_;
   uint64_t window_size_ = 0;
   int nranks_ = 0;
-  std::vector<DomainMember> members_;  // rank order
+  std::vector<DomainMember> members_;                      // rank order
   std::vector<std::pair<std::string, uint64_t>> buffers_;  // name, offset
   bool released_ = false;
   std::atomic<bool> swept_{false};  // set by the node's scheduler thread at the fence

@@ -32,8 +32,8 @@ using ChildInitHook = std::function<Status(ChildKind kind, int index)>;
 using SubFunction = std::function<Status(const ChipTaskArgs& args)>;
 
 struct NodeConfig {
-  int chips = 1;        // sim chip children, 0..64
-  int sub_workers = 0;  // SUB children, 0..64
+  int chips = 1;                // sim chip children, 0..64
+  int sub_workers = 0;          // SUB children, 0..64
   std::string runtime = "tmr";  // L2 runtime of every chip: tmr | hbg
   // Executor threads per chip (TASKRING_SIM_THREADS in the child). 0: the
   // hardware threads divided by the chips, at least 1, so N chips never

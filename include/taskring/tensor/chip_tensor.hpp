@@ -75,21 +75,21 @@ struct TensorBuffer {
 
 struct alignas(64) ChipTensor {
   // Cache line 1: what the hot path reads.
-  TensorBuffer buffer;                    // 0
-  PTO2TaskId owner_task_id;               // 16: creator task, invalid for external tensors
-  uint64_t start_offset = 0;              // 24: in elements
-  int32_t version = 0;                    // 32
-  uint32_t ndims = 0;                     // 36
-  DataType dtype = DataType::FLOAT32;     // 40
-  bool manual_dep = false;                // 41: skip TensorMap tracking, creator edge only
-  bool is_contiguous = false;             // 42
+  TensorBuffer buffer;                              // 0
+  PTO2TaskId owner_task_id;                         // 16: creator task, invalid for external tensors
+  uint64_t start_offset = 0;                        // 24: in elements
+  int32_t version = 0;                              // 32
+  uint32_t ndims = 0;                               // 36
+  DataType dtype = DataType::FLOAT32;               // 40
+  bool manual_dep = false;                          // 41: skip TensorMap tracking, creator edge only
+  bool is_contiguous = false;                       // 42
   AddressSpace address_space = AddressSpace::HOST;  // 43
-  uint32_t shapes[MAX_TENSOR_DIMS] = {};  // 44
+  uint32_t shapes[MAX_TENSOR_DIMS] = {};            // 44
   // Cache line 2.
-  uint64_t extent_elem_cache = 0;         // 64: 1 + Σ (shape-1)·stride, 0 if empty
-  uint32_t strides[MAX_TENSOR_DIMS] = {}; // 72: element strides, > 0
-  ViewError poison = ViewError::kNone;    // 92: non-zero: produced by a rejected view
-  uint8_t reserved[32] = {};              // 96
+  uint64_t extent_elem_cache = 0;          // 64: 1 + Σ (shape-1)·stride, 0 if empty
+  uint32_t strides[MAX_TENSOR_DIMS] = {};  // 72: element strides, > 0
+  ViewError poison = ViewError::kNone;     // 92: non-zero: produced by a rejected view
+  uint8_t reserved[32] = {};               // 96
 
   // ---- queries ----
   uint64_t numel() const;
@@ -129,8 +129,7 @@ struct alignas(64) ChipTensor {
   // As upstream, each sets the result's `manual_dep` to its last argument
   // (default false) instead of inheriting the source's; the try_* forms
   // above inherit it.
-  ChipTensor view(std::span<const uint32_t> shapes, std::span<const uint32_t> offsets,
-                  bool manual_dep = false) const;
+  ChipTensor view(std::span<const uint32_t> shapes, std::span<const uint32_t> offsets, bool manual_dep = false) const;
   ChipTensor view(const uint32_t* shapes, const uint32_t* offsets, bool manual_dep = false) const {
     return view(std::span<const uint32_t>(shapes, ndims), std::span<const uint32_t>(offsets, ndims), manual_dep);
   }
@@ -193,8 +192,8 @@ static_assert(offsetof(ChipTensor, strides) == 72);
 // A contiguous row-major tensor over `size` bytes at `addr`. Fails when the
 // shape is malformed or numel·elem_size exceeds `size`.
 Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
-                                     DataType dtype = DataType::FLOAT32, bool manual_dep = false,
-                                     int32_t version = 0, AddressSpace space = AddressSpace::HOST);
+                                     DataType dtype = DataType::FLOAT32, bool manual_dep = false, int32_t version = 0,
+                                     AddressSpace space = AddressSpace::HOST);
 
 // A strided tensor; `strides` in elements, `start_offset` in elements.
 Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
@@ -210,8 +209,8 @@ ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, uint32_
                                 DataType dtype = DataType::FLOAT32, bool manual_dep = false, int32_t version = 0,
                                 AddressSpace space = AddressSpace::HOST);
 inline ChipTensor make_tensor_external(const void* ptr, std::initializer_list<uint32_t> shapes,
-                                       DataType dtype = DataType::FLOAT32, bool manual_dep = false,
-                                       int32_t version = 0, AddressSpace space = AddressSpace::HOST) {
+                                       DataType dtype = DataType::FLOAT32, bool manual_dep = false, int32_t version = 0,
+                                       AddressSpace space = AddressSpace::HOST) {
   return make_tensor_external(ptr, shapes.begin(), static_cast<uint32_t>(shapes.size()), dtype, manual_dep, version,
                               space);
 }

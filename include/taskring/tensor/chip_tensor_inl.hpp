@@ -3,7 +3,6 @@
 // which links nothing from taskring, can call every tensor method.
 #pragma once
 
-
 #include <cstdio>
 #include <limits>
 
@@ -58,8 +57,10 @@ inline void ChipTensor::refresh_derived() {
   bool empty = false;
   uint64_t extent = 1;
   for (uint32_t i = 0; i < ndims; ++i) {
-    if (shapes[i] == 0) empty = true;
-    else extent += static_cast<uint64_t>(shapes[i] - 1) * strides[i];
+    if (shapes[i] == 0)
+      empty = true;
+    else
+      extent += static_cast<uint64_t>(shapes[i] - 1) * strides[i];
   }
   extent_elem_cache = empty ? 0 : extent;
   // A tensor without elements addresses no memory, so it is trivially
@@ -135,8 +136,8 @@ inline std::string ChipTensor::describe() const {
 // upstream spellings can store it in the poisoned descriptor.
 namespace tensor_detail {
 
-inline ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes, std::span<const uint32_t> offsets,
-                    ChipTensor* out) {
+inline ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_shapes,
+                           std::span<const uint32_t> offsets, ChipTensor* out) {
   if (new_shapes.size() != src.ndims || offsets.size() != src.ndims) return ViewError::kBadRank;
   *out = src;
   bool zero_size = false;
@@ -153,7 +154,7 @@ inline ViewError view_impl(const ChipTensor& src, std::span<const uint32_t> new_
 }
 
 inline ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start, uint32_t end, uint32_t step,
-                     ChipTensor* out) {
+                            ChipTensor* out) {
   if (dim >= src.ndims || dim >= MAX_TENSOR_DIMS) return ViewError::kBadDimension;
   if (step == 0) return ViewError::kBadStep;
   if (start > end || end > src.shapes[dim]) return ViewError::kOutOfRange;
@@ -163,13 +164,16 @@ inline ViewError slice_impl(const ChipTensor& src, uint32_t dim, uint32_t start,
   *out = src;
   out->shapes[dim] = static_cast<uint32_t>(count);
   if (count > 0) out->start_offset += static_cast<uint64_t>(start) * src.strides[dim];
-  out->strides[dim] = (count > 1 || (count == 1 && new_stride <= std::numeric_limits<uint32_t>::max())) ? static_cast<uint32_t>(new_stride) : src.strides[dim];
+  out->strides[dim] = (count > 1 || (count == 1 && new_stride <= std::numeric_limits<uint32_t>::max()))
+                          ? static_cast<uint32_t>(new_stride)
+                          : src.strides[dim];
   out->refresh_derived();
   return ViewError::kNone;
 }
 
 inline ViewError transpose_impl(const ChipTensor& src, uint32_t d0, uint32_t d1, ChipTensor* out) {
-  if (d0 >= src.ndims || d1 >= src.ndims || d0 >= MAX_TENSOR_DIMS || d1 >= MAX_TENSOR_DIMS) return ViewError::kBadDimension;
+  if (d0 >= src.ndims || d1 >= src.ndims || d0 >= MAX_TENSOR_DIMS || d1 >= MAX_TENSOR_DIMS)
+    return ViewError::kBadDimension;
   *out = src;
   std::swap(out->shapes[d0], out->shapes[d1]);
   std::swap(out->strides[d0], out->strides[d1]);
@@ -295,9 +299,9 @@ inline ChipTensor ChipTensor::reshape(std::span<const uint32_t> s, bool manual) 
 
 namespace tensor_detail {
 
-inline ViewError make_impl(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, std::span<const uint32_t> strides,
-                    uint64_t start_offset, DataType dtype, bool manual_dep, int32_t version, AddressSpace space,
-                    ChipTensor* out) {
+inline ViewError make_impl(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
+                           std::span<const uint32_t> strides, uint64_t start_offset, DataType dtype, bool manual_dep,
+                           int32_t version, AddressSpace space, ChipTensor* out) {
   if (!is_valid_data_type(dtype)) return ViewError::kBadDataType;
   if (shapes.empty() || shapes.size() > MAX_TENSOR_DIMS || strides.size() != shapes.size()) return ViewError::kBadRank;
   ChipTensor t;
@@ -331,7 +335,7 @@ inline ViewError row_major_strides(std::span<const uint32_t> shapes, uint32_t* s
 }
 
 inline Status make_status(ViewError e, std::span<const uint32_t> shapes, size_t strides_rank, DataType dtype,
-                   const ChipTensor& t) {
+                          const ChipTensor& t) {
   switch (e) {
     case ViewError::kBadDataType:
       return invalid_argument("make_tensor: dtype value " + std::to_string(static_cast<int>(dtype)) +
@@ -341,24 +345,25 @@ inline Status make_status(ViewError e, std::span<const uint32_t> shapes, size_t 
                               (strides_rank != shapes.size()
                                    ? " or strides rank " + std::to_string(strides_rank) + " differs"
                                    : std::string()));
-    default:
-      return view_status("make_tensor", e, t);
+    default: return view_status("make_tensor", e, t);
   }
 }
 
 }  // namespace tensor_detail
 
 inline Expected<ChipTensor> try_make_tensor_strided(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
-                                             std::span<const uint32_t> strides, uint64_t start_offset, DataType dtype,
-                                             bool manual_dep, int32_t version, AddressSpace space) {
+                                                    std::span<const uint32_t> strides, uint64_t start_offset,
+                                                    DataType dtype, bool manual_dep, int32_t version,
+                                                    AddressSpace space) {
   ChipTensor t;
-  ViewError e = tensor_detail::make_impl(addr, size, shapes, strides, start_offset, dtype, manual_dep, version, space, &t);
+  ViewError e =
+      tensor_detail::make_impl(addr, size, shapes, strides, start_offset, dtype, manual_dep, version, space, &t);
   if (e != ViewError::kNone) return tensor_detail::make_status(e, shapes, strides.size(), dtype, t);
   return t;
 }
 
-inline Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes, DataType dtype,
-                                     bool manual_dep, int32_t version, AddressSpace space) {
+inline Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::span<const uint32_t> shapes,
+                                            DataType dtype, bool manual_dep, int32_t version, AddressSpace space) {
   if (shapes.empty() || shapes.size() > MAX_TENSOR_DIMS) {
     return tensor_detail::make_status(ViewError::kBadRank, shapes, shapes.size(), dtype, ChipTensor{});
   }
@@ -371,16 +376,18 @@ inline Expected<ChipTensor> try_make_tensor(uint64_t addr, uint64_t size, std::s
 }
 
 inline ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, uint32_t ndims, DataType dtype,
-                                bool manual_dep, int32_t version, AddressSpace space) {
+                                       bool manual_dep, int32_t version, AddressSpace space) {
   if (ndims < 1 || ndims > MAX_TENSOR_DIMS || shapes == nullptr) return tensor_detail::poisoned(ViewError::kBadRank);
   if (!is_valid_data_type(dtype)) return tensor_detail::poisoned(ViewError::kBadDataType);
   std::span<const uint32_t> shape(shapes, ndims);
   uint64_t bytes = element_size(dtype);
   for (uint32_t s : shape) {
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes)) return tensor_detail::poisoned(ViewError::kStrideOverflow);
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes))
+      return tensor_detail::poisoned(ViewError::kStrideOverflow);
   }
   uint32_t strides[MAX_TENSOR_DIMS] = {};
-  if (ViewError e = tensor_detail::row_major_strides(shape, strides); e != ViewError::kNone) return tensor_detail::poisoned(e);
+  if (ViewError e = tensor_detail::row_major_strides(shape, strides); e != ViewError::kNone)
+    return tensor_detail::poisoned(e);
   uint64_t addr = reinterpret_cast<uintptr_t>(ptr);
   if (tensor_detail::g_device_address != nullptr) {
     if (uint64_t device = tensor_detail::g_device_address(ptr); device != 0) {
@@ -389,8 +396,8 @@ inline ChipTensor make_tensor_external(const void* ptr, const uint32_t* shapes, 
     }
   }
   ChipTensor t;
-  ViewError e = tensor_detail::make_impl(addr, bytes, shape, std::span<const uint32_t>(strides, ndims),
-                          0, dtype, manual_dep, version, space, &t);
+  ViewError e = tensor_detail::make_impl(addr, bytes, shape, std::span<const uint32_t>(strides, ndims), 0, dtype,
+                                         manual_dep, version, space, &t);
   return e == ViewError::kNone ? t : tensor_detail::poisoned(e);
 }
 

@@ -7,8 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -37,10 +37,18 @@ inline constexpr int kNumDataTypes = 12;
 // Bytes per element; 0 for a value outside the enum.
 constexpr size_t element_size(DataType t) {
   switch (t) {
-    case DataType::FLOAT32: case DataType::INT32: case DataType::UINT32: return 4;
-    case DataType::FLOAT16: case DataType::BFLOAT16: case DataType::INT16: case DataType::UINT16: return 2;
-    case DataType::INT8: case DataType::UINT8: case DataType::BOOL: return 1;
-    case DataType::INT64: case DataType::UINT64: return 8;
+    case DataType::FLOAT32:
+    case DataType::INT32:
+    case DataType::UINT32: return 4;
+    case DataType::FLOAT16:
+    case DataType::BFLOAT16:
+    case DataType::INT16:
+    case DataType::UINT16: return 2;
+    case DataType::INT8:
+    case DataType::UINT8:
+    case DataType::BOOL: return 1;
+    case DataType::INT64:
+    case DataType::UINT64: return 8;
   }
   return 0;
 }

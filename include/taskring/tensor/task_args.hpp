@@ -255,7 +255,7 @@ class TaskArgs {
   template <typename... Ts>
   TaskArgs& add_scalar(Ts... values) {
     static_assert(sizeof...(Ts) >= 1, "add_scalar: at least one value");
-    static_assert(((std::is_arithmetic_v<Ts> || std::is_enum_v<Ts> || std::is_pointer_v<Ts>) && ...),
+    static_assert(((std::is_arithmetic_v<Ts> || std::is_enum_v<Ts> || std::is_pointer_v<Ts>)&&...),
                   "scalars are integers, floats, enums or pointers");
     if (has_error_) return *this;
     if (scalar_count_ + static_cast<int>(sizeof...(Ts)) > kMaxScalars) {
@@ -347,9 +347,8 @@ class TaskArgs {
   // Slot i: `.ref()` / `*` / `->` give its ChipTensor; converts to
   // `const ChipTensor*`, nullptr for an OUTPUT slot.
   TensorRef tensor(int i) const {
-    return tags_[i] == TensorArgType::OUTPUT
-               ? TensorRef(nullptr, static_cast<const TensorCreateInfo*>(ptrs_[i]))
-               : TensorRef(static_cast<const ChipTensor*>(ptrs_[i]), nullptr);
+    return tags_[i] == TensorArgType::OUTPUT ? TensorRef(nullptr, static_cast<const TensorCreateInfo*>(ptrs_[i]))
+                                             : TensorRef(static_cast<const ChipTensor*>(ptrs_[i]), nullptr);
   }
   // The TensorCreateInfo of OUTPUT argument i; nullptr otherwise.
   const TensorCreateInfo* create_info(int i) const {

@@ -15,11 +15,11 @@ namespace taskring::trace {
 // segments, so `chip.run.runner_run.device_wall.orch` and a shorter
 // `chip.run.device_wall.orch` both count as the orchestrator window.
 struct StageNames {
-  std::string root = "chip.run";                 // exact name of the depth-0 run span
-  std::string device_wall = "device_wall";       // suffix of the device window
-  std::string orch = "device_wall.orch";         // suffix of the orchestrator window
-  std::string sched = "device_wall.sched";       // suffix of the scheduler window
-  std::string prewarm = "chip.prewarm";          // prefix of setup-only groups (never a round)
+  std::string root = "chip.run";            // exact name of the depth-0 run span
+  std::string device_wall = "device_wall";  // suffix of the device window
+  std::string orch = "device_wall.orch";    // suffix of the orchestrator window
+  std::string sched = "device_wall.sched";  // suffix of the scheduler window
+  std::string prewarm = "chip.prewarm";     // prefix of setup-only groups (never a round)
   // Families that carry no valid invocation id (host scheduler, external
   // producers); they are left out of invocations.
   std::vector<std::string> excluded_prefixes = {"node.", "network", "ext."};
@@ -38,9 +38,9 @@ bool has_dotted_suffix(std::string_view name, std::string_view suffix);
 struct Invocation {
   int64_t pid = 0;
   uint64_t inv = 0;
-  uint64_t hid = 0;            // the root's hid, else the first span's
-  size_t first_span = 0;       // index of the group's first span in input order
-  std::vector<uint32_t> spans; // indices into Trace::spans, in input order
+  uint64_t hid = 0;             // the root's hid, else the first span's
+  size_t first_span = 0;        // index of the group's first span in input order
+  std::vector<uint32_t> spans;  // indices into Trace::spans, in input order
   int64_t root = -1;
   int64_t device_wall = -1;
   int64_t orch = -1;

@@ -62,8 +62,8 @@ struct Cell {
   bool valid = false;
   std::vector<std::string> missing;  // what made it invalid, e.g. "sched"
   // Sums over the cell's dispatches, in µs; meaningful only when `valid`.
-  double effective_us = 0;  // per dispatch: length of orch ∪ sched
-  double host_us = 0;       // root durations
+  double effective_us = 0;          // per dispatch: length of orch ∪ sched
+  double host_us = 0;               // root durations
   std::optional<double> device_us;  // device_wall durations, when all present
   double orch_us = 0, sched_us = 0;
   std::vector<Window> host_windows;  // root windows (ns), for the host union
@@ -100,9 +100,9 @@ struct Matrix {
   int rounds = 0;
   int warmup = 0;
   int dispatches_per_round = 1;
-  std::string rank_source;           // "pid" or "attr"
-  std::vector<RankInfo> rank_info;   // one per expected rank
-  std::vector<Cell> cells;           // rank-major: cells[rank * rounds + round]
+  std::string rank_source;          // "pid" or "attr"
+  std::vector<RankInfo> rank_info;  // one per expected rank
+  std::vector<Cell> cells;          // rank-major: cells[rank * rounds + round]
   size_t valid_cells = 0;
   std::vector<std::string> problems;  // one line per invalid cell or missing rank
   std::vector<std::string> warnings;  // data that does not fit the expectation but loses no cell
@@ -110,8 +110,8 @@ struct Matrix {
   // and whether the options allowed that (MatrixOptions::allow_discarded).
   size_t discarded_dispatches = 0;
   bool allow_discarded = false;
-  Summary cell_stats;                 // effective_us over valid cells
-  std::vector<Summary> rank_stats;    // per rank, over its valid cells
+  Summary cell_stats;               // effective_us over valid cells
+  std::vector<Summary> rank_stats;  // per rank, over its valid cells
   // Per round: max across ranks of the rank's summed effective_us; nullopt
   // unless every rank's cell of that round is valid.
   std::vector<std::optional<double>> round_values;
@@ -153,7 +153,7 @@ Status check_matrix_options(const MatrixOptions& o, const std::function<std::str
 // named as in MatrixOptions), when the log holds more ranks than kMaxRanks,
 // and when ranks x rounds exceeds kMaxCells. Work and memory are bounded by the
 // dispatches in the log plus one cell per (rank, round).
-Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations,
-                              const StageNames& names, const MatrixOptions& options);
+Expected<Matrix> build_matrix(const Trace& trace, const std::vector<Invocation>& invocations, const StageNames& names,
+                              const MatrixOptions& options);
 
 }  // namespace taskring::trace

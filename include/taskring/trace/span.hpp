@@ -23,9 +23,9 @@ struct Span {
   uint32_t name_id = 0;  // index into Trace::names
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;
-  std::string attrs;     // percent-decoded `k=v ...`, surrounding spaces stripped
-  uint32_t source = 0;   // index into Trace::sources
-  uint64_t offset = 0;   // byte offset of the record's `[STRACE]` in its source
+  std::string attrs;             // percent-decoded `k=v ...`, surrounding spaces stripped
+  uint32_t source = 0;           // index into Trace::sources
+  uint64_t offset = 0;           // byte offset of the record's `[STRACE]` in its source
   bool name_truncated = false;   // encoded name ended with the `~` marker
   bool attrs_truncated = false;  // encoded attrs ended with the `~` marker
   bool device_clock = false;     // attrs carry `clk=dev`

@@ -22,7 +22,8 @@ template <typename NameFn>
 bool run_block(const exec::LaunchTask& task, int block, const exec::LaunchPlace& place, Device& device,
                const taskring_kernel_fn* kernels, RunCounters& counters, NameFn&& task_name, std::string* failure) {
   exec::LaunchFailure f;
-  if (exec::launch_block(task, block, place, device, kernels, counters.kernel_calls_of(place.executor), &f)) return true;
+  if (exec::launch_block(task, block, place, device, kernels, counters.kernel_calls_of(place.executor), &f))
+    return true;
   *failure = block_failure_message(task_name(), task.kernels, block, task.block_num, f);
   return false;
 }
@@ -34,7 +35,8 @@ bool run_co_resident(const exec::LaunchTask& task, int first, int count, bool wh
                      const exec::LaunchPlace& place, Device& device, const taskring_kernel_fn* kernels,
                      RunCounters& counters, NameFn&& task_name, std::string* failure) {
   exec::LaunchFailure f;
-  if (exec::launch_co_resident(task, first, count, whole_task, place, device, kernels, counters.kernel_calls_of(place.executor), &f)) {
+  if (exec::launch_co_resident(task, first, count, whole_task, place, device, kernels,
+                               counters.kernel_calls_of(place.executor), &f)) {
     return true;
   }
   *failure = block_failure_message(task_name(), task.kernels, f.block, task.block_num, f);

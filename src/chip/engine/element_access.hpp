@@ -13,8 +13,8 @@
 namespace taskring::engine {
 
 struct ElementRef {
-  ChipTensor view;   // `t` narrowed to the one element (a 1-element view)
-  DeviceAddr addr;   // the element's device address
+  ChipTensor view;  // `t` narrowed to the one element (a 1-element view)
+  DeviceAddr addr;  // the element's device address
 };
 
 // Validates one element access on device tensor `t`: a valid view on device

@@ -62,8 +62,10 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
       if (!searching) gate.set_searching(index, searching = true);
       sched.on_idle(local);
       if (++idle < kIdleSpins) {
-        if ((idle & 31) == 0) sched_yield();
-        else Waiter::cpu_relax();
+        if ((idle & 31) == 0)
+          sched_yield();
+        else
+          Waiter::cpu_relax();
         continue;
       }
       gate.set_searching(index, searching = false);  // before the park is announced

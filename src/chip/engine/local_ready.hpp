@@ -32,8 +32,8 @@ inline constexpr uint32_t kPublishEvery = 64;
 
 template <typename Item>
 struct LocalReady {
-  Item* next = nullptr;    // the immediate successor, run next
-  int executor = -1;       // owner index; -1: not an executor (its extras go to the shared queues)
+  Item* next = nullptr;  // the immediate successor, run next
+  int executor = -1;     // owner index; -1: not an executor (its extras go to the shared queues)
   uint32_t since_shared = 0;
   uint32_t unpublished = 0;  // completions not yet in RunCounters::completed
 };

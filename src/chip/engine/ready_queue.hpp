@@ -34,8 +34,8 @@ class ReadyQueue {
     release();
     uint64_t c = 2;
     while (c < capacity) c <<= 1;
-    void* p = mmap(nullptr, c * sizeof(Cell), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                   0);
+    void* p =
+        mmap(nullptr, c * sizeof(Cell), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     cells_ = static_cast<Cell*>(p);
     mask_ = c - 1;

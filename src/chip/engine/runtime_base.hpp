@@ -229,9 +229,9 @@ class RuntimeBase : public L2Runtime {
       static_cast<Derived*>(this)->on_idle(inline_local_);
       if (run_finished()) return;
       const uint64_t done = counters_.completed.load(std::memory_order_acquire);
-      report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT,
-                   "inline run: no task is ready but " + std::to_string(stats_.tasks_submitted - done) + " of " +
-                       std::to_string(stats_.tasks_submitted) + " have not completed");
+      report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "inline run: no task is ready but " +
+                                                     std::to_string(stats_.tasks_submitted - done) + " of " +
+                                                     std::to_string(stats_.tasks_submitted) + " have not completed");
       if (close_run()) publish_finished();
       return;
     }
@@ -272,8 +272,8 @@ class RuntimeBase : public L2Runtime {
       self->complete(it, next_local);
       return;
     }
-    const exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars, it->scalar_count, it->kernels,
-                                it->block_num, profile_task_id(*it)};
+    const exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars,         it->scalar_count,
+                                it->kernels, it->block_num,    profile_task_id(*it)};
     const exec::LaunchPlace place{executor, executors_, topo_, config_.profile, config_.stall_timeout_ms};
     std::string failure;
     if (it->sync_start && it->block_num > 1) {
@@ -298,8 +298,7 @@ class RuntimeBase : public L2Runtime {
         [&](int block) {
           if (is_fatal()) return;
           // TASKRING_SANITIZE on: out of line; off, this branch is all it costs.
-          const bool ok = config_.sanitizer != nullptr
-                              ? launch_sanitized(task, block, mix, place, task_name, &failure)
+          const bool ok = config_.sanitizer != nullptr ? launch_sanitized(task, block, mix, place, task_name, &failure)
                           : mix ? engine::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
                                                           request_.kernels, counters_, task_name, &failure)
                                 : engine::run_block(task, block, place, *config_.device, request_.kernels, counters_,
@@ -318,11 +317,11 @@ class RuntimeBase : public L2Runtime {
                                           const exec::LaunchPlace& place, NameFn& task_name, std::string* failure) {
     return sanitize::sanitized_launch(*config_.sanitizer, task, task_name, failure, [&](const exec::LaunchTask& t) {
       if (block < 0) {
-        return engine::run_co_resident(t, 0, t.block_num, /*whole_task=*/true, place, *config_.device,
-                                       request_.kernels, counters_, task_name, failure);
+        return engine::run_co_resident(t, 0, t.block_num, /*whole_task=*/true, place, *config_.device, request_.kernels,
+                                       counters_, task_name, failure);
       }
-      return mix ? engine::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device,
-                                           request_.kernels, counters_, task_name, failure)
+      return mix ? engine::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device, request_.kernels,
+                                           counters_, task_name, failure)
                  : engine::run_block(t, block, place, *config_.device, request_.kernels, counters_, task_name, failure);
     });
   }
@@ -338,9 +337,9 @@ class RuntimeBase : public L2Runtime {
 
  private:
   RuntimeBinding<Derived> api_{};
-  ReadyQueue<Item> queues_[kNumShapes];                // shared, per shape
-  std::unique_ptr<ReadyQueue<Item>[]> own_;           // per executor (engine/local_ready.hpp)
-  uint64_t own_capacity_ = 0;                         // of every queue, shared and own
+  ReadyQueue<Item> queues_[kNumShapes];      // shared, per shape
+  std::unique_ptr<ReadyQueue<Item>[]> own_;  // per executor (engine/local_ready.hpp)
+  uint64_t own_capacity_ = 0;                // of every queue, shared and own
   std::atomic<bool> run_finished_{true};
   Waiter done_;
   std::vector<std::thread> executor_threads_;

@@ -44,8 +44,9 @@ uint64_t output_heap_bytes(const TensorCreateInfo& ci) {
 }
 
 Expected<ChipTensor> make_output_tensor(const TensorCreateInfo& ci, uint64_t addr, PTO2TaskId owner) {
-  TASKRING_ASSIGN_OR_RETURN(ChipTensor t, try_make_tensor(addr, ci.nbytes(), std::span<const uint32_t>(ci.shapes, ci.ndims),
-                                                          ci.dtype, ci.manual_dep, 0, AddressSpace::DEVICE));
+  TASKRING_ASSIGN_OR_RETURN(ChipTensor t,
+                            try_make_tensor(addr, ci.nbytes(), std::span<const uint32_t>(ci.shapes, ci.ndims), ci.dtype,
+                                            ci.manual_dep, 0, AddressSpace::DEVICE));
   t.owner_task_id = owner;
   return t;
 }
@@ -94,7 +95,8 @@ SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& ker
       Status s = check_create_info(ci);
       if (!s.ok()) return fail(PTO2_ERROR_INVALID_ARGS, op, arg_name(i, tag) + ": " + s.message());
       if (ci.has_initial_value && !policy.initial_values_allowed) {
-        return fail(PTO2_ERROR_INVALID_ARGS, op, arg_name(i, tag) + " has an initial value; " + policy.initial_value_why);
+        return fail(PTO2_ERROR_INVALID_ARGS, op,
+                    arg_name(i, tag) + " has an initial value; " + policy.initial_value_why);
       }
       continue;
     }

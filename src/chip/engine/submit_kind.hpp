@@ -9,7 +9,9 @@ namespace taskring::engine {
 enum class SubmitKind : uint8_t { kKernel, kDummy, kAllocOnly };
 
 inline const char* submit_op_name(SubmitKind k) {
-  return k == SubmitKind::kAllocOnly ? "alloc_tensors" : k == SubmitKind::kDummy ? "rt_submit_dummy_task" : "rt_submit_task";
+  return k == SubmitKind::kAllocOnly ? "alloc_tensors"
+         : k == SubmitKind::kDummy   ? "rt_submit_dummy_task"
+                                     : "rt_submit_task";
 }
 
 }  // namespace taskring::engine

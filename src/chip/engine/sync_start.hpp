@@ -25,8 +25,7 @@ inline std::string sync_start_violation(const char* op, TaskShape shape, int32_t
   const int32_t cap = co_resident_capacity(shape, topo);
   if (!sync_start || blocks <= cap) return {};
   return std::string(op) + ": require_sync_start task with " + std::to_string(blocks) + " blocks, but only " +
-         std::to_string(cap) + (shape == TaskShape::kAiv ? " AIV cores" : " clusters") +
-         " can hold its blocks at once";
+         std::to_string(cap) + (shape == TaskShape::kAiv ? " AIV cores" : " clusters") + " can hold its blocks at once";
 }
 
 }  // namespace taskring::engine

@@ -84,14 +84,14 @@ class CachedStack {
 
 struct Member {
   LaunchScratch scratch;
-  ctx::fiber fiber;   // the kernel's continuation while it is suspended
-  ctx::fiber sink;    // the scheduler's continuation while the kernel runs
+  ctx::fiber fiber;  // the kernel's continuation while it is suspended
+  ctx::fiber sink;   // the scheduler's continuation while the kernel runs
   taskring_kernel_fn fn = nullptr;
   uint64_t deadline_ns = 0;
   uint64_t started = 0, ended = 0;  // profile stamps
   int block = 0, slot = 0, cluster = 0;
   bool done = false;
-  ctx::stack_context stack;     // for the sanitizers
+  ctx::stack_context stack;  // for the sanitizers
   void* tsan_fiber = nullptr;
   void* asan_fake_stack = nullptr;
 };
@@ -243,9 +243,9 @@ bool launch_co_resident(const LaunchTask& t, int first_block, int block_count, b
   if (place.profile) {
     for (size_t i = 0; i < n; ++i) {
       Member& m = *g.members[i];
-      place.profile->record(place.executor, {t.id, m.started, m.ended, t.kernels[m.slot], m.block,
-                                             static_cast<int16_t>(m.cluster),
-                                             static_cast<int16_t>(m.scratch.local.core_id), m.slot == 0});
+      place.profile->record(place.executor,
+                            {t.id, m.started, m.ended, t.kernels[m.slot], m.block, static_cast<int16_t>(m.cluster),
+                             static_cast<int16_t>(m.scratch.local.core_id), m.slot == 0});
       m.started = 0;
     }
   }

@@ -34,7 +34,8 @@ std::vector<DeviceTaskRecord> DeviceProfile::sorted() const {
   // Ticks to ns through two anchors: clear() and now (a run is at least
   // microseconds long, so the slope is well defined).
   const uint64_t t1 = now(), n1 = mono_ns();
-  const double ns_per_tick = t1 > anchor_ticks_ ? static_cast<double>(n1 - anchor_ns_) / static_cast<double>(t1 - anchor_ticks_) : 1.0;
+  const double ns_per_tick =
+      t1 > anchor_ticks_ ? static_cast<double>(n1 - anchor_ns_) / static_cast<double>(t1 - anchor_ticks_) : 1.0;
   auto to_ns = [&](uint64_t ticks) {
     const double d = static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks_)) * ns_per_tick;
     return anchor_ns_ + static_cast<uint64_t>(std::max(d, 0.0));
@@ -50,12 +51,9 @@ void emit_device_profile(std::string_view callable, uint64_t inv, const DevicePr
   if (!log::strace::enabled()) return;
   const uint64_t hid = callable_hash(callable);
   for (const DeviceTaskRecord& r : profile.sorted()) {
-    log::strace::Attrs a{{"core", static_cast<int64_t>(r.core)},
-                         {"core_type", r.aic ? "aic" : "aiv"},
-                         {"cluster", static_cast<int64_t>(r.cluster)},
-                         {"block", static_cast<int64_t>(r.block)},
-                         {"kernel", static_cast<int64_t>(r.kernel)},
-                         {"task", r.task}};
+    log::strace::Attrs a{{"core", static_cast<int64_t>(r.core)},       {"core_type", r.aic ? "aic" : "aiv"},
+                         {"cluster", static_cast<int64_t>(r.cluster)}, {"block", static_cast<int64_t>(r.block)},
+                         {"kernel", static_cast<int64_t>(r.kernel)},   {"task", r.task}};
     if (rank >= 0) a.add({"rank", static_cast<int64_t>(rank)});
     log::strace::emit_span(kCoreTaskSpan, static_cast<int64_t>(r.start),
                            static_cast<int64_t>(r.end > r.start ? r.end - r.start : 0), inv, hid, 2, a);

@@ -21,13 +21,13 @@
 namespace taskring::exec {
 
 struct DeviceTaskRecord {
-  uint64_t task = 0;      // PTO2TaskId raw value (ring << 32 | local), or the runtime's own id
-  uint64_t start = 0;     // DeviceProfile::now() ticks; sorted() turns them into CLOCK_MONOTONIC ns
+  uint64_t task = 0;   // PTO2TaskId raw value (ring << 32 | local), or the runtime's own id
+  uint64_t start = 0;  // DeviceProfile::now() ticks; sorted() turns them into CLOCK_MONOTONIC ns
   uint64_t end = 0;
-  int32_t kernel = -1;    // func id
+  int32_t kernel = -1;  // func id
   int32_t block = 0;
   int16_t cluster = 0;
-  int16_t core = 0;       // global core id: AIC 0..C-1, then AIV
+  int16_t core = 0;  // global core id: AIC 0..C-1, then AIV
   bool aic = false;
 };
 

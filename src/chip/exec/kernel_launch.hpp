@@ -23,9 +23,9 @@ struct LaunchTask {
   int32_t tensor_count;
   const uint64_t* scalars;
   int32_t scalar_count;
-  const int32_t* kernels;     // 3 func ids, INVALID (-1) for unused slots
+  const int32_t* kernels;  // 3 func ids, INVALID (-1) for unused slots
   int32_t block_num;
-  uint64_t id = 0;            // the task's id, for the device profile
+  uint64_t id = 0;  // the task's id, for the device profile
 };
 
 // Where this executor runs: executor `e` of `executors` owns clusters

@@ -25,8 +25,10 @@ int32_t kernel_wait_yield(KernelLocalContext*, int32_t first_poll) {
     // A sibling outside any group can only be on another executor thread:
     // give the hardware thread away now and then so it can run.
     static thread_local uint32_t polls = 0;
-    if ((++polls & 31) == 0) sched_yield();
-    else Waiter::cpu_relax();
+    if ((++polls & 31) == 0)
+      sched_yield();
+    else
+      Waiter::cpu_relax();
   }
   return 0;
 }

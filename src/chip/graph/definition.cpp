@@ -8,7 +8,6 @@ namespace taskring::graph {
 
 namespace {
 
-
 std::string where_tensor(int i) { return "tensor " + std::to_string(i) + ": "; }
 
 }  // namespace
@@ -118,7 +117,8 @@ Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& node
   h.off_scalar_partition = place(2ull * scalar_partition.size());
   h.total_bytes = off;
   if (off > UINT32_MAX) return invalid_argument("Definition image exceeds 4 GiB");
-  if (!out->assign_zero(off)) return resource_exhausted("cannot allocate " + std::to_string(off) + " bytes for a Definition");
+  if (!out->assign_zero(off))
+    return resource_exhausted("cannot allocate " + std::to_string(off) + " bytes for a Definition");
   std::memcpy(out->data(), &h, sizeof(h));
   uint8_t* b = out->data();
   auto* nd = reinterpret_cast<NodeDef*>(b + h.off_nodes);
@@ -208,7 +208,8 @@ std::string boundary_mismatch(const DefinitionView& def, const GraphTaskArgs& ar
       return where_tensor(i) + "buffer size " + std::to_string(t.buffer.size) + " != recorded " +
              std::to_string(s.buffer_size);
     }
-    if (t.ndims != s.ndims) return where_tensor(i) + "rank " + std::to_string(t.ndims) + " != recorded " + std::to_string(s.ndims);
+    if (t.ndims != s.ndims)
+      return where_tensor(i) + "rank " + std::to_string(t.ndims) + " != recorded " + std::to_string(s.ndims);
     if (static_cast<uint8_t>(t.dtype) != s.dtype) return where_tensor(i) + "dtype differs from the recorded one";
     for (uint32_t d = 0; d < t.ndims; ++d) {
       if (t.shapes[d] != s.shapes[d]) {
@@ -216,8 +217,8 @@ std::string boundary_mismatch(const DefinitionView& def, const GraphTaskArgs& ar
                std::to_string(s.shapes[d]);
       }
       if (t.strides[d] != s.strides[d]) {
-        return where_tensor(i) + "stride[" + std::to_string(d) + "] " + std::to_string(t.strides[d]) +
-               " != recorded " + std::to_string(s.strides[d]);
+        return where_tensor(i) + "stride[" + std::to_string(d) + "] " + std::to_string(t.strides[d]) + " != recorded " +
+               std::to_string(s.strides[d]);
       }
     }
     if (t.manual_dep != (s.manual_dep != 0)) return where_tensor(i) + "manual_dep differs from the recorded one";

@@ -73,8 +73,8 @@ void Recording::scope_end() {
 
 void Recording::note_view_range(int boundary, const ChipTensor& view) {
   const ChipTensor& b = btensors_[static_cast<size_t>(boundary)];
-  int64_t lo = static_cast<int64_t>(view.start_offset * view.elem_size()) -
-               static_cast<int64_t>(b.start_offset * b.elem_size());
+  int64_t lo =
+      static_cast<int64_t>(view.start_offset * view.elem_size()) - static_cast<int64_t>(b.start_offset * b.elem_size());
   int64_t hi = lo + static_cast<int64_t>(view.extent_bytes());
   BoundarySignature& s = signature_[static_cast<size_t>(boundary)];
   s.view_lo = std::min(s.view_lo, lo);
@@ -93,8 +93,8 @@ bool Recording::classify(const ChipTensor& t, int node, int arg, TensorSourceRef
   for (int j = 0; j < nb; ++j) {
     const ChipTensor& b = btensors_[static_cast<size_t>(j)];
     if (b.buffer.addr == t.buffer.addr && b.buffer.size == t.buffer.size) {
-      int64_t off = static_cast<int64_t>(t.start_offset * t.elem_size()) -
-                    static_cast<int64_t>(b.start_offset * b.elem_size());
+      int64_t off =
+          static_cast<int64_t>(t.start_offset * t.elem_size()) - static_cast<int64_t>(b.start_offset * b.elem_size());
       *src = TensorSourceRef{TensorSource::kBoundaryView, 0, static_cast<uint16_t>(j), 0, off};
       note_view_range(j, t);
       return true;
@@ -181,8 +181,8 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       vtop_ += engine::output_heap_bytes(ci);
       outputs_.push_back(t);
       n.tmpl.push_back(t);
-      n.src.push_back(TensorSourceRef{TensorSource::kInternal, 0, static_cast<uint16_t>(idx), 0,
-                                      static_cast<int64_t>(off)});
+      n.src.push_back(
+          TensorSourceRef{TensorSource::kInternal, 0, static_cast<uint16_t>(idx), 0, static_cast<int64_t>(off)});
       if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &outputs_.back();
       continue;
     }
@@ -238,7 +238,8 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
 
 Status Recording::finish(const GraphTaskArgs& original, AlignedBuffer* out,
                          uint64_t (*storage_bytes_for)(uint32_t, uint32_t, uint32_t)) {
-  if (!failed() && !scopes_.empty()) fail(std::to_string(scopes_.size()) + " scope(s) opened in the body were not closed");
+  if (!failed() && !scopes_.empty())
+    fail(std::to_string(scopes_.size()) + " scope(s) opened in the body were not closed");
   if (!failed()) {
     for (int i = 0; i < original.scalar_count(); ++i) {
       if (bargs_.scalar(i) != original.scalar(i)) {

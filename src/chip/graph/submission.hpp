@@ -20,8 +20,8 @@ struct alignas(64) GraphSubmission {
   uint64_t definition_hash;
   uint64_t definition_addr;  // device address of the Definition image (patched after graph_upload)
   uint64_t definition_bytes;
-  uint64_t heap_base;        // device address of the replay's heap allocation
-  uint64_t heap_bytes;       // required_heap + storage_bytes
+  uint64_t heap_base;   // device address of the replay's heap allocation
+  uint64_t heap_bytes;  // required_heap + storage_bytes
   uint32_t tensor_count, scalar_count;
   uint32_t tensors_off, scalars_off;  // from the start of this record
   uint64_t total_bytes;

@@ -32,9 +32,7 @@ class SubmissionArena {
   uint8_t* try_place(uint64_t bytes);
   // One copy of the used prefix (nothing when empty). Adds to `calls`/`bytes`.
   Status upload(uint64_t* calls, uint64_t* bytes);
-  DeviceAddr device_address(const uint8_t* host) const {
-    return blob_ + static_cast<uint64_t>(host - pinned_);
-  }
+  DeviceAddr device_address(const uint8_t* host) const { return blob_ + static_cast<uint64_t>(host - pinned_); }
   uint64_t used() const { return used_; }
   void release();
 

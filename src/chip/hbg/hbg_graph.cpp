@@ -2,16 +2,15 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "engine/task_shape.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
 #include "taskring/base/align.hpp"
 #include "taskring/base/clock.hpp"
-#include "engine/task_shape.hpp"
 
 namespace taskring::hbg {
 
 namespace {
-
 
 std::string body_name(uint64_t key, const char* name) {
   if (name != nullptr) return name;
@@ -58,9 +57,10 @@ GraphSubmitResult HbgRuntime::submit_graph(uint64_t key, const char* name, Graph
   }
   for (int i = 0; i < args.tensor_count(); ++i) {
     if (args.tag(i) == TensorArgType::OUTPUT) {
-      run_inline(("boundary tensor " + std::to_string(i) + " is OUTPUT (TensorCreateInfo); a boundary takes existing tensors")
-                     .c_str(),
-                 body, invoke, closure, args, true);
+      run_inline(
+          ("boundary tensor " + std::to_string(i) + " is OUTPUT (TensorCreateInfo); a boundary takes existing tensors")
+              .c_str(),
+          body, invoke, closure, args, true);
       ++gstats_.fallbacks;
       return r;
     }
@@ -73,7 +73,8 @@ GraphSubmitResult HbgRuntime::submit_graph(uint64_t key, const char* name, Graph
     }
   }
   r.fallback = false;
-  uint64_t full = graph_detail::fnv_bytes(&key, sizeof(key), graph_detail::fnv_bytes(&callable_key_, 8, graph_detail::kFnvOffset));
+  uint64_t full =
+      graph_detail::fnv_bytes(&key, sizeof(key), graph_detail::fnv_bytes(&callable_key_, 8, graph_detail::kFnvOffset));
   auto it = definitions_.find(full);
   const bool new_in_run = used_keys_.count(full) == 0;
   if (new_in_run && used_keys_.size() >= static_cast<size_t>(GRAPH_MAX_DEFINITIONS)) {
@@ -98,8 +99,8 @@ GraphSubmitResult HbgRuntime::submit_graph(uint64_t key, const char* name, Graph
       // with this key (one warning).
       gstats_.record_ns += mono_ns() - t0;
       outside_dependent_keys_.insert(full);
-      run_inline((rec->error() + "; a Definition cannot hold a per-call outside task").c_str(), body, invoke,
-                 closure, args, true);
+      run_inline((rec->error() + "; a Definition cannot hold a per-call outside task").c_str(), body, invoke, closure,
+                 args, true);
       ++gstats_.fallbacks;
       r.fallback = true;
       return r;

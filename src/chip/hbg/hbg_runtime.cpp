@@ -194,7 +194,9 @@ Status HbgRuntime::upload_submissions(std::vector<uint64_t>* addrs) {
     bytes += p.bytes;
     (*addrs)[i] = *dev;
   }
-  span.attr("copies", calls).attr("bytes", bytes).attr("subs", static_cast<uint64_t>(submissions_.size()))
+  span.attr("copies", calls)
+      .attr("bytes", bytes)
+      .attr("subs", static_cast<uint64_t>(submissions_.size()))
       .attr("fallback", gstats_.arena_fallback_submissions);
   gstats_.arena_h2d_calls = calls;
   gstats_.arena_h2d_bytes = bytes;

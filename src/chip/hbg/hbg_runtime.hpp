@@ -78,8 +78,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
     std::string body;
   };
   struct PendingSubmission {
-    uint8_t* host = nullptr;            // in the arena, or fallback.data()
-    graph::AlignedBuffer fallback;      // arena full
+    uint8_t* host = nullptr;        // in the arena, or fallback.data()
+    graph::AlignedBuffer fallback;  // arena full
     uint64_t bytes = 0;
     Definition* def = nullptr;
   };
@@ -115,14 +115,14 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   // Host build state of the current run.
   HostBuild build_;
   deps::BuildTracker map_;
-  std::vector<uint8_t> scopes_;      // 1 = MANUAL
+  std::vector<uint8_t> scopes_;        // 1 = MANUAL
   std::vector<uint32_t> fanin_stamp_;  // per task: last consumer that listed it
   uint32_t cur_task_ = 0;
   uint64_t heap_top_ = 0;
   std::unique_ptr<graph::Recording> recording_;
   std::vector<std::unique_ptr<PendingSubmission>> submissions_;
   std::unordered_map<uint64_t, std::unique_ptr<Definition>> definitions_;  // by full key, across runs
-  std::unordered_set<uint64_t> used_keys_;  // this run
+  std::unordered_set<uint64_t> used_keys_;                                 // this run
   // Bodies with a node that depends explicitly on a task outside the body:
   // run as ordinary tasks on every call (across runs, like definitions_).
   std::unordered_set<uint64_t> outside_dependent_keys_;

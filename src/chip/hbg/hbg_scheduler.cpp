@@ -17,16 +17,12 @@ namespace taskring::hbg {
 
 namespace {
 
-
-
-
 std::string runnable_name(const Runnable& r) {
   if (r.kind == RunKind::kNode) {
     return "node " + std::to_string(r.index) + " of GRAPH task 0:" + std::to_string(r.exec->outer->index);
   }
   return std::string(r.kind == RunKind::kGraph ? "GRAPH task 0:" : "task 0:") + std::to_string(r.index);
 }
-
 
 // A Definition's checks, run once per run per Definition (the run's kernel
 // table is fixed, so its kernel ids are checked once, not per node per
@@ -232,8 +228,10 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
   const uint32_t n = h.node_count;
   auto* exec = new (storage) GraphExec();
   auto* nodes = reinterpret_cast<Runnable*>(storage + align_up(sizeof(GraphExec), 64));
-  auto* tens = reinterpret_cast<ChipTensor*>(storage + align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * n, 64));
-  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) + align_up(sizeof(ChipTensor) * h.tensor_arg_count, 64));
+  auto* tens =
+      reinterpret_cast<ChipTensor*>(storage + align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * n, 64));
+  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) +
+                                           align_up(sizeof(ChipTensor) * h.tensor_arg_count, 64));
   if (const char* bad = bind_tensor_args(def, btensors, sub->heap_base, tens)) return fail(bad);
   const uint16_t* scalar_src = def.scalar_src();
   const uint64_t* scalar_val = def.scalars();

@@ -43,10 +43,10 @@ bool HbgRuntime::new_task(const char* op, HostTask** out) {
 
 bool HbgRuntime::heap_alloc(uint64_t bytes, const char* what, uint64_t* addr) {
   if (heap_top_ + bytes > heap_size_) {
-    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
-                 std::string(what) + ": heap exhausted (" + std::to_string(heap_top_) + " of " +
-                     std::to_string(heap_size_) + " bytes used, request " + std::to_string(bytes) +
-                     "); hbg never reclaims heap within a run; raise PTO2_RING_HEAP");
+    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK, std::string(what) + ": heap exhausted (" + std::to_string(heap_top_) +
+                                                    " of " + std::to_string(heap_size_) + " bytes used, request " +
+                                                    std::to_string(bytes) +
+                                                    "); hbg never reclaims heap within a run; raise PTO2_RING_HEAP");
     return false;
   }
   *addr = heap_base_ + heap_top_;
@@ -172,9 +172,12 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
     }
   }
   build_.scalars.insert(build_.scalars.end(), args.scalars(), args.scalars() + args.scalar_count());
-  if (alloc_only) ++stats_.alloc_tasks;
-  else if (dummy) ++stats_.dummy_tasks;
-  else ++stats_.kernel_tasks;
+  if (alloc_only)
+    ++stats_.alloc_tasks;
+  else if (dummy)
+    ++stats_.dummy_tasks;
+  else
+    ++stats_.kernel_tasks;
   result.set_task_id(id);
   return result;
 }

@@ -33,13 +33,13 @@ struct alignas(64) Runnable {
   int32_t tensor_count = 0, scalar_count = 0;
   const ChipTensor* tensors = nullptr;  // device views
   const uint64_t* scalars = nullptr;
-  const uint32_t* fanout32 = nullptr;   // kTask / kGraph: indices into the task table
-  const uint16_t* fanout16 = nullptr;   // kNode: indices into its GraphExec's nodes
+  const uint32_t* fanout32 = nullptr;  // kTask / kGraph: indices into the task table
+  const uint16_t* fanout16 = nullptr;  // kNode: indices into its GraphExec's nodes
   int32_t fanout_count = 0;
   uint32_t index = 0;
-  GraphExec* exec = nullptr;            // kNode: owner
-  uint64_t submission_addr = 0;         // kGraph
-  exec::ResolvedPredicate predicate;    // kTask: inactive unless the submit set one
+  GraphExec* exec = nullptr;          // kNode: owner
+  uint64_t submission_addr = 0;       // kGraph
+  exec::ResolvedPredicate predicate;  // kTask: inactive unless the submit set one
 };
 
 struct alignas(64) GraphExec {

@@ -5,8 +5,7 @@
 
 namespace taskring::hbg {
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submission_addrs, graph::AlignedBuffer* out) {
   const uint64_t n = b.tasks.size();
@@ -33,7 +32,8 @@ Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submiss
     return resource_exhausted("hbg task image of " + std::to_string(off) +
                               " bytes exceeds the 2 GiB reach of self-relative links; split the run");
   }
-  if (!out->assign_zero(off)) return resource_exhausted("hbg: cannot allocate a task image of " + std::to_string(off) + " bytes");
+  if (!out->assign_zero(off))
+    return resource_exhausted("hbg: cannot allocate a task image of " + std::to_string(off) + " bytes");
   uint8_t* base = out->data();
   auto* h = reinterpret_cast<ImageHeader*>(base);
   auto* tasks = reinterpret_cast<ImageTask*>(base + off_tasks);
@@ -55,7 +55,8 @@ Status build_task_image(const HostBuild& b, const std::vector<uint64_t>& submiss
   uint32_t r = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const HostTask& t = b.tasks[i];
-    for (uint32_t k = 0; k < t.fanin_count; ++k) fanout[cursor[b.fanin[t.fanin_first + k]]++] = static_cast<uint32_t>(i);
+    for (uint32_t k = 0; k < t.fanin_count; ++k)
+      fanout[cursor[b.fanin[t.fanin_first + k]]++] = static_cast<uint32_t>(i);
     if (t.fanin_count == 0) root_list[r++] = static_cast<uint32_t>(i);
   }
   for (uint64_t i = 0; i < n; ++i) {

@@ -63,7 +63,7 @@ struct HostBuild {
   std::vector<HostTask> tasks;
   std::deque<ChipTensor> tensors;  // stable: TaskOutputTensors point here
   std::vector<uint64_t> scalars;
-  std::vector<uint32_t> fanin;     // producer task indices
+  std::vector<uint32_t> fanin;  // producer task indices
   void clear() {
     tasks.clear();
     tensors.clear();

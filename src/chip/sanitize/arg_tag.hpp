@@ -16,7 +16,9 @@
 
 namespace taskring::sanitize {
 
-inline void stamp_tag(ChipTensor& t, TensorArgType tag) { t.reserved[0] = static_cast<uint8_t>(static_cast<int>(tag) + 1); }
+inline void stamp_tag(ChipTensor& t, TensorArgType tag) {
+  t.reserved[0] = static_cast<uint8_t>(static_cast<int>(tag) + 1);
+}
 
 inline std::optional<TensorArgType> stamped_tag(const ChipTensor& t) {
   if (t.reserved[0] == 0 || t.reserved[0] > static_cast<uint8_t>(TensorArgType::NO_DEP) + 1) return std::nullopt;

@@ -27,7 +27,8 @@ Status capture(const ChipTaskArgs& args, Device& device, bool only_outputs, ArgB
     std::vector<uint8_t>& b = out->bytes[static_cast<size_t>(i)];
     b.resize(t.buffer.size);
     if (t.address_space == AddressSpace::HOST) {
-      if (!b.empty()) std::memcpy(b.data(), reinterpret_cast<const void*>(static_cast<uintptr_t>(t.buffer.addr)), b.size());
+      if (!b.empty())
+        std::memcpy(b.data(), reinterpret_cast<const void*>(static_cast<uintptr_t>(t.buffer.addr)), b.size());
     } else if (!b.empty()) {
       TASKRING_RETURN_IF_ERROR(device.copy_from_device(b.data(), t.buffer.addr, b.size()));
     }
@@ -122,7 +123,8 @@ Expected<RunReport> run_schedules(const ScheduleOptions& opt, const ChipTaskArgs
                         byte_hex(*pa) + " after run 0 and " + byte_hex(*pb) + " after run " + std::to_string(run) +
                         "; written last by " + w0 + " in run 0 and by " + wk + " in run " + std::to_string(run) +
                         ": a dependency the tags do not declare. Reproduce: TASKRING_SANITIZE=schedule:2 "
-                        "TASKRING_SANITIZE_SEED=" + std::to_string(c.seed));
+                        "TASKRING_SANITIZE_SEED=" +
+                        std::to_string(c.seed));
     }
   }
   return report;

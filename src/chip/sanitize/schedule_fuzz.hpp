@@ -26,8 +26,8 @@ namespace taskring::sanitize {
 
 struct ScheduleChoice {
   int run = 0;
-  uint64_t seed = 0;        // 0 for run 0
-  int executors = 0;        // 0: as configured
+  uint64_t seed = 0;         // 0 for run 0
+  int executors = 0;         // 0: as configured
   uint64_t task_window = 0;  // 0: as configured (tmr only)
   uint64_t heap = 0;         // 0: as configured (tmr only)
   std::string describe() const;

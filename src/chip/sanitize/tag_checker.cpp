@@ -1,8 +1,8 @@
 #include "tag_checker.hpp"
 
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -89,7 +89,6 @@ std::vector<S> merged(std::vector<S> spans) {
   return out;
 }
 
-
 }  // namespace
 
 Expected<std::unique_ptr<TagChecker>> TagChecker::create(Device& device, uint64_t arena_bytes) {
@@ -161,8 +160,9 @@ exec::LaunchTask TagChecker::arm(const exec::LaunchTask& task) {
     if (at < p.end) residue_.push_back(Span{at, p.end});
   }
   residue_copy_.clear();
-  for (const Span& r : residue_) residue_copy_.insert(residue_copy_.end(), reinterpret_cast<const uint8_t*>(r.begin),
-                                                      reinterpret_cast<const uint8_t*>(r.end));
+  for (const Span& r : residue_)
+    residue_copy_.insert(residue_copy_.end(), reinterpret_cast<const uint8_t*>(r.begin),
+                         reinterpret_cast<const uint8_t*>(r.end));
   faulted_ = false;
   fault_write_ = -1;
   fault_addr_ = 0;

@@ -66,7 +66,8 @@ std::string TagChecker::describe(const exec::LaunchTask& task, const std::string
     if (d == 0) {
       return head + "byte " + std::to_string(dev - b) + " of argument " + std::to_string(i) + " (" + tag_text(t) +
              "), which the task may only read: a kernel may write only its OUTPUT, OUTPUT_EXISTING and INOUT "
-             "arguments" + tail;
+             "arguments" +
+             tail;
     }
     // Prefer an argument whose buffer holds the byte, then the nearest view.
     const bool in_buffer = dev >= t.buffer.addr && dev - t.buffer.addr < t.buffer.size;

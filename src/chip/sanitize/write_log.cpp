@@ -41,8 +41,10 @@ void WriteLog::delay() {
   if ((r & 1) == 0) return;
   const uint64_t end = mono_ns() + ((r >> 1) % kMaxDelayUs) * 1000;
   for (uint32_t i = 0; mono_ns() < end; ++i) {
-    if ((i & 15) == 15) sched_yield();
-    else Waiter::cpu_relax();
+    if ((i & 15) == 15)
+      sched_yield();
+    else
+      Waiter::cpu_relax();
   }
 }
 

@@ -20,8 +20,8 @@ namespace taskring::tmr {
 // Monotonic-counter ring allocator for `size` units.
 struct BumpRing {
   uint64_t size = 0;
-  uint64_t top = 0;                 // orchestrator only
-  std::atomic<uint64_t> tail{0};    // advanced by retirement
+  uint64_t top = 0;               // orchestrator only
+  std::atomic<uint64_t> tail{0};  // advanced by retirement
 
   // Offset of `need` contiguous units, or false when they do not fit now.
   // On success `top` moves past the allocation (and any skipped end gap).
@@ -71,14 +71,14 @@ struct TaskRing {
   uint64_t window = 0;  // power of two
   TaskSlot* slots = nullptr;
   DepNode* dep_nodes = nullptr;
-  BumpRing heap;        // bytes
-  BumpRing dep_pool;    // nodes
+  BumpRing heap;      // bytes
+  BumpRing dep_pool;  // nodes
   DeviceAddr heap_base = 0;
-  uint64_t next_seq = 0;                        // orchestrator only
-  std::atomic<uint64_t> published_seq{0};       // next_seq as executors see it
+  uint64_t next_seq = 0;                   // orchestrator only
+  std::atomic<uint64_t> published_seq{0};  // next_seq as executors see it
   alignas(64) std::atomic<uint64_t> last_alive{0};
   std::atomic<bool> advance_lock{false};
-  uint64_t pinned_by_open_scopes = 0;           // orchestrator only
+  uint64_t pinned_by_open_scopes = 0;  // orchestrator only
   // The orchestrator, parked for room, asks to be woken once last_alive
   // reaches this (kNoWaiter: nobody waits, retirements notify nobody).
   alignas(64) std::atomic<uint64_t> wake_at{kNoWaiter};

@@ -64,9 +64,9 @@ struct alignas(64) TaskSlot : deps::Owner {
   std::atomic<int32_t> next_block{0};   // SPMD: next block index to claim
   std::atomic<int32_t> blocks_done{0};  // SPMD: blocks finished
   SpinLock fanout_lock;
-  bool fanout_closed = false;           // completed; guarded by fanout_lock (no consumer may join)
+  bool fanout_closed = false;  // completed; guarded by fanout_lock (no consumer may join)
   std::atomic<bool> consumed{false};
-  DepNode* fanout_head = nullptr;       // guarded by fanout_lock
+  DepNode* fanout_head = nullptr;  // guarded by fanout_lock
 
   // ---- written by the orchestrator before publication, read by executors ----
   engine::TaskShape shape = engine::TaskShape::kDummy;
@@ -76,8 +76,8 @@ struct alignas(64) TaskSlot : deps::Owner {
   int32_t kernels[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
   int32_t tensor_count = 0;
   int32_t scalar_count = 0;
-  uint64_t heap_end = 0;   // heap top after this task's allocation (ring-relative)
-  uint64_t dep_mark = 0;   // dependency-pool head after this task's submit
+  uint64_t heap_end = 0;  // heap top after this task's allocation (ring-relative)
+  uint64_t dep_mark = 0;  // dependency-pool head after this task's submit
   int32_t retained_count = 0;
   exec::ResolvedPredicate predicate;  // inactive unless the submit set one
   TaskSlot* retained[kMaxRetainedProducers];

@@ -12,13 +12,13 @@ std::string TmrRuntime::stall_diagnostics(TaskRing& ring) {
   uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
   if (alive >= ring.next_seq) return "; ring empty";
   TaskSlot& s = ring.slot(alive);
-  return "; oldest live " + task_name(s.id) + ": fanin_pending=" +
-         std::to_string(s.fanin_pending.load(std::memory_order_acquire)) +
+  return "; oldest live " + task_name(s.id) +
+         ": fanin_pending=" + std::to_string(s.fanin_pending.load(std::memory_order_acquire)) +
          " release_pending=" + std::to_string(s.release_pending.load(std::memory_order_acquire)) +
          " completed=" + std::to_string(s.completed.load(std::memory_order_acquire)) +
          " consumed=" + std::to_string(s.consumed.load(std::memory_order_acquire)) +
-         " live=" + std::to_string(ring.next_seq - alive) + " pinned_by_open_scopes=" +
-         std::to_string(ring.pinned_by_open_scopes);
+         " live=" + std::to_string(ring.next_seq - alive) +
+         " pinned_by_open_scopes=" + std::to_string(ring.pinned_by_open_scopes);
 }
 
 bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob) {
@@ -51,9 +51,9 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
     }
     // Then park until `wake_at` tasks have retired (TaskRing::wake_at): one
     // wake per batch of retirements, not one futex round trip per task.
-    ring.wake_at.store(std::min(last_alive + std::max<uint64_t>(1, std::min(kWakeBatch, ring.window / 4)),
-                                ring.next_seq),
-                       std::memory_order_seq_cst);
+    ring.wake_at.store(
+        std::min(last_alive + std::max<uint64_t>(1, std::min(kWakeBatch, ring.window / 4)), ring.next_seq),
+        std::memory_order_seq_cst);
     uint32_t epoch = ring_progress_.begin_park();
     // seq_cst: the other side of release()'s wake_at check.
     uint64_t now_alive = ring.last_alive.load(std::memory_order_seq_cst);
@@ -83,16 +83,17 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   if (heap_bytes > ring.heap.size) {
     // Upstream reports this as a heap-ring deadlock (2): the request can
     // never fit, so the ring can never make room for it.
-    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
-                 "ring " + std::to_string(ring.index) + ": one task needs " + std::to_string(heap_bytes) +
-                     " heap bytes but the heap ring holds " + std::to_string(ring.heap.size) + "; raise PTO2_RING_HEAP");
+    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK, "ring " + std::to_string(ring.index) + ": one task needs " +
+                                                    std::to_string(heap_bytes) +
+                                                    " heap bytes but the heap ring holds " +
+                                                    std::to_string(ring.heap.size) + "; raise PTO2_RING_HEAP");
     return false;
   }
   if (dep_nodes > ring.dep_pool.size) {
-    report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW,
-                 "ring " + std::to_string(ring.index) + ": one task needs " + std::to_string(dep_nodes) +
-                     " dependency entries but the pool holds " + std::to_string(ring.dep_pool.size) +
-                     "; raise PTO2_RING_DEP_POOL");
+    report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW, "ring " + std::to_string(ring.index) + ": one task needs " +
+                                                   std::to_string(dep_nodes) +
+                                                   " dependency entries but the pool holds " +
+                                                   std::to_string(ring.dep_pool.size) + "; raise PTO2_RING_DEP_POOL");
     return false;
   }
   // Every task of an open scope stays live until the scope ends: a scope
@@ -149,10 +150,10 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
     uint64_t live = ring.next_seq - alive;
     if (live > 0 && live <= ring.pinned_by_open_scopes) {
       ring.heap.top = saved_heap_top;
-      report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW,
-                   "ring " + std::to_string(ring.index) + ": dependency pool full (" +
-                       std::to_string(ring.dep_pool.size) + " entries) and every live task is pinned by an open "
-                       "scope; raise PTO2_RING_DEP_POOL");
+      report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW, "ring " + std::to_string(ring.index) + ": dependency pool full (" +
+                                                     std::to_string(ring.dep_pool.size) +
+                                                     " entries) and every live task is pinned by an open "
+                                                     "scope; raise PTO2_RING_DEP_POOL");
       return false;
     }
     if (!wait_for_ring(ring, alive, "dependency pool full", "PTO2_RING_DEP_POOL")) {

@@ -13,7 +13,6 @@ namespace taskring::tmr {
 TmrRuntime::TmrRuntime(const L2RuntimeConfig& config) : RuntimeBase(config) {}
 
 Status TmrRuntime::init() {
-
   // Slot and dependency-node storage is reserved, not committed: only what a
   // run touches costs memory (zero pages are both's initial state), so the
   // upstream default window (16384 per ring) is cheap, also in time: value-
@@ -28,18 +27,19 @@ Status TmrRuntime::init() {
     total_nodes += config_.rings.dep_pool[r];
   }
   slot_memory_bytes_ = total_slots * sizeof(TaskSlot);
-  slot_memory_ = mmap(nullptr, slot_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                      -1, 0);
+  slot_memory_ =
+      mmap(nullptr, slot_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (slot_memory_ == MAP_FAILED) {
     slot_memory_ = nullptr;
     return unavailable("TmrRuntime: cannot reserve " + std::to_string(slot_memory_bytes_) + " bytes of task slots");
   }
   dep_memory_bytes_ = total_nodes * sizeof(DepNode);
-  dep_memory_ = mmap(nullptr, dep_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                     -1, 0);
+  dep_memory_ =
+      mmap(nullptr, dep_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (dep_memory_ == MAP_FAILED) {
     dep_memory_ = nullptr;
-    return unavailable("TmrRuntime: cannot reserve " + std::to_string(dep_memory_bytes_) + " bytes of dependency nodes");
+    return unavailable("TmrRuntime: cannot reserve " + std::to_string(dep_memory_bytes_) +
+                       " bytes of dependency nodes");
   }
   TaskSlot* slots = static_cast<TaskSlot*>(slot_memory_);
   DepNode* nodes = static_cast<DepNode*>(dep_memory_);
@@ -54,7 +54,8 @@ Status TmrRuntime::init() {
     nodes += ring.dep_pool.size;
     ring.heap.size = config_.rings.heap[r];
     auto heap = config_.device->malloc(ring.heap.size, 1024, "tmr heap ring " + std::to_string(r));
-    if (!heap.ok()) return heap.status().with_context("TmrRuntime: heap ring " + std::to_string(r) + " (PTO2_RING_HEAP)");
+    if (!heap.ok())
+      return heap.status().with_context("TmrRuntime: heap ring " + std::to_string(r) + " (PTO2_RING_HEAP)");
     ring.heap_base = *heap;
   }
   size_queues(total_slots + 16);

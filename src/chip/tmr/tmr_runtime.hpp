@@ -21,10 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "deps/tensor_map.hpp"
 #include "engine/runtime_base.hpp"
 #include "engine/submit_kind.hpp"
 #include "task_ring.hpp"
-#include "deps/tensor_map.hpp"
 
 namespace taskring::tmr {
 
@@ -40,8 +40,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
-  bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes,
-                     bool write);
+  bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
 
   // ---- executor side (engine/executor_loop.hpp) ----
   void execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>* next_local);
@@ -75,12 +74,15 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   // The steps of submit(), in order (tmr_submit.cpp; allocate is step 3).
   // Forced inline: they are submit()'s body in named pieces, and as calls
   // they cost ~70 instructions per submit in argument passing and reloads.
-  [[gnu::always_inline]] inline bool check(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind, engine::TaskShape* shape,
-             exec::ResolvedPredicate* predicate);
+  [[gnu::always_inline]] inline bool check(const MixedKernels& kernels, const CoreTaskArgs& args,
+                                           engine::SubmitKind kind, engine::TaskShape* shape,
+                                           exec::ResolvedPredicate* predicate);
   [[gnu::always_inline]] inline int collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers);
-  [[gnu::always_inline]] inline void materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, const MixedKernels& kernels,
-                   const CoreTaskArgs& args, engine::SubmitKind kind, engine::TaskShape shape,
-                   const exec::ResolvedPredicate& predicate, const char* op, TaskOutputTensors* result);
+  [[gnu::always_inline]] inline void materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off,
+                                                 const MixedKernels& kernels, const CoreTaskArgs& args,
+                                                 engine::SubmitKind kind, engine::TaskShape shape,
+                                                 const exec::ResolvedPredicate& predicate, const char* op,
+                                                 TaskOutputTensors* result);
   [[gnu::always_inline]] inline void register_accesses(TaskSlot* t, const CoreTaskArgs& args);
   [[gnu::always_inline]] inline void wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np);
   void add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId id, uint8_t flags);

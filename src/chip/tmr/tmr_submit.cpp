@@ -111,9 +111,12 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   TaskSlot* t = nullptr;
   if (!allocate(ring, heap_bytes, static_cast<uint64_t>(np), &heap_off, &pool_off, &t)) return result;
   ++submitted_;
-  if (kind == engine::SubmitKind::kAllocOnly) ++stats_.alloc_tasks;
-  else if (kind != engine::SubmitKind::kKernel) ++stats_.dummy_tasks;
-  else ++stats_.kernel_tasks;
+  if (kind == engine::SubmitKind::kAllocOnly)
+    ++stats_.alloc_tasks;
+  else if (kind != engine::SubmitKind::kKernel)
+    ++stats_.dummy_tasks;
+  else
+    ++stats_.kernel_tasks;
   stats_.heap_bytes += heap_bytes;
 
   materialize(t, ring, heap_off, kernels, args, kind, shape, predicate, op, &result);
@@ -176,9 +179,8 @@ int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, P
     if (TaskSlot* p = slot_of(t.owner_task_id)) add_producer(producers, &np, p, t.owner_task_id, DEP_WAIT | DEP_RETAIN);
     if (t.manual_dep || tag == TensorArgType::NO_DEP) continue;
     bool writer = tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING;
-    tensor_map_.for_each_dependency(t, writer, [&](deps::Owner* o) {
-      add_producer(producers, &np, TaskSlot::of(o), o->id, DEP_WAIT);
-    });
+    tensor_map_.for_each_dependency(
+        t, writer, [&](deps::Owner* o) { add_producer(producers, &np, TaskSlot::of(o), o->id, DEP_WAIT); });
   }
   return np;
 }
@@ -217,8 +219,8 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
     } else {
       // check_submit accepted `ci`, so this is a runtime bug; the slot is
       // taken, so the task still goes through (kernels are skipped once fatal).
-      report_fatal(PTO2_ERROR_INVALID_ARGS, std::string(op) + ": argument " + std::to_string(i) +
-                                                " (OUTPUT): " + made.status().message());
+      report_fatal(PTO2_ERROR_INVALID_ARGS,
+                   std::string(op) + ": argument " + std::to_string(i) + " (OUTPUT): " + made.status().message());
       dst = ChipTensor{};
     }
     sanitize::stamp_tag(dst, TensorArgType::OUTPUT);
@@ -325,8 +327,10 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
     }
   }
   void* p = config_.device->device_view_unchecked(found->addr);
-  if (write) std::memcpy(p, data, bytes);
-  else std::memcpy(data, p, bytes);
+  if (write)
+    std::memcpy(p, data, bytes);
+  else
+    std::memcpy(data, p, bytes);
   return true;
 }
 

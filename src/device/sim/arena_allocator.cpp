@@ -11,7 +11,6 @@ namespace {
 // a cache line (kernels on different cores write them concurrently).
 constexpr uint64_t kGranule = 64;
 
-
 template <typename Map>
 const Block* containing(const Map& m, uint64_t off) {
   auto it = m.upper_bound(off);

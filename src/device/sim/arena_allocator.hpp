@@ -69,10 +69,10 @@ class ArenaAllocator {
   uint64_t arena_bytes_;
   QuarantineLimits limits_;
   uint64_t next_serial_ = 1;
-  std::map<uint64_t, uint64_t> free_;   // offset -> bytes, disjoint, coalesced
-  std::map<uint64_t, Block> live_;      // offset -> block
-  std::map<uint64_t, Block> freed_;     // offset -> block, quarantined
-  std::deque<uint64_t> quarantine_;     // offsets in freed_, oldest first
+  std::map<uint64_t, uint64_t> free_;  // offset -> bytes, disjoint, coalesced
+  std::map<uint64_t, Block> live_;     // offset -> block
+  std::map<uint64_t, Block> freed_;    // offset -> block, quarantined
+  std::deque<uint64_t> quarantine_;    // offsets in freed_, oldest first
   uint64_t quarantine_bytes_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> recycled_;
 };

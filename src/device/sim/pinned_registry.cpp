@@ -24,7 +24,8 @@ std::string hex(uintptr_t v) {
 Expected<void*> PinnedRegistry::allocate(uint64_t bytes) {
   if (bytes == 0) return invalid_argument("alloc_pinned: size 0");
   uint64_t page = page_size();
-  if (bytes > (uint64_t{1} << 46)) return resource_exhausted("alloc_pinned: " + std::to_string(bytes) + " bytes is too large");
+  if (bytes > (uint64_t{1} << 46))
+    return resource_exhausted("alloc_pinned: " + std::to_string(bytes) + " bytes is too large");
   uint64_t rounded = align_up(bytes, page);
   void* p = std::aligned_alloc(page, rounded);
   if (p == nullptr) return resource_exhausted("alloc_pinned: could not allocate " + std::to_string(bytes) + " bytes");

@@ -77,9 +77,9 @@ class SimDevice final : public Device {
     std::optional<uint64_t> off = alloc_.allocate(bytes, alignment, std::string(tag));
     recycle_pages();
     if (!off) {
-      return resource_exhausted(what + ": sim device arena exhausted (" + std::to_string(alloc_.free_bytes()) +
-                                " of " + std::to_string(alloc_.arena_bytes()) + " bytes free; set " +
-                                kSimDeviceMemKnob + " for a larger arena)");
+      return resource_exhausted(what + ": sim device arena exhausted (" + std::to_string(alloc_.free_bytes()) + " of " +
+                                std::to_string(alloc_.arena_bytes()) + " bytes free; set " + kSimDeviceMemKnob +
+                                " for a larger arena)");
     }
     ++alloc_calls_;
     ++live_allocations_;
@@ -95,8 +95,8 @@ class SimDevice final : public Device {
     uint64_t off = addr - kSimDeviceAddressBase;
     if (const sim::Block* b = alloc_.find_live(off)) {
       if (b->offset != off) {
-        return invalid_argument("free: " + hex(addr) + " points " + std::to_string(off - b->offset) +
-                                " bytes inside " + name_block(*b) + "; free takes the address malloc returned");
+        return invalid_argument("free: " + hex(addr) + " points " + std::to_string(off - b->offset) + " bytes inside " +
+                                name_block(*b) + "; free takes the address malloc returned");
       }
       sim::Block gone = alloc_.release(off);
       recycle_pages();
@@ -333,8 +333,8 @@ Expected<std::unique_ptr<Device>> create_sim_device(const SimDeviceConfig& confi
     return invalid_argument("create_sim_device: arena " + std::to_string(config.arena_bytes) +
                             " bytes outside [1 MiB, 1 TiB]");
   }
-  void* p = mmap(nullptr, config.arena_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void* p =
+      mmap(nullptr, config.arena_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     int err = errno;
     return unavailable("create_sim_device: could not reserve a " + std::to_string(config.arena_bytes >> 20) +

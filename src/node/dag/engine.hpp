@@ -62,8 +62,8 @@ struct Task {
   TaskStatus status = TaskStatus::kBuilding;
   int fanin = 0;  // producers not finished
   std::vector<Task*> consumers;
-  int running = 0;  // members in flight
-  Status error;     // first member failure
+  int running = 0;   // members in flight
+  Status error;      // first member failure
   std::string what;  // "task 3 (chip 1, callable 'bgemm')" for messages
 };
 
@@ -112,7 +112,7 @@ struct RunState {
   Status first_error;
   bool orchestrating = true;
   uint64_t unfinished = 0;
-  uint64_t retired = 0;  // tasks [0, retired) have all finished
+  uint64_t retired = 0;          // tasks [0, retired) have all finished
   std::vector<uint32_t> scopes;  // open scope ids, innermost last
   uint32_t next_scope = 1;
   uint64_t t_begin = 0, t_orch_end = 0, t_first_dispatch = 0, t_last_done = 0;

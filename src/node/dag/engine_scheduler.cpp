@@ -111,9 +111,7 @@ void Engine::scheduler_loop() {
 void Engine::park_aside() {
   const uint32_t gen = recall_gen_.load(std::memory_order_seq_cst);
   const Status s = recall_waiter_.wait(
-      [&] {
-        return recall_gen_.load(std::memory_order_seq_cst) != gen || stop_.load(std::memory_order_seq_cst);
-      },
+      [&] { return recall_gen_.load(std::memory_order_seq_cst) != gen || stop_.load(std::memory_order_seq_cst); },
       Deadline::after_ns(kIdleSliceNs), "a recall", 0);
   // An idle slice passed with no driver: carry the engine again (a bound on
   // how long a run nobody waits for can sit still, whatever was missed).
@@ -182,8 +180,10 @@ Status Engine::drive(RunState& run, Deadline deadline) {
     // nothing is left for it to carry.
     std::lock_guard<std::mutex> lk(mu_);
     if (drivers_.fetch_sub(1, std::memory_order_seq_cst) == 1) {
-      if (idle_locked() && !stop_.load(std::memory_order_acquire)) aside_.store(true, std::memory_order_release);
-      else recall_locked();
+      if (idle_locked() && !stop_.load(std::memory_order_acquire))
+        aside_.store(true, std::memory_order_release);
+      else
+        recall_locked();
     }
   }
   if (run.done.load(std::memory_order_acquire)) return run.status;
@@ -346,9 +346,9 @@ bool Engine::dispatch_subs() {
       t->status = TaskStatus::kRunning;
       ++t->running;
       ++running_members_;
-      member_done(t, Outcome{OutcomeKind::kEndpointFailure,
-                             unavailable(t->what + ": needs " + std::to_string(need) + " SUB workers, " +
-                                         std::to_string(alive) + " alive")});
+      member_done(
+          t, Outcome{OutcomeKind::kEndpointFailure, unavailable(t->what + ": needs " + std::to_string(need) +
+                                                                " SUB workers, " + std::to_string(alive) + " alive")});
       any = true;
       continue;
     }
@@ -369,8 +369,8 @@ void Engine::member_done(Task* t, const Outcome& o) {
   --t->running;
   --running_members_;
   if (!o.status.ok() && t->error.ok()) {
-    t->error = t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")")
-                        : o.status;
+    t->error =
+        t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")") : o.status;
     // A failed member while others still run (a collective): the run's
     // error now, so its comm domains abort and the peers waiting for this
     // member end instead of running into their deadlines.
@@ -390,9 +390,12 @@ void Engine::finish(Task* t, const Status& s) {
       if (c->status != TaskStatus::kPending) continue;
       if (--c->fanin == 0) {
         c->status = TaskStatus::kReady;
-        if (c->sub) sub_fifo_.push_back(c);
-        else if (c->group) group_fifo_.push_back(c);
-        else chip_fifo_[static_cast<size_t>(c->targets[0])].push_back(c);
+        if (c->sub)
+          sub_fifo_.push_back(c);
+        else if (c->group)
+          group_fifo_.push_back(c);
+        else
+          chip_fifo_[static_cast<size_t>(c->targets[0])].push_back(c);
       }
     }
   } else {
@@ -528,7 +531,8 @@ void Engine::shutdown(const Status& why, Deadline drain) {
       if (sl.task == nullptr) continue;
       Task* t = sl.task;
       sl.task = nullptr;
-      if (current_) member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
+      if (current_)
+        member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
     }
   }
   if (current_ && !current_->orchestrating) maybe_finish_run(current_.get());

@@ -144,14 +144,16 @@ Status Engine::validate(bool sub, int callable, std::span<const ChipTaskArgs* co
     if (a == nullptr) return invalid_argument(who + ": null arguments");
     if (a->has_error()) return invalid_argument(who + ": " + a->error_msg());
     if (a->dependency_count() > 0)
-      return unimplemented(who + ": explicit dependencies (set_dependencies) are not supported at L3; "
-                                 "tag the tensors instead");
+      return unimplemented(who +
+                           ": explicit dependencies (set_dependencies) are not supported at L3; "
+                           "tag the tensors instead");
     for (int i = 0; i < a->tensor_count(); ++i) {
       const std::string arg = who + ": argument " + std::to_string(i);
       const TensorArgType tag = a->tag(i);
       if (tag == TensorArgType::OUTPUT)
-        return invalid_argument(arg + " is OUTPUT (TensorCreateInfo); allocate it with Orchestrator::alloc and "
-                                      "pass it with add_output(ChipTensor)");
+        return invalid_argument(arg +
+                                " is OUTPUT (TensorCreateInfo); allocate it with Orchestrator::alloc and "
+                                "pass it with add_output(ChipTensor)");
       const ChipTensor& t = *a->tensor(i);
       Status v = t.validate();
       if (!v.ok()) return invalid_argument(arg + ": " + v.message());
@@ -183,7 +185,8 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
     std::lock_guard<std::mutex> lk(mu_);
     if (!run->first_error.ok()) return run->first_error;
     if (!run->orchestrating) return failed_precondition(std::string(api) + ": the run's orchestration has ended");
-    what = std::string(api) + " task " + std::to_string(run->tasks.size()) + " (" + target_text(sub, chips, cfg_.target_word);
+    what = std::string(api) + " task " + std::to_string(run->tasks.size()) + " (" +
+           target_text(sub, chips, cfg_.target_word);
   }
   const auto& names = sub ? cfg_.sub_callables : cfg_.chip_callables;
   if (callable >= 0 && callable < static_cast<int>(names.size())) what += ", callable '" + names[callable] + "'";
@@ -231,15 +234,12 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
     for (uint64_t pi : producers) {
       Task* p = run->tasks[pi].get();
       switch (p->status) {
-        case TaskStatus::kCompleted:
-          break;
+        case TaskStatus::kCompleted: break;
         case TaskStatus::kFailed:
         case TaskStatus::kSkipped:
           if (poisoned.ok()) poisoned = aborted(what + " skipped: its producer " + p->what + " did not complete");
           break;
-        default:
-          ++t->fanin;
-          p->consumers.push_back(t);
+        default: ++t->fanin; p->consumers.push_back(t);
       }
     }
     run->tasks.push_back(std::move(task));
@@ -250,9 +250,12 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
       skip(t, poisoned);
     } else if (t->fanin == 0) {
       t->status = TaskStatus::kReady;
-      if (t->sub) sub_fifo_.push_back(t);
-      else if (t->group) group_fifo_.push_back(t);
-      else chip_fifo_[static_cast<size_t>(t->targets[0])].push_back(t);
+      if (t->sub)
+        sub_fifo_.push_back(t);
+      else if (t->group)
+        group_fifo_.push_back(t);
+      else
+        chip_fifo_[static_cast<size_t>(t->targets[0])].push_back(t);
     } else {
       t->status = TaskStatus::kPending;
     }
@@ -298,10 +301,10 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
   std::unique_lock<std::mutex> lk(mu_);
   if (!run->orchestrating) return failed_precondition("Orchestrator::alloc: the run's orchestration has ended");
   if (bytes > heap_.capacity()) {
-    Status e = resource_exhausted("Orchestrator::alloc: " + std::to_string(bytes) + " B exceeds the whole heap ring (" +
-                                  std::to_string(heap_.capacity()) + " B); " +
-                                  (cfg_.api.heap_setting.empty() ? cfg_.api.worker + " has no heap ring"
-                                                                 : "raise " + cfg_.api.heap_setting));
+    Status e = resource_exhausted(
+        "Orchestrator::alloc: " + std::to_string(bytes) + " B exceeds the whole heap ring (" +
+        std::to_string(heap_.capacity()) + " B); " +
+        (cfg_.api.heap_setting.empty() ? cfg_.api.worker + " has no heap ring" : "raise " + cfg_.api.heap_setting));
     note_error(run, e);
     return e;
   }
@@ -315,11 +318,10 @@ Expected<ChipTensor> Engine::alloc(RunState* run, std::span<const uint32_t> shap
                                   static_cast<uint32_t>(shapes.size()), dtype);
     }
     if (d.expired()) {
-      Status e = deadline_exceeded(
-          "Orchestrator::alloc: heap ring full: " + std::to_string(bytes) + " B requested, " +
-          std::to_string(heap_.in_use()) + " of " + std::to_string(heap_.capacity()) + " B still in use after " +
-          std::to_string(cfg_.heap_wait_ms) +
-          " ms; raise " + cfg_.api.heap_setting + " or end scopes earlier so blocks retire");
+      Status e = deadline_exceeded("Orchestrator::alloc: heap ring full: " + std::to_string(bytes) + " B requested, " +
+                                   std::to_string(heap_.in_use()) + " of " + std::to_string(heap_.capacity()) +
+                                   " B still in use after " + std::to_string(cfg_.heap_wait_ms) + " ms; raise " +
+                                   cfg_.api.heap_setting + " or end scopes earlier so blocks retire");
       note_error(run, e);
       cancel_unstarted(run, e);
       return e;

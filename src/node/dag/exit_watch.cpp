@@ -17,9 +17,8 @@ Status ExitWatch::start(std::vector<int> exit_fds, std::function<void(size_t)> o
   stop_fd_ = eventfd(0, EFD_CLOEXEC);
   if (stop_fd_ < 0) return unavailable(std::string("ExitWatch::start: eventfd: ") + std::strerror(errno));
   if (!on_tick) tick_ms = 0;
-  thread_ = std::thread([this, fds = std::move(exit_fds), f = std::move(on_exit), tick_ms, t = std::move(on_tick)]() mutable {
-    loop(std::move(fds), f, tick_ms, t);
-  });
+  thread_ = std::thread([this, fds = std::move(exit_fds), f = std::move(on_exit), tick_ms,
+                         t = std::move(on_tick)]() mutable { loop(std::move(fds), f, tick_ms, t); });
   return Status::Ok();
 }
 

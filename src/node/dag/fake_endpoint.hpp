@@ -29,8 +29,10 @@ class FakeEndpoint final : public Endpoint {
 
   Status start(uint64_t task_id, const TaskPayload& task) override {
     std::optional<Outcome> now;
-    if (behaviour_) now = behaviour_(task);
-    else now = Outcome{};
+    if (behaviour_)
+      now = behaviour_(task);
+    else
+      now = Outcome{};
     {
       std::lock_guard<std::mutex> lk(mu_);
       if (!dead_.ok()) return dead_;

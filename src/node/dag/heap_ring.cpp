@@ -21,8 +21,10 @@ std::optional<uint64_t> HeapRing::try_alloc(uint64_t bytes, uint32_t scope) {
       }
     } else {
       // Wrapped: free space is [top, bottom).
-      if (bottom - top >= n) at = top;
-      else return std::nullopt;
+      if (bottom - top >= n)
+        at = top;
+      else
+        return std::nullopt;
     }
   }
   blocks_.push_back(Block{at, at + n, scope, kOpen});

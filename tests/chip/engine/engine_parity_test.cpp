@@ -27,8 +27,8 @@ TEST_P(EngineParity, KernelFailureNamesTaskBlockAndCore) {
       in.args);
   ASSERT_FALSE(report.ok());
   const std::string msg = report.status().message();
-  for (const char* part : {"KERNEL_FAILED", "task 0:0 kernel 5", "block 0/1", "core ", "code 42",
-                           "deliberate failure for the test"}) {
+  for (const char* part :
+       {"KERNEL_FAILED", "task 0:0 kernel 5", "block 0/1", "core ", "code 42", "deliberate failure for the test"}) {
     EXPECT_TRUE(contains(msg, part)) << "missing '" << part << "' in: " << msg;
   }
 }

@@ -222,8 +222,7 @@ TEST_P(CoResident, AConsumerWaitingForAnItemNeverPushedFails) {
   FifoData d(8, 4);
   auto r = run(fifo_task(5, 8, 4), d.args, /*stall_ms=*/"200");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("no co-resident sibling signalled"), std::string::npos)
-      << r.status().to_string();
+  EXPECT_NE(r.status().message().find("no co-resident sibling signalled"), std::string::npos) << r.status().to_string();
   // The consumer (AIV0, func 3) is the one that gave up; the producer ended.
   EXPECT_NE(r.status().message().find("kernel 3 (kernels{aic=2 aiv0=3 aiv1=-1}"), std::string::npos)
       << r.status().to_string();

@@ -12,8 +12,8 @@
 #include "l2_runtime.hpp"
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
-#include "test_scale.hpp"
 #include "taskring/device/sim_device.hpp"
+#include "test_scale.hpp"
 
 namespace {
 
@@ -23,8 +23,8 @@ using taskring::ChipWorkerConfig;
 using taskring::RunReport;
 
 constexpr int kChecksum = 3;
-constexpr int kLayers = 4;     // Graph calls per run
-constexpr int kSlots = 3;      // per-layer boundary buffers
+constexpr int kLayers = 4;                          // Graph calls per run
+constexpr int kSlots = 3;                           // per-layer boundary buffers
 constexpr uint32_t kLayerScalarBase = 0x5EED0000u;  // boundary scalars: never equal to a literal below
 
 // ---------------------------------------------------------------- random body
@@ -88,7 +88,9 @@ Body make_body(uint64_t seed) {
         bool writable = internal || b.slot_tag[a.src < 100 ? a.src : 0] == TensorArgType::INOUT;
         if (!internal && a.src == kSlots) writable = false;
         uint32_t tr = pick(3);
-        a.tag = !writable || tr == 0 ? TensorArgType::INPUT : tr == 1 ? TensorArgType::INOUT : TensorArgType::OUTPUT_EXISTING;
+        a.tag = !writable || tr == 0 ? TensorArgType::INPUT
+                : tr == 1            ? TensorArgType::INOUT
+                                     : TensorArgType::OUTPUT_EXISTING;
       }
       t.args.push_back(a);
     }
@@ -177,8 +179,8 @@ void layers_entry(const ChipTaskArgs& args) {
     g.add_input(*args.tensor(kLayers * kSlots));
     g.add_scalar(uint64_t{kLayerScalarBase + static_cast<uint32_t>(l)});
     if (g_graph_on) {
-      g_results.push_back(rt_submit_graph(GraphKey{taskring::graph_detail::fnv_str("layers") ^ b.seed, "layers"},
-                                          body_fn, g));
+      g_results.push_back(
+          rt_submit_graph(GraphKey{taskring::graph_detail::fnv_str("layers") ^ b.seed, "layers"}, body_fn, g));
     } else {
       body_fn(g);
     }
@@ -212,8 +214,10 @@ Outcome run_once(ChipWorker& w, int id, const Body& b) {
   }
   g_body = &b;
   auto r = w.run(id, args);
-  if (!r.ok()) o.error = r.status().to_string();
-  else o.report = *r;
+  if (!r.ok())
+    o.error = r.status().to_string();
+  else
+    o.report = *r;
   return o;
 }
 
@@ -289,8 +293,8 @@ void offset_layers_entry(const ChipTaskArgs& args) {
     g.add_input(*args.tensor(kSlots));
     g.add_scalar(uint64_t{kLayerScalarBase + static_cast<uint32_t>(l)});
     if (g_graph_on) {
-      g_results.push_back(rt_submit_graph(GraphKey{taskring::graph_detail::fnv_str("offsets") ^ b.seed, "offsets"},
-                                          body_fn, g));
+      g_results.push_back(
+          rt_submit_graph(GraphKey{taskring::graph_detail::fnv_str("offsets") ^ b.seed, "offsets"}, body_fn, g));
     } else {
       body_fn(g);
     }
@@ -311,8 +315,10 @@ Outcome run_offsets(ChipWorker& w, int id, const Body& b) {
   for (const ChipTensor& t : ts) args.add_inout(t);
   g_body = &b;
   auto r = w.run(id, args);
-  if (!r.ok()) o.error = r.status().to_string();
-  else o.report = *r;
+  if (!r.ok())
+    o.error = r.status().to_string();
+  else
+    o.report = *r;
   return o;
 }
 
@@ -399,8 +405,10 @@ void mismatch_entry(const ChipTaskArgs& args) {
       g.add_tensor(views[s], s == kSlots ? TensorArgType::INPUT : b.slot_tag[s]);
     }
     g.add_scalar(uint64_t{kLayerScalarBase + static_cast<uint32_t>(l)});
-    if (g_graph_on) g_results.push_back(rt_submit_graph(GRAPH_KEY("mismatch"), body_fn, g));
-    else body_fn(g);
+    if (g_graph_on)
+      g_results.push_back(rt_submit_graph(GRAPH_KEY("mismatch"), body_fn, g));
+    else
+      body_fn(g);
   }
 }
 
@@ -460,11 +468,19 @@ void alloc_body(const GraphTaskArgs& args) {
   CoreTaskArgs t;
   // Writes the allocation from the boundary, then folds it back.
   t.add_input(*args.tensor(0)).add_output(a.get_ref(0));
-  t.add_scalar(uint32_t{0x71234567}).add_scalar(uint32_t{2}).add_scalar(uint32_t{1}).add_scalar(uint32_t{0}).add_scalar(uint32_t{2});
+  t.add_scalar(uint32_t{0x71234567})
+      .add_scalar(uint32_t{2})
+      .add_scalar(uint32_t{1})
+      .add_scalar(uint32_t{0})
+      .add_scalar(uint32_t{2});
   rt_submit_aiv_task(kChecksum, t);
   CoreTaskArgs u;
   u.add_input(a.get_ref(0)).add_inout(*args.tensor(0));
-  u.add_scalar(uint32_t{0x72345678}).add_scalar(uint32_t{2}).add_scalar(uint32_t{3}).add_scalar(uint32_t{2}).add_scalar(uint32_t{2});
+  u.add_scalar(uint32_t{0x72345678})
+      .add_scalar(uint32_t{2})
+      .add_scalar(uint32_t{3})
+      .add_scalar(uint32_t{2})
+      .add_scalar(uint32_t{2});
   rt_submit_aiv_task(kChecksum, u);
 }
 // A node with an explicit dependency on the task that wrote boundary tensor
@@ -474,7 +490,11 @@ void outside_dep_body(const GraphTaskArgs& args) {
   t.add_inout(*args.tensor(0));
   PTO2TaskId dep = args.tensor(0)->owner_task_id;
   t.set_dependencies(&dep, 1);
-  t.add_scalar(uint32_t{0x73456789}).add_scalar(uint32_t{1}).add_scalar(uint32_t{1}).add_scalar(uint32_t{1}).add_scalar(uint32_t{2});
+  t.add_scalar(uint32_t{0x73456789})
+      .add_scalar(uint32_t{1})
+      .add_scalar(uint32_t{1})
+      .add_scalar(uint32_t{1})
+      .add_scalar(uint32_t{2});
   rt_submit_aiv_task(kChecksum, t);
 }
 void outside_dep_entry(const ChipTaskArgs& args) {
@@ -483,7 +503,11 @@ void outside_dep_entry(const ChipTaskArgs& args) {
     PTO2_SCOPE() {
       CoreTaskArgs p;
       p.add_input(*args.tensor(1)).add_output(ci);
-      p.add_scalar(uint32_t{0x71234567}).add_scalar(uint32_t{2}).add_scalar(uint32_t{1}).add_scalar(uint32_t{0}).add_scalar(uint32_t{2});
+      p.add_scalar(uint32_t{0x71234567})
+          .add_scalar(uint32_t{2})
+          .add_scalar(uint32_t{1})
+          .add_scalar(uint32_t{0})
+          .add_scalar(uint32_t{2});
       TaskOutputTensors made = rt_submit_aiv_task(kChecksum, p);
       GraphTaskArgs g;
       g.add_inout(made.get_ref(0));
@@ -641,7 +665,7 @@ TEST(GraphExecution, EveryBufferIsReleasedOnHealthyAndFailedPaths) {
     hc.rings.task_window = {64, 64, 64, 64};
     hc.rings.heap = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
     hc.rings.dep_pool = {64, 64, 64, 64};
-    hc.graph_arena_bytes = 500;   // one submission fits, the rest fall back
+    hc.graph_arena_bytes = 500;  // one submission fits, the rest fall back
     auto rt = taskring::create_l2_runtime("hbg", hc);
     ASSERT_TRUE(rt.ok()) << rt.status().to_string();
     std::vector<taskring_kernel_fn> kernels(TASKRING_MAX_FUNC_ID, nullptr);

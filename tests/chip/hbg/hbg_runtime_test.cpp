@@ -20,8 +20,7 @@ using taskring::ChipWorkerConfig;
 constexpr int kAdd = 0, kAddScalar = 1, kMul = 2, kChecksum = 3;
 constexpr uint32_t kRows = 64, kCols = 64;
 
-std::unique_ptr<ChipWorker> make_worker(const std::string& runtime,
-                                        std::map<std::string, std::string> env = {}) {
+std::unique_ptr<ChipWorker> make_worker(const std::string& runtime, std::map<std::string, std::string> env = {}) {
   ChipWorkerConfig c;
   c.runtime = runtime;
   c.env = taskring::map_env(std::move(env));
@@ -233,8 +232,10 @@ RProg make_prog(uint64_t seed) {
         a.tag = TensorArgType::OUTPUT;
       } else {
         uint32_t tr = pick(10);
-        a.tag = tr < 4 ? TensorArgType::INPUT : tr < 6 ? TensorArgType::INOUT : tr < 8 ? TensorArgType::OUTPUT_EXISTING
-                                                                                       : TensorArgType::OUTPUT;
+        a.tag = tr < 4   ? TensorArgType::INPUT
+                : tr < 6 ? TensorArgType::INOUT
+                : tr < 8 ? TensorArgType::OUTPUT_EXISTING
+                         : TensorArgType::OUTPUT;
       }
       if (a.tag == TensorArgType::OUTPUT) {
         a.src = 100 + outputs++;

@@ -22,7 +22,8 @@ void run_sizes(const TinyRingSizes& s, int iterations) {
   SCOPED_TRACE(describe(s));
   Rig rig({{"TASKRING_SIM_THREADS", std::to_string(s.threads)}, {"TASKRING_SIM_CLUSTERS", "4"}});
   std::vector<int32_t> acc, spmd;
-  auto report = run_tiny_ring_program(rig, uniform_rings(s), iterations, &acc, &spmd, /*t1_spin_us=*/taskring::testing::kSanitizedBuild ? 200 : 20);
+  auto report = run_tiny_ring_program(rig, uniform_rings(s), iterations, &acc, &spmd,
+                                      /*t1_spin_us=*/taskring::testing::kSanitizedBuild ? 200 : 20);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   expect_tiny_ring_result(*report, iterations, acc, spmd);
   std::printf("[backpressure] %s: %llu tasks, orch_blocked=%llu\n", describe(s).c_str(),

@@ -82,12 +82,12 @@ TEST(Dsv4Node, TwoChipsOverCommGoldenAndBitIdenticalGraphOnOffOnBothRuntimes) {
     const node::ChipRunTotals& second = on.rounds[1][static_cast<size_t>(c)];
     const node::ChipRunTotals& plain = off.rounds[0][static_cast<size_t>(c)];
     EXPECT_EQ(second.runs, 1u);
-    EXPECT_EQ(second.graph_tasks, 4u);             // one GRAPH task per layer (defaults: 4 layers, 1 dense)
-    EXPECT_EQ(second.tasks_submitted, 4u + 3u);    // + allgather, final norm, LM head
-    EXPECT_EQ(first.definitions_recorded, 2u);     // dense and MoE body, once
-    EXPECT_EQ(second.definitions_recorded, 0u);    // kept across runs
-    EXPECT_EQ(second.submission_h2d_calls, 1u);    // every layer's submission in one bulk copy
-    EXPECT_EQ(second.runtime_h2d_calls, 2u);       // + the task image
+    EXPECT_EQ(second.graph_tasks, 4u);                       // one GRAPH task per layer (defaults: 4 layers, 1 dense)
+    EXPECT_EQ(second.tasks_submitted, 4u + 3u);              // + allgather, final norm, LM head
+    EXPECT_EQ(first.definitions_recorded, 2u);               // dense and MoE body, once
+    EXPECT_EQ(second.definitions_recorded, 0u);              // kept across runs
+    EXPECT_EQ(second.submission_h2d_calls, 1u);              // every layer's submission in one bulk copy
+    EXPECT_EQ(second.runtime_h2d_calls, 2u);                 // + the task image
     EXPECT_EQ(second.tasks_executed, plain.tasks_executed);  // the same work either way
     EXPECT_EQ(plain.graph_tasks, 0u);
     EXPECT_GT(plain.tasks_submitted, 10 * second.tasks_submitted);
@@ -123,8 +123,8 @@ TEST(Dsv4Node, TwoChipsThroughTheHostGoldenAndBitIdentical) {
 }
 
 TEST(Dsv4Node, OneChipMatchesGolden) {
-  EXPECT_TRUE(run_node("hbg", 1, 1, 1).all_golden);            // a domain of one
-  EXPECT_TRUE(run_node("hbg", 1, 1, 1, true, 0).all_golden);   // host exchange
+  EXPECT_TRUE(run_node("hbg", 1, 1, 1).all_golden);           // a domain of one
+  EXPECT_TRUE(run_node("hbg", 1, 1, 1, true, 0).all_golden);  // host exchange
 }
 
 // TASKRING_SKIP_DEVICE_RUN: hbg still orchestrates and uploads (host tasks,

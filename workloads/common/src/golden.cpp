@@ -9,8 +9,8 @@ namespace taskring::workloads {
 Status compare_to_reference(std::string_view what, std::span<const float> got, std::span<const double> want,
                             Tolerance tol, GoldenStats* stats) {
   if (got.size() != want.size())
-    return invalid_argument(std::string(what) + ": output has " + std::to_string(got.size()) +
-                            " elements, reference " + std::to_string(want.size()));
+    return invalid_argument(std::string(what) + ": output has " + std::to_string(got.size()) + " elements, reference " +
+                            std::to_string(want.size()));
   GoldenStats s;
   s.tol = tol;
   s.checked = got.size();
@@ -18,8 +18,8 @@ Status compare_to_reference(std::string_view what, std::span<const float> got, s
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], w = want[i];
     double err = std::fabs(g - w);
-    if (std::isnan(err)) err = INFINITY;           // NaN output, or inf - inf
-    if (std::isinf(g) && g == w) err = 0.0;        // the same infinity
+    if (std::isnan(err)) err = INFINITY;     // NaN output, or inf - inf
+    if (std::isinf(g) && g == w) err = 0.0;  // the same infinity
     const double bound = tol.atol + tol.rtol * std::fabs(w);
     const double rel = err / std::max(std::fabs(w), 1e-30);
     if (err > bound) ++s.mismatches;

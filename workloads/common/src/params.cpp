@@ -28,12 +28,11 @@ Status ParamSet::set(std::string_view name, int64_t value) {
   if (p == nullptr) {
     std::string known;
     for (const Param& q : params_) known += (known.empty() ? "" : ", ") + q.name;
-    return not_found("unknown parameter '" + std::string(name) + "' (known: " + (known.empty() ? "none" : known) +
-                     ")");
+    return not_found("unknown parameter '" + std::string(name) + "' (known: " + (known.empty() ? "none" : known) + ")");
   }
   if (value < p->min || value > p->max)
-    return out_of_range(p->name + "=" + std::to_string(value) + ": expected an integer in [" +
-                        std::to_string(p->min) + ", " + std::to_string(p->max) + "]");
+    return out_of_range(p->name + "=" + std::to_string(value) + ": expected an integer in [" + std::to_string(p->min) +
+                        ", " + std::to_string(p->max) + "]");
   p->value = value;
   return Status::Ok();
 }
