@@ -68,6 +68,19 @@ struct Topology {
   int core_count() const { return 3 * clusters; }
 };
 
+// A device address range that maps linearly onto host memory (sim: its
+// arena), so that hot paths check and translate an address without a
+// virtual call. Empty (bytes == 0) for a device without one; callers then use
+// is_device_address / device_view_unchecked.
+struct LinearWindow {
+  DeviceAddr base = 0;
+  uint64_t bytes = 0;
+  char* host = nullptr;  // host address of `base`
+  bool contains(DeviceAddr addr) const { return addr - base < bytes; }
+  // Precondition: contains(addr).
+  void* view(DeviceAddr addr) const { return host + (addr - base); }
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -103,6 +116,9 @@ class Device {
   virtual void* device_view_unchecked(DeviceAddr addr) const = 0;
   // True when `addr` is in this device's address range (live or not).
   virtual bool is_device_address(uint64_t addr) const = 0;
+  // The linear window over the whole address range, if the device has one.
+  // Valid until finalize(): a runtime takes it at the start of each run.
+  virtual LinearWindow linear_window() const { return {}; }
 
   virtual DeviceCounters counters() const = 0;
   virtual void reset_transfer_counters() = 0;

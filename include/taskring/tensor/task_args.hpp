@@ -197,7 +197,9 @@ class TaskArgs {
   static constexpr int kTensorCapacity = kMaxTensors;
   static constexpr int kScalarCapacity = kMaxScalars;
 
-  TaskArgs() = default;
+  // Only the message's first byte is set: a submit builds one TaskArgs per
+  // task, and zeroing the 160-byte buffer cost a fifth of the argument set-up.
+  TaskArgs() { error_[0] = '\0'; }
   TaskArgs(const TaskArgs&) = delete;
   TaskArgs& operator=(const TaskArgs&) = delete;
 
@@ -470,7 +472,7 @@ class TaskArgs {
   int dep_count_ = 0;
   bool deps_set_ = false;
   bool has_error_ = false;
-  char error_[160] = {};
+  char error_[160];  // a C string: valid up to its terminator
   CoreTaskPredicate predicate_;
   bool allow_early_resolve_ = false;
   TaskDomain task_domain_ = TaskDomain::GLOBAL;

@@ -145,6 +145,7 @@ class RuntimeBase : public L2Runtime {
     gate_.set_executors(executors_);
     inline_local_.executor = 0;
     own_ = std::make_unique<ReadyQueue<Item>[]>(static_cast<size_t>(executors_));
+    places_.assign(static_cast<size_t>(executors_), exec::LaunchPlace{0, executors_, topo_});
     for (int e = 0; e < executors_; ++e) own_[e].init(std::max<uint64_t>(own_capacity_, 2));
     api_.rt.ops = runtime_ops<Derived>();
     api_.owner = static_cast<Derived*>(this);
@@ -174,6 +175,12 @@ class RuntimeBase : public L2Runtime {
     if (request.entry == nullptr) return invalid_argument(std::string(runtime) + ": null orchestration entry");
     TASKRING_RETURN_IF_ERROR(gate_.quiesce(Deadline::after_ms(config_.stall_timeout_ms)));
     request_ = request;
+    window_ = config_.device->linear_window();
+    // Constant for the run: built here, not per task.
+    for (int e = 0; e < executors_; ++e) {
+      places_[e] = exec::LaunchPlace{e,       executors_, topo_, config_.profile, config_.stall_timeout_ms,
+                                     window_.bytes != 0 ? &window_ : nullptr};
+    }
     stats_ = RunStats();
     counters_.reset();
     fatal_.reset();
@@ -274,7 +281,7 @@ class RuntimeBase : public L2Runtime {
     }
     const exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars,         it->scalar_count,
                                 it->kernels, it->block_num,    profile_task_id(*it)};
-    const exec::LaunchPlace place{executor, executors_, topo_, config_.profile, config_.stall_timeout_ms};
+    const exec::LaunchPlace& place = places_[executor];
     std::string failure;
     if (it->sync_start && it->block_num > 1) {
       // require_sync_start: one executor claims the whole task (it is never
@@ -330,6 +337,8 @@ class RuntimeBase : public L2Runtime {
   Topology topo_;
   int executors_ = 1;
   RunRequest request_;  // of the current run
+  LinearWindow window_;  // the device's, taken at begin_run (exec::LaunchPlace::window)
+  std::vector<exec::LaunchPlace> places_;  // per executor, for the current run
   RunStats stats_;      // orchestration-side fields of the current run
   RunCounters counters_;
   FatalLatch fatal_;

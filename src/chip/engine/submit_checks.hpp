@@ -31,6 +31,9 @@ struct SubmitPolicy {
   // Addresses at or above this are accepted as non-device tensors (a Graph
   // recording's virtual outputs).
   uint64_t virtual_base = UINT64_MAX;
+  // device->linear_window(), taken when the policy is built: lets the common
+  // case check addresses without a virtual call per tensor.
+  LinearWindow window;
 };
 
 // A rejected submission: the PTO2 error code and "<op>: <what and where>".
@@ -44,10 +47,12 @@ struct SubmitError {
 // own error, the kernel slots (registered ids, block_num >= 1, a
 // require_sync_start task that fits the chip: REQUIRE_SYNC_START_INVALID
 // otherwise, a predicate the runtime accepts), and every tensor (OUTPUT create infos that can be
-// materialised, valid device views, alloc_tensors with OUTPUTs only). Sets
-// `*shape` on success.
-SubmitError check_submit(SubmitKind kind, bool in_scope, const MixedKernels& kernels, const CoreTaskArgs& args,
-                         const SubmitPolicy& policy, TaskShape* shape);
+// materialised, valid device views, alloc_tensors with OUTPUTs only). Returns
+// true and sets `*shape` when the submission is admissible; otherwise fills
+// `*error` and returns false. The common case (kernel or dummy tasks over
+// existing device tensors) is decided without building any string.
+bool check_submit(SubmitKind kind, bool in_scope, const MixedKernels& kernels, const CoreTaskArgs& args,
+                  const SubmitPolicy& policy, TaskShape* shape, SubmitError* error);
 
 // OK iff `ci` describes an OUTPUT that try_make_tensor accepts (rank, dtype,
 // shapes whose row-major strides fit 32 bits, at most kMaxOutputBytes).

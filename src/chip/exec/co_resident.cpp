@@ -176,7 +176,7 @@ bool launch_co_resident(const LaunchTask& t, int first_block, int block_count, b
       if (t.kernels[slot] < 0) continue;
       if (g.members.size() <= n) g.members.push_back(std::make_unique<Member>());
       Member& m = *g.members[n++];
-      prepare_scratch(m.scratch, t, topo, device);
+      prepare_scratch(m.scratch, t, topo, device, place.window);
       prepare_call(m.scratch, t, b, slot, cluster, whole_task && lone_aiv ? b % std::max(topo.aiv_count(), 1) : -1,
                    topo);
       m.fn = kernels[t.kernels[slot]];

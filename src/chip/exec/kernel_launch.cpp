@@ -9,10 +9,13 @@
 
 namespace taskring::exec {
 
-void prepare_scratch(LaunchScratch& s, const LaunchTask& t, const Topology& topo, Device& device) {
+void prepare_scratch(LaunchScratch& s, const LaunchTask& t, const Topology& topo, Device& device,
+                     const LinearWindow* window) {
   for (int i = 0; i < t.tensor_count; ++i) {
     s.tensors[i] = t.tensors[i];
-    s.tensors[i].buffer.addr = reinterpret_cast<uintptr_t>(device.device_view_unchecked(t.tensors[i].buffer.addr));
+    const DeviceAddr a = t.tensors[i].buffer.addr;
+    void* host = window != nullptr && window->contains(a) ? window->view(a) : device.device_view_unchecked(a);
+    s.tensors[i].buffer.addr = reinterpret_cast<uintptr_t>(host);
   }
   kernels::pack_kernel_args(s.args, s.tensors, t.tensor_count, t.scalars, t.scalar_count, &s.local, &s.global);
   s.global.cluster_count = topo.clusters;
@@ -51,7 +54,7 @@ bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Devi
   thread_local LaunchScratch s;
   const Topology& topo = place.topology;
   const int cluster = home_cluster(place, block);
-  prepare_scratch(s, t, topo, device);
+  prepare_scratch(s, t, topo, device, place.window);
   WaitContext& w = wait_context();
   w.timeout_ns = place.wait_timeout_ms * 1'000'000ull;
   // Profiled: one TSC read per kernel call plus one per block (a call ends where the next starts).

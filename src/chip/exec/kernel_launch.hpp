@@ -37,6 +37,9 @@ struct LaunchPlace {
   Topology topology;
   DeviceProfile* profile = nullptr;  // when set, each kernel call is recorded (device_profile.hpp)
   uint64_t wait_timeout_ms = 10000;  // longest kernel wait for a sibling (kernel_sync.h)
+  // The device's linear window (Device::linear_window) when it has one:
+  // descriptors translate without a virtual call per tensor.
+  const LinearWindow* window = nullptr;
 };
 
 // The first kernel that reported an error.

@@ -19,9 +19,11 @@ struct LaunchScratch {
   KernelGlobalContext global;
 };
 
-// Translates `task`'s descriptors to the core's view of device memory and
-// packs the argument vector and the chip-wide context into `s`.
-void prepare_scratch(LaunchScratch& s, const LaunchTask& task, const Topology& topo, Device& device);
+// Translates `task`'s descriptors to the core's view of device memory
+// (through `window` when it is non-null and holds the address) and packs the
+// argument vector and the chip-wide context into `s`.
+void prepare_scratch(LaunchScratch& s, const LaunchTask& task, const Topology& topo, Device& device,
+                     const LinearWindow* window);
 
 // Fills `s.local` for the kernel of `slot` (0 AIC, 1 AIV0, 2 AIV1) of block
 // `block` on `cluster`. `aiv_core` >= 0 places a lone AIV kernel on that AIV

@@ -94,9 +94,10 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
     policy.virtual_base = graph::kRecordVirtualBase;
     policy.predicate_why = "inside a Graph body is not supported on hbg";
   }
+  policy.window = config_.device->linear_window();
   engine::TaskShape tshape = engine::TaskShape::kDummy;
-  engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &tshape);
-  if (!bad.ok()) {
+  engine::SubmitError bad;
+  if (!engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &tshape, &bad)) {
     report_fatal(bad.code, bad.message);
     return result;
   }

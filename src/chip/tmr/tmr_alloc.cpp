@@ -21,7 +21,7 @@ std::string TmrRuntime::stall_diagnostics(TaskRing& ring) {
          " pinned_by_open_scopes=" + std::to_string(ring.pinned_by_open_scopes);
 }
 
-bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob) {
+bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const char* knob) {
   // Returns as soon as the ring moved past what the caller saw when it found
   // no room (a retirement in between must not be waited for again).
   // Structural deadlocks are detected by the caller before it waits; this

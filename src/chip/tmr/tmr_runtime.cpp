@@ -80,6 +80,11 @@ TmrRuntime::~TmrRuntime() {
 Status TmrRuntime::start_run(const RunRequest& request) {
   TASKRING_RETURN_IF_ERROR(begin_run(request, "TmrRuntime"));
   for (auto& ring : rings_) ring.reset_counters();
+  policy_ = engine::SubmitPolicy();
+  policy_.kernels = request_.kernels;
+  policy_.device = config_.device;
+  policy_.topology = topo_;
+  policy_.window = config_.device->linear_window();
   tensor_map_.reset();
   scopes_.clear();
   scope_tasks_.clear();

@@ -23,6 +23,7 @@
 
 #include "deps/tensor_map.hpp"
 #include "engine/runtime_base.hpp"
+#include "engine/submit_checks.hpp"
 #include "engine/submit_kind.hpp"
 #include "task_ring.hpp"
 
@@ -68,7 +69,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   // Orchestrator helpers (tmr_submit.cpp, tmr_alloc.cpp).
   bool allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off, uint64_t* pool_off,
                 TaskSlot** out);
-  bool wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const std::string& knob);
+  bool wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const char* knob);
   // The oldest live slot of `ring`, for stall messages.
   std::string stall_diagnostics(TaskRing& ring);
   // The steps of submit(), in order (tmr_submit.cpp; allocate is step 3).
@@ -107,6 +108,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   deps::TensorMap tensor_map_;
 
   // Orchestrator state.
+  engine::SubmitPolicy policy_;  // the run's admission rules (start_run)
   std::vector<Scope> scopes_;
   std::vector<TaskSlot*> scope_tasks_;
   uint64_t submitted_ = 0;  // orchestrator only; published via submitted_pub_

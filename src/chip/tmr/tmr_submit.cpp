@@ -141,12 +141,8 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
 // and its dispatch predicate, if any, resolves.
 bool TmrRuntime::check(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind,
                        engine::TaskShape* shape, exec::ResolvedPredicate* predicate) {
-  engine::SubmitPolicy policy;
-  policy.kernels = request_.kernels;
-  policy.device = config_.device;
-  policy.topology = topo_;
-  engine::SubmitError bad = engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, shape);
-  if (!bad.ok()) {
+  engine::SubmitError bad;
+  if (!engine::check_submit(kind, !scopes_.empty(), kernels, args, policy_, shape, &bad)) {
     report_fatal(bad.code, bad.message);
     return false;
   }
@@ -201,7 +197,8 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
   t->kernels[2] = kernels.aiv1_kernel_id;
   t->tensor_count = nt;
   t->scalar_count = args.scalar_count();
-  std::memcpy(t->scalars, args.scalars(), sizeof(uint64_t) * static_cast<size_t>(args.scalar_count()));
+  // Most tasks pass few scalars (often none): a loop, not a library call.
+  for (int i = 0; i < args.scalar_count(); ++i) t->scalars[i] = args.scalars()[i];
 
   uint64_t out_off = heap_off;
   for (int i = 0; i < nt; ++i) {

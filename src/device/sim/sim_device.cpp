@@ -170,6 +170,12 @@ class SimDevice final : public Device {
 
   bool is_device_address(uint64_t addr) const override { return in_arena(addr); }
 
+  LinearWindow linear_window() const override {
+    char* base = host_base_.load(std::memory_order_acquire);
+    if (base == nullptr) return {};
+    return LinearWindow{kSimDeviceAddressBase, config_.arena_bytes, base};
+  }
+
   DeviceCounters counters() const override {
     DeviceCounters c;
     c.h2d_calls = h2d_calls_.load(std::memory_order_relaxed);
