@@ -5,8 +5,24 @@
 // It owns the executor threads (engine/executor_loop.hpp) and what they work
 // on: the per-shape ready queues, the run gate, the counters and the fatal
 // latch, plus the PTO2Runtime binding the orchestration API dispatches
-// through (engine/runtime_ops.hpp). `Derived` adds execute(); `Item` is its
-// queued unit, with a `shape` member (engine::TaskShape values).
+// through (engine/runtime_ops.hpp). `Item` is the runtime's queued unit, with
+// a `shape` member (engine::TaskShape values).
+//
+// One task's life on an executor is one call, execute(): it asks the runtime
+// how to start the item, runs its kernels, and finishes it (finish_task):
+// the runtime's complete() says which consumers the completion may make
+// ready, this class hands them off, the runtime's retire() lets go of the
+// item, and this class counts the completion and ends the run. The runtime's
+// hooks return data and never call back into this class, so the route of a
+// task reads top to bottom. `Derived` provides:
+//
+//   struct Readied;   // a cursor over consumers a completion may make ready
+//   Started<Readied> start(Item*);                  // run kernels, complete at once, or expanded
+//   Completion<Readied> complete(Item*);            // after the last block
+//   Item* next_ready(Readied&);                     // next consumer made ready, nullptr at the end
+//   void retire(Item*);                             // after its consumers were handed off
+//   bool run_complete(uint64_t completed) const;    // `completed` completions end the run
+//   std::string task_name(const Item*) const;       // for KERNEL_FAILED messages
 //
 // Run protocol for Derived: begin_run() (refuses a run in flight, waits for
 // the executors to leave the previous one, resets the shared state), then
@@ -48,6 +64,22 @@ uint64_t profile_task_id(const Item& it) {
     return static_cast<uint64_t>(it.index);
   }
 }
+
+// What a runtime's start() decides for a popped item.
+template <typename Readied>
+struct Started {
+  enum Kind { kRunKernels, kCompleteNow, kExpanded } kind = kRunKernels;
+  Readied ready{};  // kExpanded: the items the expansion made ready (handed off, nothing completes)
+};
+
+// What a runtime's complete() hands back: the consumers to look at, and
+// whether this completion counts toward the run's total (an hbg Graph node
+// does not; the Graph task that holds it does).
+template <typename Readied>
+struct Completion {
+  Readied ready{};
+  bool counts = true;
+};
 
 template <typename Derived, typename ItemT>
 class RuntimeBase : public L2Runtime {
@@ -125,6 +157,27 @@ class RuntimeBase : public L2Runtime {
     const uint64_t n = local.unpublished;
     local.unpublished = 0;
     return counters_.add_completed(n);
+  }
+  // The executor loop's one call per popped item: start, kernels, finish.
+  void execute(Item* it, int executor, LocalReady<Item>* local) {
+    Derived* self = static_cast<Derived*>(this);
+    counters_.mark_scheduled();
+    auto started = self->start(it);
+    if (started.kind == Started<typename Derived::Readied>::kExpanded) {
+      while (Item* c = self->next_ready(started.ready)) hand_off(c, local);
+      return;
+    }
+    if (started.kind == Started<typename Derived::Readied>::kCompleteNow) {
+      finish_task(it, local);
+      return;
+    }
+    execute_task(it, executor, local);
+  }
+  // A poll found nothing: publish this executor's completions and end the
+  // run if they were the last.
+  void on_idle(LocalReady<Item>& local) {
+    publish_completions(local);
+    end_run_if_complete();
   }
 
  protected:
@@ -223,7 +276,7 @@ class RuntimeBase : public L2Runtime {
     Item* it = inline_local_.next != nullptr ? inline_local_.next : pop_ready(inline_local_);
     inline_local_.next = nullptr;
     if (it == nullptr) return false;
-    static_cast<Derived*>(this)->execute(it, 0, &inline_local_);
+    execute(it, 0, &inline_local_);
     return true;
   }
   // Runs ready items until the run finishes. Nothing ready with the run
@@ -233,7 +286,7 @@ class RuntimeBase : public L2Runtime {
   void run_inline_until_finished() {
     while (!run_finished()) {
       if (run_one_inline()) continue;
-      static_cast<Derived*>(this)->on_idle(inline_local_);
+      on_idle(inline_local_);
       if (run_finished()) return;
       const uint64_t done = counters_.completed.load(std::memory_order_acquire);
       report_fatal(PTO2_ERROR_SCHEDULER_TIMEOUT, "inline run: no task is ready but " +
@@ -254,6 +307,25 @@ class RuntimeBase : public L2Runtime {
     return publish_completions(*local);
   }
 
+  // After an item's last block (or at once when it runs no kernel): the
+  // runtime completes it and says which consumers to look at, they are
+  // handed off (the first one stays on this thread), the runtime retires the
+  // item, and the completion is counted; the last one ends the run.
+  [[gnu::always_inline]] void finish_task(Item* it, LocalReady<Item>* local) {
+    Derived* self = static_cast<Derived*>(this);
+    auto done = self->complete(it);
+    while (Item* c = self->next_ready(done.ready)) hand_off(c, local);
+    self->retire(it);
+    if (!done.counts) return;
+    if (count_completion(local) != 0) end_run_if_complete();
+  }
+  // Ends the run when the runtime says its published completions are all
+  // there are (Derived::run_complete).
+  void end_run_if_complete() {
+    if (!static_cast<const Derived*>(this)->run_complete(counters_.completed.load(std::memory_order_acquire))) return;
+    if (close_run()) publish_finished();
+  }
+
   // End of a run: the one caller for which close_run() is true publishes.
   bool close_run() { return gate_.close(); }
   void publish_finished() {
@@ -270,15 +342,14 @@ class RuntimeBase : public L2Runtime {
   // its blocks here as one co-resident group; otherwise one SPMD block is
   // claimed and run (a MIX block's kernels co-resident) (skipped once the run is fatal; a
   // kernel failure is latched as KERNEL_FAILED naming the task with
-  // `task_name()`), and the last block completes it: Derived::complete(it,
-  // local).
-  template <typename NameFn>
-  void execute_task(Item* it, int executor, LocalReady<Item>* next_local, NameFn&& task_name) {
+  // Derived::task_name), and the last block finishes it (finish_task).
+  void execute_task(Item* it, int executor, LocalReady<Item>* next_local) {
     Derived* self = static_cast<Derived*>(this);
     if (static_cast<int>(it->shape) == static_cast<int>(TaskShape::kDummy)) {
-      self->complete(it, next_local);
+      finish_task(it, next_local);
       return;
     }
+    auto task_name = [self, it] { return self->task_name(it); };
     const exec::LaunchTask task{it->tensors, it->tensor_count, it->scalars,         it->scalar_count,
                                 it->kernels, it->block_num,    profile_task_id(*it)};
     const exec::LaunchPlace& place = places_[executor];
@@ -293,7 +364,7 @@ class RuntimeBase : public L2Runtime {
                                           request_.kernels, counters_, task_name, &failure))) {
         report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
       }
-      self->complete(it, next_local);
+      finish_task(it, next_local);
       return;
     }
     // The AIC/AIV kernels of one MIX block share a cluster: they run
@@ -312,7 +383,7 @@ class RuntimeBase : public L2Runtime {
                                                     task_name, &failure);
           if (!ok) report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
         },
-        [&] { self->complete(it, next_local); });
+        [&] { finish_task(it, next_local); });
   }
 
   // One block launch (block -1: every block of a require_sync_start task

@@ -16,7 +16,7 @@ namespace taskring::engine {
 // asks admit(): false retires the task at once without running any block
 // (a dispatch predicate that is false), before another block is offered.
 template <typename Task, typename Admit, typename Push, typename Run, typename Complete>
-void run_one_block(Task* t, Admit&& admit, Push&& push, Run&& run, Complete&& complete) {
+[[gnu::always_inline]] inline void run_one_block(Task* t, Admit&& admit, Push&& push, Run&& run, Complete&& complete) {
   // Read block_num before finishing a block: once another executor finishes
   // the last one, the task may complete and its slot be reused.
   const int32_t nblocks = t->block_num;

@@ -60,14 +60,30 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn invoke, const void* closure,
                                  const GraphTaskArgs& args);
 
-  // ---- executor side (engine/executor_loop.hpp) ----
-  void execute(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local);
-  void on_idle(engine::LocalReady<Runnable>& local) {
-    if (const uint64_t done = publish_completions(local); done != 0 && done == total_tasks_) finish_run();
-  }
+  // ---- executor side (engine/runtime_base.hpp's hooks) ----
+  // A run of consumers: base[index16[k]] or base[index32[k]] for k in
+  // [next, count); counts_fanin: each is ready when its fanin reaches zero
+  // (false for a Graph's roots, ready as they are).
+  struct Readied {
+    Runnable* base = nullptr;
+    const uint16_t* index16 = nullptr;
+    const uint32_t* index32 = nullptr;
+    int32_t next = 0;
+    int32_t count = 0;
+    bool counts_fanin = true;
+  };
+  using Completion = engine::Completion<Readied>;
+  // A GRAPH task expands into its replay (its roots come back ready);
+  // everything else runs its kernels.
+  engine::Started<Readied> start(Runnable* r);
+  Completion complete(Runnable* r);
+  Runnable* next_ready(Readied& x);
+  void retire(Runnable*) {}
+  bool run_complete(uint64_t completed) const { return completed == total_tasks_; }
+  std::string task_name(const Runnable* r) const;
 
  private:
-  friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create(), execute_task() -> complete()
+  friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create()
   explicit HbgRuntime(const L2RuntimeConfig& config);
   Status init();
 
@@ -104,9 +120,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  void expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_local);
-  void complete(Runnable* r, engine::LocalReady<Runnable>* next_local);
-  void finish_run();
+  engine::Started<Readied> expand_graph(Runnable* r);
 
   uint64_t task_limit_ = 0, dep_limit_ = 0;
   DeviceAddr heap_base_ = 0;

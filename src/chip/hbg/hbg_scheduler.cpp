@@ -176,24 +176,20 @@ void HbgRuntime::boot() {
   gate_.open();
 }
 
-void HbgRuntime::execute(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local) {
-  counters_.mark_scheduled();
-  if (r->kind == RunKind::kGraph) {
-    expand_graph(r, next_local);
-    return;
-  }
-  execute_task(r, executor, next_local, [r] { return runnable_name(*r); });
+std::string HbgRuntime::task_name(const Runnable* r) const { return runnable_name(*r); }
+
+engine::Started<HbgRuntime::Readied> HbgRuntime::start(Runnable* r) {
+  if (r->kind == RunKind::kGraph) return expand_graph(r);
+  return {};
 }
 
-void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_local) {
+engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r) {
+  using Started = engine::Started<Readied>;
   auto fail = [&](const std::string& why) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, runnable_name(*r) + ": " + why);
-    complete(r, next_local);
+    return Started{Started::kCompleteNow, {}};
   };
-  if (is_fatal()) {
-    complete(r, next_local);
-    return;
-  }
+  if (is_fatal()) return Started{Started::kCompleteNow, {}};
   auto sv = config_.device->device_view(r->submission_addr, sizeof(graph::GraphSubmission));
   if (!sv.ok()) return fail("submission image: " + sv.status().message());
   const auto* sub = static_cast<const graph::GraphSubmission*>(*sv);
@@ -244,53 +240,35 @@ void HbgRuntime::expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_lo
   exec->outer = r;
   exec->nodes = nodes;
   exec->remaining.store(sinks, std::memory_order_release);
-  if (n == 0) {
-    complete(r, next_local);
-    return;
-  }
-  const uint16_t* roots = def.roots();
-  for (uint32_t k = 0; k < h.root_count; ++k) {
-    Runnable* x = &nodes[roots[k]];
-    hand_off(x, next_local);
-  }
+  if (n == 0) return Started{Started::kCompleteNow, {}};
+  // The roots are ready as they are: handed off without a fanin count.
+  return Started{Started::kExpanded, Readied{nodes, def.roots(), nullptr, 0, static_cast<int32_t>(h.root_count), false}};
 }
 
-void HbgRuntime::complete(Runnable* r, engine::LocalReady<Runnable>* next_local) {
+HbgRuntime::Completion HbgRuntime::complete(Runnable* r) {
   if (r->kind == RunKind::kNode) {
     // Only sinks count down `remaining`: every node is an ancestor of a sink,
     // and a sink runs after all its ancestors released it, so the last sink
     // ends the replay. The other nodes touch no shared counter (one contended
     // cache line per node before). Once a node has released its last
-    // consumer the replay may end and its storage be reused: read everything
-    // first, touch nothing of the node after.
+    // consumer the replay may end and its storage be reused: the cursor holds
+    // everything next_ready needs, and nothing of the node is touched after.
     GraphExec* exec = r->exec;
-    Runnable* nodes = exec->nodes;
-    const uint16_t* fanout = r->fanout16;
-    const int32_t count = r->fanout_count;
-    for (int32_t k = 0; k < count; ++k) {
-      Runnable* c = &nodes[fanout[k]];
-      if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        hand_off(c, next_local);
-      }
-    }
-    if (count != 0) return;
-    if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      nodes_run_.fetch_add(exec->node_count, std::memory_order_relaxed);
-      complete(exec->outer, next_local);
-    }
-    return;
+    if (r->fanout_count != 0) return Completion{Readied{exec->nodes, r->fanout16, nullptr, 0, r->fanout_count, true}, false};
+    if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return Completion{{}, false};
+    nodes_run_.fetch_add(exec->node_count, std::memory_order_relaxed);
+    return complete(exec->outer);  // the GRAPH task completes with its last sink
   }
-  for (int32_t k = 0; k < r->fanout_count; ++k) {
-    Runnable* c = &table_[r->fanout32[k]];
-    if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      hand_off(c, next_local);
-    }
-  }
-  if (const uint64_t done = count_completion(next_local); done != 0 && done == total_tasks_) finish_run();
+  return Completion{Readied{table_.get(), nullptr, r->fanout32, 0, r->fanout_count, true}, true};
 }
 
-void HbgRuntime::finish_run() {
-  if (close_run()) publish_finished();
+Runnable* HbgRuntime::next_ready(Readied& x) {
+  while (x.next < x.count) {
+    const int32_t k = x.next++;
+    Runnable* c = &x.base[x.index16 != nullptr ? x.index16[k] : x.index32[k]];
+    if (!x.counts_fanin || c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) return c;
+  }
+  return nullptr;
 }
 
 }  // namespace taskring::hbg

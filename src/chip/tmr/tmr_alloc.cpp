@@ -12,7 +12,7 @@ std::string TmrRuntime::stall_diagnostics(TaskRing& ring) {
   uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
   if (alive >= ring.next_seq) return "; ring empty";
   TaskSlot& s = ring.slot(alive);
-  return "; oldest live " + task_name(s.id) +
+  return "; oldest live " + tmr::task_name(s.id) +
          ": fanin_pending=" + std::to_string(s.fanin_pending.load(std::memory_order_acquire)) +
          " release_pending=" + std::to_string(s.release_pending.load(std::memory_order_acquire)) +
          " completed=" + std::to_string(s.completed.load(std::memory_order_acquire)) +
@@ -138,7 +138,7 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
       report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
                    "ring " + std::to_string(ring.index) + ": heap full (" + std::to_string(ring.heap.size) +
                        " bytes, request " + std::to_string(heap_bytes) + ") and the oldest live " +
-                       task_name(oldest.id) + " is pinned by an open scope; raise PTO2_RING_HEAP or close the scope");
+                       tmr::task_name(oldest.id) + " is pinned by an open scope; raise PTO2_RING_HEAP or close the scope");
       return false;
     }
     if (!wait_for_ring(ring, alive, "heap full", "PTO2_RING_HEAP")) return false;

@@ -150,13 +150,7 @@ void TmrRuntime::finish_orchestration() {
   submitted_pub_.store(submitted_, std::memory_order_seq_cst);
   orch_done_.store(true, std::memory_order_seq_cst);
   gate_.notify_work();
-  maybe_finish_run();
-}
-
-void TmrRuntime::maybe_finish_run() {
-  if (!orch_done_.load(std::memory_order_acquire)) return;
-  if (counters_.completed.load(std::memory_order_acquire) != submitted_pub_.load(std::memory_order_acquire)) return;
-  if (close_run()) publish_finished();
+  end_run_if_complete();
 }
 
 }  // namespace taskring::tmr

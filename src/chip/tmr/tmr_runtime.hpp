@@ -43,15 +43,24 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   void scope_end();
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
 
-  // ---- executor side (engine/executor_loop.hpp) ----
-  void execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>* next_local);
-  void on_idle(engine::LocalReady<TaskSlot>& local) {
-    publish_completions(local);
-    maybe_finish_run();
-  }
+  // ---- executor side (engine/runtime_base.hpp's hooks) ----
+  // The consumers on a completed task's fanout list.
+  struct Readied {
+    DepNode* node = nullptr;
+  };
+  using Completion = engine::Completion<Readied>;
+  engine::Started<Readied> start(TaskSlot*) { return {}; }  // always its kernels (a dummy: none)
+  // Closes `t`'s fanout list (no consumer joins after) and marks it completed.
+  Completion complete(TaskSlot* t);
+  // The next consumer whose last unfinished producer this was.
+  TaskSlot* next_ready(Readied& r);
+  // Drops `t`'s references: its retained producers' and its own completion's.
+  void retire(TaskSlot* t);
+  bool run_complete(uint64_t completed) const;
+  std::string task_name(const TaskSlot* t) const;
 
  private:
-  friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;  // create(), execute_task() -> complete()
+  friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;  // create()
   explicit TmrRuntime(const L2RuntimeConfig& config);
   Status init();
   void wake_blocked() override;
@@ -96,9 +105,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   void finish_orchestration();
 
   // Executor helpers (tmr_scheduler.cpp).
-  void complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local);
   void release(TaskSlot* t);
-  void maybe_finish_run();
 
   TaskRing rings_[kRingLevels];
   void* slot_memory_ = nullptr;  // every ring's task slots
@@ -124,5 +131,38 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   std::atomic<bool> wake_on_completion_{false};
   std::thread orchestrator_;
 };
+
+// The executor-side hooks, inline: RuntimeBase::finish_task runs them once
+// per task (engine/runtime_base.hpp).
+
+inline TmrRuntime::Completion TmrRuntime::complete(TaskSlot* t) {
+  t->fanout_lock.lock();
+  t->fanout_closed = true;
+  DepNode* n = t->fanout_head;
+  t->fanout_head = nullptr;
+  t->fanout_lock.unlock();
+  // seq_cst: get/set_tensor_data waits for this flag (wake_on_completion_).
+  t->completed.store(true, std::memory_order_seq_cst);
+  if (wake_on_completion_.load(std::memory_order_seq_cst)) ring_progress_.notify_all_ordered();
+  return Completion{Readied{n}, true};
+}
+
+inline TaskSlot* TmrRuntime::next_ready(Readied& r) {
+  while (DepNode* n = r.node) {
+    r.node = n->next;  // read before the consumer may run and retire
+    TaskSlot* c = n->consumer;
+    if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) return c;
+  }
+  return nullptr;
+}
+
+inline void TmrRuntime::retire(TaskSlot* t) {
+  for (int i = 0; i < t->retained_count; ++i) release(t->retained[i]);
+  release(t);
+}
+
+inline bool TmrRuntime::run_complete(uint64_t completed) const {
+  return orch_done_.load(std::memory_order_acquire) && completed == submitted_pub_.load(std::memory_order_acquire);
+}
 
 }  // namespace taskring::tmr

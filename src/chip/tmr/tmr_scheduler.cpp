@@ -6,32 +6,7 @@
 
 namespace taskring::tmr {
 
-void TmrRuntime::execute(TaskSlot* t, int executor, engine::LocalReady<TaskSlot>* next_local) {
-  counters_.mark_scheduled();
-  execute_task(t, executor, next_local, [t] { return task_name(t->id); });
-}
-
-void TmrRuntime::complete(TaskSlot* t, engine::LocalReady<TaskSlot>* next_local) {
-  t->fanout_lock.lock();
-  t->fanout_closed = true;
-  DepNode* n = t->fanout_head;
-  t->fanout_head = nullptr;
-  t->fanout_lock.unlock();
-  // seq_cst: get/set_tensor_data waits for this flag (wake_on_completion_).
-  t->completed.store(true, std::memory_order_seq_cst);
-  if (wake_on_completion_.load(std::memory_order_seq_cst)) ring_progress_.notify_all_ordered();
-  while (n != nullptr) {
-    DepNode* next = n->next;  // read before the consumer may run and retire
-    TaskSlot* c = n->consumer;
-    if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      hand_off(c, next_local);
-    }
-    n = next;
-  }
-  for (int i = 0; i < t->retained_count; ++i) release(t->retained[i]);
-  release(t);
-  if (count_completion(next_local) == submitted_pub_.load(std::memory_order_acquire)) maybe_finish_run();
-}
+std::string TmrRuntime::task_name(const TaskSlot* t) const { return tmr::task_name(t->id); }
 
 void TmrRuntime::release(TaskSlot* t) {
   if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;

@@ -129,7 +129,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     // Completes at once: no kernel, and its outputs live until its scope
     // and retaining consumers let go.
     engine::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
-    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) complete(t, &here);
+    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_task(t, &here);
     if (here.next != nullptr) push_ready(here.next);
     return result;
   }
@@ -307,7 +307,7 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
       if (is_fatal()) return false;
       if (!done()) {
         report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT,
-                     std::string(op) + ": " + task_name(id) + " cannot complete (inline run, nothing ready)");
+                     std::string(op) + ": " + tmr::task_name(id) + " cannot complete (inline run, nothing ready)");
         return false;
       }
       continue;
@@ -317,7 +317,7 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
     wake_on_completion_.store(false, std::memory_order_relaxed);
     if (is_fatal()) return false;
     if (!w.ok()) {
-      report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT, std::string(op) + ": " + task_name(id) +
+      report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT, std::string(op) + ": " + tmr::task_name(id) +
                                                        " did not complete within " +
                                                        std::to_string(config_.tensor_wait_timeout_ms) + " ms");
       return false;
