@@ -2,9 +2,9 @@
 // scheduler and the cores in one loop.
 //
 // Between runs it parks on the gate. In a run it pops a ready item, executes
-// it (the runtime's `execute` may hand back one newly ready consumer in
-// `local.next`, run without a queue round trip so a dependency chain stays on
-// one thread; engine/local_ready.hpp), and when idle spins a while
+// it (RuntimeBase::execute: start, kernels, finish; a completion may leave one
+// newly ready consumer in `local.next`, run without a queue round trip so a
+// dependency chain stays on one thread; engine/local_ready.hpp), and when idle spins a while
 // (yielding, so a runnable orchestrator sharing the hardware thread is not
 // starved: a futex wake costs more than the tasks it would deliver), then
 // parks until new work or the run's end.

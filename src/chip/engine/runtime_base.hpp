@@ -300,7 +300,7 @@ class RuntimeBase : public L2Runtime {
   // Counts one completion made on `local`'s thread. Returns the run's total
   // when this call published it (off an executor: always; on one: every
   // kPublishEvery), else 0: the executor publishes the rest when it next
-  // finds no work (Derived::on_idle).
+  // finds no work (on_idle).
   uint64_t count_completion(LocalReady<Item>* local) {
     ++local->unpublished;
     if (local->executor >= 0 && local->unpublished < kPublishEvery) return 0;
