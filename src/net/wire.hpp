@@ -49,6 +49,7 @@ enum class Msg : uint8_t {
   kDomainArrived = 15,  // these domain ranks of mine zeroed their windows
   kDomainData = 16,     // requests of my members to yours (puts, notifies, flags)
   kDomainAbort = 17,    // my run failed: end every wait of the domain
+  kDomainShare = 18,    // host leader -> nodes of its host: map my part, it is ours
 };
 std::string_view msg_name(Msg m);
 

@@ -232,4 +232,20 @@ Status DomainAbortMsg::decode(Reader& r) {
   return done(r, Msg::kDomainAbort);
 }
 
+std::vector<char> DomainShareMsg::encode() const {
+  Writer w(Msg::kDomainShare);
+  put_key(w, key);
+  w.put(pid).put(fd).put(id).put(fingerprint);
+  return w.take();
+}
+
+Status DomainShareMsg::decode(Reader& r) {
+  get_key(r, &key);
+  pid = r.get<int32_t>();
+  fd = r.get<int32_t>();
+  id = r.get<uint64_t>();
+  fingerprint = r.get<uint64_t>();
+  return done(r, Msg::kDomainShare);
+}
+
 }  // namespace taskring::net

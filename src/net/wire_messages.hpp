@@ -155,4 +155,16 @@ struct DomainAbortMsg {
   Status decode(Reader& r);
 };
 
+// DOMAIN_SHARE, the lowest member node of a host -> the other member nodes
+// of that host: the one object of the domain on this host is descriptor
+// `fd` of process `pid` (open it through /proc), its header names it `id`;
+// `fingerprint` as in DOMAIN_ARRIVED.
+struct DomainShareMsg {
+  DomainKey key;
+  int32_t pid = 0, fd = -1;
+  uint64_t id = 0, fingerprint = 0;
+  std::vector<char> encode() const;
+  Status decode(Reader& r);
+};
+
 }  // namespace taskring::net
