@@ -100,8 +100,12 @@ void DomainService::bind(Transport* transport, int node, int nodes, uint64_t sha
   // member's arrival, this node's abort, and every request a member queues
   // for another node (comm_remote.cpp rings it), so the idle progress
   // thread parks on those bells instead of polling the rings in slices.
+  // A part with no member node on another host (its nodes share the one
+  // object) has nothing for this thread to send: its bell, which the
+  // one-host barrier rings too, must not wake it.
   transport->add_wake_source([this](std::vector<Transport::WakeBell>& out) {
-    for (auto& [k, p] : live_) out.push_back({&p->header()->bell.epoch, &p->header()->bell.parked});
+    for (auto& [k, p] : live_)
+      if (!p->peers.empty()) out.push_back({&p->header()->bell.epoch, &p->header()->bell.parked});
   });
 }
 

@@ -182,6 +182,14 @@ void Transport::send(int dst, std::vector<char> msg) {
   ring(dst);
 }
 
+void Transport::send_on(int dst, int tag, std::vector<char> msg) {
+  auto keep = std::make_shared<std::vector<char>>(std::move(msg));
+  MPI_Request r;
+  MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, tag, comm_, &r);
+  reqs_.push_back(r);
+  pending_.push_back(Pending{keep, nullptr, nullptr});
+}
+
 void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done) {
   chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done));
 }
@@ -231,8 +239,7 @@ void Transport::compact() {
 }
 
 int Transport::next_tag() {
-  tag_ = (tag_ + 1) % (1 << 24);
-  return kTagDataBase + tag_;
+  return kTagDataBase + static_cast<int>((tag_.fetch_add(1, std::memory_order_relaxed) + 1) % kReplyTagOffset);
 }
 
 void Transport::watch(std::vector<int> peers, uint64_t heartbeat_ns, uint64_t peer_timeout_ns, LostFn on_lost) {

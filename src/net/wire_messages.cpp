@@ -135,7 +135,7 @@ Status ControlReplyMsg::decode(Reader& r) {
 
 std::vector<char> TransferMsg::encode() const {
   Writer w(type);
-  w.put(tag).put(buffer_id).put(generation).put(offset).put(nbytes);
+  w.put(tag).put(buffer_id).put(generation).put(offset).put(nbytes).put(direct);
   return w.take();
 }
 
@@ -145,6 +145,7 @@ Status TransferMsg::decode(Reader& r) {
   generation = r.get<uint32_t>();
   offset = r.get<uint64_t>();
   nbytes = r.get<uint64_t>();
+  direct = r.get<uint8_t>();
   return done(r, type);
 }
 

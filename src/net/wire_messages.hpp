@@ -99,6 +99,9 @@ struct TransferMsg {
   int32_t tag = 0;
   uint32_t buffer_id = 0, generation = 0;
   uint64_t offset = 0, nbytes = 0;
+  // 1: the requesting thread drives the transfer itself (data_mover.hpp):
+  // the owner's replies go on reply_tag(tag), not to its progress thread.
+  uint8_t direct = 0;
   std::vector<char> encode() const;
   Status decode(Reader& r);
 };
