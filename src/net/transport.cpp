@@ -323,6 +323,18 @@ bool Transport::complete() {
   return true;
 }
 
+bool Transport::drive_in_flight() {
+  const uint64_t until = mono_ns() + kLeanNs;
+  do {
+    if (complete()) return true;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagMsg, comm_, &flag, MPI_STATUS_IGNORE);
+    if (flag || has_posted_.load(std::memory_order_acquire)) return false;
+    sched_yield();
+  } while (mono_ns() < until);
+  return false;
+}
+
 bool Transport::pollers() {
   bool any = false;
   for (auto& p : pollers_) any |= p();
@@ -415,7 +427,8 @@ void Transport::loop() {
   // sends still complete, until drain_until_.
   while (!stop_.load(std::memory_order_acquire) ||
          ((has_posted_.load(std::memory_order_acquire) || sends_pending()) && mono_ns() < drain_until_)) {
-    bool did = run_posted();
+    bool did = !reqs_.empty() && !stop_.load(std::memory_order_acquire) && drive_in_flight();
+    did |= run_posted();
     did |= pollers();
     did |= receive();
     did |= complete();
