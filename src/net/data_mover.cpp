@@ -12,6 +12,16 @@ Expected<char*> DataMover::local(const RemoteTensor& d) const {
   return pool_ + e->offset + d.offset;
 }
 
+std::shared_ptr<DataMover::Xfer> DataMover::make_xfer(const RemoteTensor& d, void* dst, const void* src, bool is_put) {
+  auto x = std::make_shared<Xfer>();
+  x->peer = d.owner;
+  x->is_put = is_put;
+  x->dst = dst;
+  x->src = src;
+  x->n = d.nbytes;
+  return x;
+}
+
 Status DataMover::fetch(const RemoteTensor& src, void* dst, Deadline deadline) {
   return transfer(src, dst, nullptr, false, deadline);
 }
@@ -31,12 +41,7 @@ Status DataMover::transfer(const RemoteTensor& d, void* dst, const void* src, bo
     return Status::Ok();
   }
   if (t_.direct(d.owner)) return transfer_direct(d, dst, src, is_put, deadline);
-  auto x = std::make_shared<Xfer>();
-  x->peer = d.owner;
-  x->is_put = is_put;
-  x->dst = dst;
-  x->src = src;
-  x->n = d.nbytes;
+  std::shared_ptr<Xfer> x = make_xfer(d, dst, src, is_put);
   t_.post([this, x, d] {
     const int tag = t_.next_tag();
     mine_[tag] = x;

@@ -76,6 +76,7 @@ class DataMover {
     // Direct transfers: set by fail_peer (status first), read by the caller.
     std::atomic<bool> abandon{false};
   };
+  static std::shared_ptr<Xfer> make_xfer(const RemoteTensor& d, void* dst, const void* src, bool is_put);
   Status transfer(const RemoteTensor& d, void* dst, const void* src, bool is_put, Deadline deadline);
   Status transfer_direct(const RemoteTensor& d, void* dst, const void* src, bool is_put, Deadline deadline);
   Status fetch_direct(Xfer& x, const RemoteTensor& d, int tag, Deadline deadline);

@@ -91,12 +91,7 @@ int DataMover::drive(Xfer& x, Test&& test, Deadline deadline, const std::string&
 }
 
 Status DataMover::transfer_direct(const RemoteTensor& d, void* dst, const void* src, bool is_put, Deadline deadline) {
-  auto x = std::make_shared<Xfer>();
-  x->peer = d.owner;
-  x->is_put = is_put;
-  x->dst = dst;
-  x->src = src;
-  x->n = d.nbytes;
+  std::shared_ptr<Xfer> x = make_xfer(d, dst, src, is_put);
   const int tag = t_.next_tag();
   {
     std::lock_guard<std::mutex> lk(direct_mu_);
