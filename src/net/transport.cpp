@@ -427,7 +427,10 @@ void Transport::loop() {
   // sends still complete, until drain_until_.
   while (!stop_.load(std::memory_order_acquire) ||
          ((has_posted_.load(std::memory_order_acquire) || sends_pending()) && mono_ns() < drain_until_)) {
-    bool did = !reqs_.empty() && !stop_.load(std::memory_order_acquire) && drive_in_flight();
+    // Lean passes only while the transfer moves; a request stuck past
+    // kInFlightSpinNs (a descheduled or lost peer) is driven in park slices below.
+    bool did = !reqs_.empty() && !stop_.load(std::memory_order_acquire) &&
+               mono_ns() - last_event < kInFlightSpinNs && drive_in_flight();
     did |= run_posted();
     did |= pollers();
     did |= receive();
