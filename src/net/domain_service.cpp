@@ -317,6 +317,15 @@ void mark_mismatch(DomainService::Part& p, int from_node) {
 void DomainService::add(std::shared_ptr<Part> p) {
   const Key k = p->key;
   live_[k] = p;
+  if (p->refused_by >= 0) {
+    // This node refused the host's shared object (create() marked it):
+    // tell the other member nodes now, with the fingerprint alone. Its
+    // members fail at once, so the engine may sweep the domain before any
+    // poll() sees it.
+    const std::vector<char> m = DomainArrivedMsg{key_of(k), {}, p->fingerprint}.encode();
+    for (int n : p->peers) progress_->send(n, m);
+    p->print_sent = true;
+  }
   if (auto it = early_prints_.find(k); it != early_prints_.end()) {
     for (const auto& [node, print] : it->second)
       if (print != p->fingerprint) mark_mismatch(*p, node);
@@ -338,6 +347,9 @@ void DomainService::add(std::shared_ptr<Part> p) {
 void DomainService::remove(const Key& k) {
   auto it = live_.find(k);
   if (it == live_.end()) return;
+  // A run that failed at once can be swept before poll() saw the part:
+  // its peers must still hear of it.
+  send_abort_if_failed(k, *it->second);
   // The members are done (the engine swept the domain), but what they
   // enqueued last (a final flag) may still be in their rings: send it.
   if (it->second->announced) {
@@ -356,16 +368,19 @@ void DomainService::abort_part(Part& p, int from_node) {
   for (int r : p.local) cm::ring(p.sync(r)->bell);
 }
 
+bool DomainService::send_abort_if_failed(const Key& k, Part& p) {
+  if (p.abort_sent || p.header()->abort.load(std::memory_order_acquire) != p.abort_code) return false;
+  for (int n : p.peers) progress_->send(n, DomainAbortMsg{key_of(k)}.encode());  // this node's run failed
+  p.abort_sent = true;
+  return true;
+}
+
 bool DomainService::poll() {
   bool any = false;
   for (auto& [k, pp] : live_) {
     Part& p = *pp;
     cm::DomainHeader* h = p.header();
-    if (h->abort.load(std::memory_order_acquire) == p.abort_code && !p.abort_sent) {  // this node's run failed
-      for (int n : p.peers) progress_->send(n, DomainAbortMsg{key_of(k)}.encode());
-      p.abort_sent = true;
-      any = true;
-    }
+    any |= send_abort_if_failed(k, p);
     if (!p.announced && !p.print_sent && h->abort.load(std::memory_order_acquire) >= cm::kAbortMismatch) {
       // This node refused the domain (another node's fingerprint differs)
       // before its own members all arrived, so it would never announce: its

@@ -102,6 +102,9 @@ class DomainService final : public node::GlobalDomainTransport, public std::enab
   // arrived, or the share timeout.
   Expected<Share> wait_share(const Key& k, int creator);
   bool poll();  // progress thread
+  // Progress thread: DOMAIN_ABORT to the part's peers once, when this
+  // node's run failed (its abort word holds the part's abort code).
+  bool send_abort_if_failed(const Key& k, Part& p);
   void add(std::shared_ptr<Part> p);
   void remove(const Key& k);
   void drain(Part& p, std::map<int, std::vector<char>>& out);
