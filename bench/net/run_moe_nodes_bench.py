@@ -16,6 +16,11 @@ numbers, the ratios, the commands and /proc/loadavg before each run as JSON.
 
   /usr/bin/python3 bench/net/run_moe_nodes_bench.py [--runs 3] [--rounds 8]
       [--warmup 2] [--balanced-routing] [--no-anchor] [--json out.json]
+      [--base LABEL=PATH/TO/taskring ...]
+
+--base adds another build's taskring (e.g. a base commit's) to the same
+alternation: its 1x8 and 2x4 run right after this build's in every run,
+and the table gains its medians and ratios (a same-run A/B).
 Timings on a loaded machine mean little: re-measure on a quiet one.
 """
 import argparse
@@ -94,6 +99,7 @@ def main():
     ap.add_argument("--balanced-routing", action="store_true")
     ap.add_argument("--no-anchor", action="store_true", help="taskring only, without the MPI anchor")
     ap.add_argument("--json")
+    ap.add_argument("--base", action="append", default=[], help="LABEL=PATH of another build's taskring")
     a = ap.parse_args()
     build = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build/release"))
     tr = os.path.join(build, "tools/taskring/taskring")
@@ -114,6 +120,14 @@ def main():
         "1x8": [tr, "bench", "moe", "--chips", "8"] + common,
         "2x4": mpi(2) + [tr, "bench", "moe", "--nodes", "2", "--chips", "4"] + common,
     }
+    bases = []
+    for b in a.base:
+        label, _, path = b.partition("=")
+        if not label or not os.access(path, os.X_OK):
+            sys.exit("--base %s: expected LABEL=PATH to an executable taskring" % b)
+        bases.append(label)
+        configs["1x8@" + label] = [path, "bench", "moe", "--chips", "8"] + common
+        configs["2x4@" + label] = mpi(2) + [path, "bench", "moe", "--nodes", "2", "--chips", "4"] + common
     if not a.no_anchor:
         configs["anchor"] = mpi(8) + [anchor] + common
     runs = {k: [] for k in configs}
@@ -142,6 +156,15 @@ def main():
         x, y = summary["1x8"][m], summary["2x4"][m]
         print("| %s | %.1f | %.1f | %.2f |" % (m, x, y, y / x if x else float("nan")))
     ratios = None
+    for label in bases:
+        for shape in ("1x8", "2x4"):
+            k = shape + "@" + label
+            summary[k] = {m: median([r[m] for r in runs[k]]) for m in keys}
+        x, y = summary["1x8@" + label], summary["2x4@" + label]
+        m = "per_round_effective_median_us"
+        print("| %s (%s) | %.1f | %.1f | %.2f |" % (m, label, x[m], y[m], y[m] / x[m] if x[m] else float("nan")))
+        print("this build / %s: 1x8 %.2f, 2x4 %.2f (per-round effective; < 1: this build faster)" %
+              (label, summary["1x8"][m] / x[m], summary["2x4"][m] / y[m]))
     if "anchor" in configs:
         summary["anchor"] = {m: median([r[m] for r in runs["anchor"]])
                              for m in ("round_median_us", "step_max_median_us")}

@@ -12,6 +12,16 @@ Expected<char*> DataMover::local(const RemoteTensor& d) const {
   return pool_ + e->offset + d.offset;
 }
 
+std::shared_ptr<DataMover::Xfer> DataMover::make_xfer(const RemoteTensor& d, void* dst, const void* src, bool is_put) {
+  auto x = std::make_shared<Xfer>();
+  x->peer = d.owner;
+  x->is_put = is_put;
+  x->dst = dst;
+  x->src = src;
+  x->n = d.nbytes;
+  return x;
+}
+
 Status DataMover::fetch(const RemoteTensor& src, void* dst, Deadline deadline) {
   return transfer(src, dst, nullptr, false, deadline);
 }
@@ -30,12 +40,8 @@ Status DataMover::transfer(const RemoteTensor& d, void* dst, const void* src, bo
     if (d.nbytes > 0) std::memcpy(is_put ? *p : dst, is_put ? src : *p, d.nbytes);
     return Status::Ok();
   }
-  auto x = std::make_shared<Xfer>();
-  x->peer = d.owner;
-  x->is_put = is_put;
-  x->dst = dst;
-  x->src = src;
-  x->n = d.nbytes;
+  if (t_.direct(d.owner)) return transfer_direct(d, dst, src, is_put, deadline);
+  std::shared_ptr<Xfer> x = make_xfer(d, dst, src, is_put);
   t_.post([this, x, d] {
     const int tag = t_.next_tag();
     mine_[tag] = x;
@@ -65,6 +71,15 @@ void DataMover::finish(int tag, Status s) {
 }
 
 void DataMover::fail_peer(int rank, const Status& why) {
+  {
+    std::lock_guard<std::mutex> lk(direct_mu_);
+    for (auto& [tag, x] : direct_) {
+      if (x->peer != rank || x->abandon.load(std::memory_order_acquire)) continue;
+      x->status = why;
+      x->abandon.store(true, std::memory_order_release);
+      x->waiter.notify_all();
+    }
+  }
   std::vector<int> tags;
   for (auto& [tag, x] : mine_)
     if (x->peer == rank) tags.push_back(tag);
@@ -102,22 +117,28 @@ void DataMover::handle(int src, Msg type, Reader& r) {
 void DataMover::serve(int src, const TransferMsg& m, const Status& decoded) {
   const RemoteTensor d{t_.rank(), m.buffer_id, m.generation, m.offset, m.nbytes};
   Expected<char*> p = decoded.ok() ? local(d) : Expected<char*>(decoded);
+  Transport* t = &t_;
+  const int tag = m.tag;
+  const bool direct = m.direct != 0;
+  // A direct requester receives the replies itself, on their own tag.
+  auto reply = [t, src, tag, direct](Msg type, const Status& s) {
+    if (direct)
+      t->send_on(src, reply_tag(tag), TransferReplyMsg{type, tag, s}.encode());
+    else
+      t->send(src, TransferReplyMsg{type, tag, s}.encode());
+  };
   if (!p.ok() || m.type == Msg::kPut) {
     const Status s = p.status().ok()
                          ? Status::Ok()
                          : p.status().with_context(std::string(msg_name(m.type)) + " from rank " + std::to_string(src));
-    t_.send(src, TransferReplyMsg{m.type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady, m.tag, s}.encode());
+    reply(m.type == Msg::kFetch ? Msg::kFetchReply : Msg::kPutReady, s);
   }
   if (!p.ok()) return;
   if (m.type == Msg::kFetch) {
-    t_.send_data(src, m.tag, *p, d.nbytes, nullptr);
+    t_.send_data(src, tag, *p, d.nbytes, nullptr);
     return;
   }
-  Transport* t = &t_;
-  const int tag = m.tag;
-  t_.recv_data(src, tag, *p, d.nbytes, [t, src, tag](Status s) {
-    t->send(src, TransferReplyMsg{Msg::kPutDone, tag, s}.encode());
-  });
+  t_.recv_data(src, tag, *p, d.nbytes, [reply](Status s) { reply(Msg::kPutDone, s); });
 }
 
 void DataMover::on_reply(int src, const TransferReplyMsg& m, const Status& s) {

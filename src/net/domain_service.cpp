@@ -1,10 +1,14 @@
 // Comm domains spanning nodes over MPI (see domain_service.hpp).
 #include "domain_service.hpp"
+#include "host_share.hpp"
 #include "wire_messages.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +25,11 @@ namespace {
 // kRemoteChunkBytes + 36).
 constexpr size_t kBatchBytes = 512 << 10;
 static_assert(kBatchBytes + cm::kRemoteChunkBytes + 64 < kMaxMessageBytes);
+// The id of a domain object that several nodes of a host share: its
+// creator's node in bits 40..62 and its own id below, so it never equals a
+// node's own (counted) domain ids there.
+constexpr uint64_t kSharedIdBit = uint64_t{1} << 63;
+constexpr uint64_t kLocalIdMask = (uint64_t{1} << 40) - 1;
 
 DomainKey key_of(const DomainService::Key& k) { return DomainKey{k.first, k.second}; }
 }  // namespace
@@ -33,6 +42,12 @@ struct DomainService::Part {
   std::vector<int> local;    // domain ranks on this node
   std::vector<int> peers;    // the other member nodes
   uint64_t fingerprint = 0;  // members, ranks, window size: the same on every member node
+  uint64_t offnode_mask = 0;  // domain ranks on other hosts (or, unshared, other nodes)
+  std::vector<int> share_to;  // the host's other member nodes, when this node created the shared object
+  bool owns_header = false;   // this node made the object: it writes the mask and ring size
+  bool shared = false;        // one object with other nodes of this host
+  int refused_by = -1;        // the host creator whose domain differs (this node's object is its own)
+  uint32_t abort_code = 1;    // what this node's node stores in the abort word (DomainObject::abort_code)
   bool announced = false, abort_sent = false, print_sent = false;
 
   cm::DomainHeader* header() const { return reinterpret_cast<cm::DomainHeader*>(base); }
@@ -51,6 +66,7 @@ class GlobalObject final : public node::DomainObject {
   GlobalObject(std::unique_ptr<node::DomainObject> inner, std::shared_ptr<DomainService::Part> part,
                std::function<void()> on_release)
       : inner_(std::move(inner)), part_(std::move(part)), on_release_(std::move(on_release)) {}
+  uint32_t abort_code() const override { return part_->abort_code; }
   ~GlobalObject() override { on_release_(); }
   cm::DomainHeader* header() override { return inner_->header(); }
   cm::SyncBlock* sync(int rank) override { return inner_->sync(rank); }
@@ -70,9 +86,10 @@ class GlobalObject final : public node::DomainObject {
 DomainService::DomainService() : memfd_(node::make_memfd_window_exchange()) {}
 DomainService::~DomainService() = default;
 
-void DomainService::bind(Transport* transport, int node, int nodes) {
+void DomainService::bind(Transport* transport, int node, int nodes, uint64_t share_timeout_ms) {
   {
     std::lock_guard<std::mutex> lk(mu_);
+    share_timeout_ms_ = share_timeout_ms;
     transport_ = transport;
     progress_ = transport;
     node_ = node;
@@ -83,14 +100,22 @@ void DomainService::bind(Transport* transport, int node, int nodes) {
   // member's arrival, this node's abort, and every request a member queues
   // for another node (comm_remote.cpp rings it), so the idle progress
   // thread parks on those bells instead of polling the rings in slices.
+  // A part with no member node on another host (its nodes share the one
+  // object) has nothing for this thread to send: its bell, which the
+  // one-host barrier rings too, must not wake it.
   transport->add_wake_source([this](std::vector<Transport::WakeBell>& out) {
-    for (auto& [k, p] : live_) out.push_back({&p->header()->bell.epoch, &p->header()->bell.parked});
+    for (auto& [k, p] : live_)
+      if (!p->peers.empty()) out.push_back({&p->header()->bell.epoch, &p->header()->bell.parked});
   });
 }
 
 void DomainService::unbind() {
-  std::lock_guard<std::mutex> lk(mu_);
-  transport_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    transport_ = nullptr;
+    shares_.clear();
+  }
+  share_cv_.notify_all();
 }
 
 int DomainService::node() const {
@@ -122,6 +147,85 @@ uint64_t fingerprint(const cm::DomainLayout& layout, std::span<const node::Globa
 
 }  // namespace
 
+std::vector<int> DomainService::host_nodes(std::span<const node::GlobalMember> members, int self) const {
+  std::set<int> host{self};
+  Transport* t = progress_;  // has_doorbell() reads what open_doorbells() set before the thread started
+  for (const node::GlobalMember& m : members)
+    if (t != nullptr && t->has_doorbell(m.node)) host.insert(m.node);
+  return std::vector<int>(host.begin(), host.end());
+}
+
+Expected<DomainService::Share> DomainService::wait_share(const Key& k, int creator) {
+  std::unique_lock<std::mutex> lk(mu_);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(share_timeout_ms_);
+  while (true) {
+    if (auto it = shares_.find(k); it != shares_.end()) {
+      const Share got = it->second;
+      shares_.erase(it);
+      return got;
+    }
+    if (transport_ == nullptr) return unavailable("the L4 transport stopped");
+    if (share_cv_.wait_until(lk, until) == std::cv_status::timeout && shares_.count(k) == 0)
+      return deadline_exceeded("MPI rank " + std::to_string(creator) +
+                               ", the first member node on this host, did not share its part within " +
+                               std::to_string(share_timeout_ms_) + " ms (does it allocate this domain?)");
+  }
+}
+
+Expected<std::unique_ptr<node::DomainObject>> DomainService::make_object(Part& part, const cm::DomainLayout& layout,
+                                                                         const std::string& name, uint64_t id,
+                                                                         std::span<const node::GlobalMember> members) {
+  const std::vector<int> host = host_nodes(members, node_);
+  // Ranks on nodes of `group` reach each other in this object; the others
+  // through the rings.
+  auto split = [&](const std::vector<int>& group) {
+    part.offnode_mask = 0;
+    std::set<int> peers;
+    for (size_t r = 0; r < members.size(); ++r) {
+      if (std::binary_search(group.begin(), group.end(), members[r].node)) continue;
+      part.offnode_mask |= uint64_t{1} << r;
+      peers.insert(members[r].node);
+    }
+    part.peers.assign(peers.begin(), peers.end());
+  };
+  part.owns_header = true;
+  if (host.size() == 1) {
+    split(host);
+    return memfd_->create(layout, name, id);
+  }
+  const int creator = host.front();
+  if (creator == node_) {
+    split(host);
+    part.shared = true;
+    part.abort_code = 2u + static_cast<uint32_t>(node_);
+    for (int n : host)
+      if (n != node_) part.share_to.push_back(n);
+    return memfd_->create(layout, name, kSharedIdBit | (static_cast<uint64_t>(node_) << 40) | (id & kLocalIdMask));
+  }
+  TASKRING_ASSIGN_OR_RETURN(Share share, wait_share(part.key, creator));
+  if (share.fingerprint != part.fingerprint) {
+    // Another domain under this name: this node keeps its own object and
+    // refuses the domain naming the creator (poll() tells the others).
+    split({node_});
+    part.refused_by = creator;
+    return memfd_->create(layout, name, id);
+  }
+  TASKRING_ASSIGN_OR_RETURN(auto obj, open_host_shared(share.pid, share.fd, layout, name, share.id));
+  split(host);
+  part.owns_header = false;
+  part.shared = true;
+  part.abort_code = 2u + static_cast<uint32_t>(node_);
+  return obj;
+}
+
+namespace {
+
+// Ends every wait of the domain here, naming the node whose domain of this
+// name and sequence is another one.
+void mark_mismatch(DomainService::Part& p, int from_node);
+
+}  // namespace
+
 Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::DomainLayout& layout,
                                                                     const std::string& name, uint64_t id,
                                                                     std::span<const node::GlobalMember> members) {
@@ -140,30 +244,39 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     return internal_error(what + ": layout of " + std::to_string(layout.nranks) + " ranks, " +
                           std::to_string(members.size()) + " members, ring " + std::to_string(layout.ring_bytes) +
                           " B");
-  TASKRING_ASSIGN_OR_RETURN(auto inner, memfd_->create(layout, name, id));
-  void* v = mmap(nullptr, layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, inner->member_fd(0), 0);
-  if (v == MAP_FAILED)
-    return unavailable(what + ": mapping its " + std::to_string(layout.total) + " B failed: " + std::strerror(errno));
   auto part = std::make_shared<Part>();
   part->key = Key{name, seq};
   part->layout = layout;
-  part->base = static_cast<char*>(v);
-  uint64_t mask = 0;
-  std::set<int> peers;
+  part->fingerprint = fingerprint(layout, members);
   for (size_t r = 0; r < members.size(); ++r) {
     part->node_of.push_back(members[r].node);
-    if (members[r].node == self) {
-      part->local.push_back(static_cast<int>(r));
-    } else {
-      mask |= uint64_t{1} << r;
-      peers.insert(members[r].node);
-    }
+    if (members[r].node == self) part->local.push_back(static_cast<int>(r));
   }
-  part->peers.assign(peers.begin(), peers.end());
-  part->fingerprint = fingerprint(layout, members);
-  // Read by the members when they attach (after this returns).
-  part->header()->offnode_mask = mask;
-  part->header()->ring_bytes = layout.ring_bytes;
+  auto inner = make_object(*part, layout, name, id, members);
+  if (inner.ok() && (*inner)->member_fd(0) >= 0) {
+    void* v = mmap(nullptr, layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, (*inner)->member_fd(0), 0);
+    if (v == MAP_FAILED)
+      inner = unavailable("mapping its " + std::to_string(layout.total) + " B failed: " + std::strerror(errno));
+    else
+      part->base = static_cast<char*>(v);
+  }
+  if (!inner.ok()) {
+    // The other member nodes wait for this node's ranks: end their waits.
+    const std::vector<char> m = DomainAbortMsg{key_of(part->key)}.encode();
+    std::set<int> others(part->node_of.begin(), part->node_of.end());
+    others.erase(self);
+    t->post([t, m, others] {
+      for (int n : others) t->send(n, m);
+    });
+    return inner.status().with_context(what);
+  }
+  if (part->owns_header) {
+    // Read by the members when they attach (after this returns), and by the
+    // host's other member nodes once they open the object (after the share).
+    part->header()->offnode_mask = part->offnode_mask;
+    part->header()->ring_bytes = layout.ring_bytes;
+  }
+  if (part->refused_by >= 0) mark_mismatch(*part, part->refused_by);
   std::weak_ptr<DomainService> weak = weak_from_this();
   const Key key = part->key;
   auto release = [weak, key] {
@@ -173,8 +286,16 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     if (self_ptr->transport_ != nullptr) self_ptr->transport_->post([self_ptr, key] { self_ptr->remove(key); });
   };
   t->post([s = shared_from_this(), part] { s->add(part); });
+  if (!part->share_to.empty()) {
+    const std::vector<char> m = DomainShareMsg{key_of(part->key), static_cast<int32_t>(getpid()),
+                                               (*inner)->member_fd(0), (*inner)->header()->id, part->fingerprint}
+                                    .encode();
+    t->post([t, m, to = part->share_to] {
+      for (int n : to) t->send(n, m);
+    });
+  }
   return std::unique_ptr<node::DomainObject>(
-      std::make_unique<GlobalObject>(std::move(inner), part, std::move(release)));
+      std::make_unique<GlobalObject>(std::move(*inner), part, std::move(release)));
 }
 
 // ---- progress thread --------------------------------------------------------
@@ -196,6 +317,15 @@ void mark_mismatch(DomainService::Part& p, int from_node) {
 void DomainService::add(std::shared_ptr<Part> p) {
   const Key k = p->key;
   live_[k] = p;
+  if (p->refused_by >= 0) {
+    // This node refused the host's shared object (create() marked it):
+    // tell the other member nodes now, with the fingerprint alone. Its
+    // members fail at once, so the engine may sweep the domain before any
+    // poll() sees it.
+    const std::vector<char> m = DomainArrivedMsg{key_of(k), {}, p->fingerprint}.encode();
+    for (int n : p->peers) progress_->send(n, m);
+    p->print_sent = true;
+  }
   if (auto it = early_prints_.find(k); it != early_prints_.end()) {
     for (const auto& [node, print] : it->second)
       if (print != p->fingerprint) mark_mismatch(*p, node);
@@ -217,6 +347,9 @@ void DomainService::add(std::shared_ptr<Part> p) {
 void DomainService::remove(const Key& k) {
   auto it = live_.find(k);
   if (it == live_.end()) return;
+  // A run that failed at once can be swept before poll() saw the part:
+  // its peers must still hear of it.
+  send_abort_if_failed(k, *it->second);
   // The members are done (the engine swept the domain), but what they
   // enqueued last (a final flag) may still be in their rings: send it.
   if (it->second->announced) {
@@ -235,16 +368,19 @@ void DomainService::abort_part(Part& p, int from_node) {
   for (int r : p.local) cm::ring(p.sync(r)->bell);
 }
 
+bool DomainService::send_abort_if_failed(const Key& k, Part& p) {
+  if (p.abort_sent || p.header()->abort.load(std::memory_order_acquire) != p.abort_code) return false;
+  for (int n : p.peers) progress_->send(n, DomainAbortMsg{key_of(k)}.encode());  // this node's run failed
+  p.abort_sent = true;
+  return true;
+}
+
 bool DomainService::poll() {
   bool any = false;
   for (auto& [k, pp] : live_) {
     Part& p = *pp;
     cm::DomainHeader* h = p.header();
-    if (h->abort.load(std::memory_order_acquire) == 1 && !p.abort_sent) {  // this node's run failed
-      for (int n : p.peers) progress_->send(n, DomainAbortMsg{key_of(k)}.encode());
-      p.abort_sent = true;
-      any = true;
-    }
+    any |= send_abort_if_failed(k, p);
     if (!p.announced && !p.print_sent && h->abort.load(std::memory_order_acquire) >= cm::kAbortMismatch) {
       // This node refused the domain (another node's fingerprint differs)
       // before its own members all arrived, so it would never announce: its
@@ -387,6 +523,16 @@ void DomainService::handle(int src, Msg type, Reader& r) {
       if (m.key.name.empty() && !s.ok()) return;  // not even a key
       auto it = live_.find(Key{m.key.name, m.key.seq});
       if (it != live_.end()) apply(*it->second, src, m, s);  // else: a swept domain's last words
+      return;
+    }
+    case Msg::kDomainShare: {
+      DomainShareMsg m;
+      if (!m.decode(r).ok()) return;
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        shares_[Key{m.key.name, m.key.seq}] = Share{m.pid, m.fd, m.id, m.fingerprint};
+      }
+      share_cv_.notify_all();
       return;
     }
     case Msg::kDomainAbort: {

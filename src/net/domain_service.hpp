@@ -26,8 +26,21 @@
 // every wait ends at once naming it instead of running into its deadline or
 // mixing two domains. Messages for a domain not (yet) created here are kept
 // (arrivals, aborts) or dropped (data for a swept domain).
+//
+// Member nodes on one host share one object (host_share.hpp): the lowest
+// member node of the host creates it and sends DOMAIN_SHARE to the other
+// member nodes of the host, which open the same object; its header's
+// off-node mask marks only ranks on other hosts. Members on one host then
+// reach each other with plain stores and meet in one header (arrivals,
+// barrier, abort), as on one node; no progress thread is on their path.
+// Only what goes to another host takes the rings and MPI. A node whose
+// domain differs from the creator's (fingerprint) makes its own object and
+// refuses the domain as above. "On one host" is Transport::has_doorbell:
+// NetConfig::fast_paths = false turns sharing off (every node its own
+// object, everything through MPI).
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,8 +64,10 @@ class DomainService final : public node::GlobalDomainTransport, public std::enab
   ~DomainService() override;
 
   // After MPI started, before the transport's thread starts: registers the
-  // poller. unbind() before the transport goes (close()).
-  void bind(Transport* transport, int node, int nodes);
+  // poller. unbind() before the transport goes (close()). A node of a host
+  // waits at most `share_timeout_ms` in create() for the host's creator to
+  // share the domain.
+  void bind(Transport* transport, int node, int nodes, uint64_t share_timeout_ms);
   void unbind();
 
   int node() const override;
@@ -69,7 +84,27 @@ class DomainService final : public node::GlobalDomainTransport, public std::enab
   using Key = std::pair<std::string, uint64_t>;
 
  private:
+  // What a DOMAIN_SHARE said: the object of the host's creator.
+  struct Share {
+    int pid = 0, fd = -1;
+    uint64_t id = 0, fingerprint = 0;
+  };
+  // The member nodes on this host (ascending, this node included): more
+  // than one means one shared object, created by the first.
+  std::vector<int> host_nodes(std::span<const node::GlobalMember> members, int self) const;
+  // This node's object of the domain: made here (no other member node on
+  // this host, or this node is the host's creator) or opened from the
+  // creator's share; fills the part's mask, peers and sharing.
+  Expected<std::unique_ptr<node::DomainObject>> make_object(Part& part, const kernels::comm::DomainLayout& layout,
+                                                            const std::string& name, uint64_t id,
+                                                            std::span<const node::GlobalMember> members);
+  // Blocks (the caller's thread) until the creator's DOMAIN_SHARE for `k`
+  // arrived, or the share timeout.
+  Expected<Share> wait_share(const Key& k, int creator);
   bool poll();  // progress thread
+  // Progress thread: DOMAIN_ABORT to the part's peers once, when this
+  // node's run failed (its abort word holds the part's abort code).
+  bool send_abort_if_failed(const Key& k, Part& p);
   void add(std::shared_ptr<Part> p);
   void remove(const Key& k);
   void drain(Part& p, std::map<int, std::vector<char>>& out);
@@ -83,6 +118,9 @@ class DomainService final : public node::GlobalDomainTransport, public std::enab
   Transport* progress_ = nullptr;   // the same, for the progress thread itself: set in bind(), never cleared
   int node_ = -1, nodes_ = 0;
   std::map<std::string, uint64_t> next_seq_;  // under mu_
+  std::map<Key, Share> shares_;               // under mu_: received, not yet taken by create()
+  std::condition_variable share_cv_;
+  uint64_t share_timeout_ms_ = 0;
   // Progress thread only.
   std::map<Key, std::shared_ptr<Part>> live_;
   std::map<Key, std::vector<int>> early_arrivals_;

@@ -131,7 +131,7 @@ void NetWorker::Impl::start_services(const Status& node_status, int provided) {
     transport->set_multiple(provided >= MPI_THREAD_MULTIPLE);
   }
   mover = std::make_unique<DataMover>(*transport, *own, pool);
-  domains->bind(transport.get(), rank, size);
+  domains->bind(transport.get(), rank, size, cfg.node.comm_timeout_ms);
   if (node_status.ok()) {
     RankServerConfig sc;
     sc.names = names;

@@ -60,7 +60,8 @@ void NetWorker::Impl::handle(int src, Msg type, Reader& r) {
     case Msg::kHeartbeat: return;
     case Msg::kDomainArrived:
     case Msg::kDomainData:
-    case Msg::kDomainAbort: domains->handle(src, type, r); return;
+    case Msg::kDomainAbort:
+    case Msg::kDomainShare: domains->handle(src, type, r); return;
   }
 }
 

@@ -182,6 +182,14 @@ void Transport::send(int dst, std::vector<char> msg) {
   ring(dst);
 }
 
+void Transport::send_on(int dst, int tag, std::vector<char> msg) {
+  auto keep = std::make_shared<std::vector<char>>(std::move(msg));
+  MPI_Request r;
+  MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, tag, comm_, &r);
+  reqs_.push_back(r);
+  pending_.push_back(Pending{keep, nullptr, nullptr});
+}
+
 void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done) {
   chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done));
 }
@@ -231,8 +239,7 @@ void Transport::compact() {
 }
 
 int Transport::next_tag() {
-  tag_ = (tag_ + 1) % (1 << 24);
-  return kTagDataBase + tag_;
+  return kTagDataBase + static_cast<int>((tag_.fetch_add(1, std::memory_order_relaxed) + 1) % kReplyTagOffset);
 }
 
 void Transport::watch(std::vector<int> peers, uint64_t heartbeat_ns, uint64_t peer_timeout_ns, LostFn on_lost) {
@@ -314,6 +321,18 @@ bool Transport::complete() {
   for (auto& d : fire)
     if (*d) (*d)(Status::Ok());
   return true;
+}
+
+bool Transport::drive_in_flight() {
+  const uint64_t until = mono_ns() + kLeanNs;
+  do {
+    if (complete()) return true;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagMsg, comm_, &flag, MPI_STATUS_IGNORE);
+    if (flag || has_posted_.load(std::memory_order_acquire)) return false;
+    sched_yield();
+  } while (mono_ns() < until);
+  return false;
 }
 
 bool Transport::pollers() {
@@ -408,7 +427,11 @@ void Transport::loop() {
   // sends still complete, until drain_until_.
   while (!stop_.load(std::memory_order_acquire) ||
          ((has_posted_.load(std::memory_order_acquire) || sends_pending()) && mono_ns() < drain_until_)) {
-    bool did = run_posted();
+    // Lean passes only while the transfer moves; a request stuck past
+    // kInFlightSpinNs (a descheduled or lost peer) is driven in park slices below.
+    bool did = !reqs_.empty() && !stop_.load(std::memory_order_acquire) &&
+               mono_ns() - last_event < kInFlightSpinNs && drive_in_flight();
+    did |= run_posted();
     did |= pollers();
     did |= receive();
     did |= complete();

@@ -84,6 +84,8 @@ class Transport {
   // How long the thread yield-polls requests in flight without progress
   // before it parks in kBusySliceNs slices.
   static constexpr uint64_t kInFlightSpinNs = 20'000'000;
+  // Bulk data goes in MPI messages of at most this many bytes (MPI counts are int).
+  static constexpr uint64_t kChunk = 256ull << 20;
 
   Transport(MPI_Comm comm, int rank, int size, Handler handler, uint64_t poll_window_ns);
   ~Transport();
@@ -175,9 +177,13 @@ class Transport {
   // request each, matched in order). `done` once every chunk completed.
   void send_data(int dst, int tag, const void* p, uint64_t n, Done done);
   void recv_data(int src, int tag, void* p, uint64_t n, Done done);
+  // A message to `dst` on `tag` instead of kTagMsg (the reply to a direct
+  // transfer, which its requester receives itself): no ring.
+  void send_on(int dst, int tag, std::vector<char> msg);
   // Cancels the receives posted on `tag` (a transfer the peer refused);
   // their `done` is not called.
   void cancel_recv(int tag);
+  // Any thread: a fresh data tag.
   int next_tag();
 
   // Liveness: start watching `peers` (after the startup handshake).
@@ -190,7 +196,6 @@ class Transport {
   MPI_Comm comm() const { return comm_; }
 
  private:
-  static constexpr uint64_t kChunk = 256ull << 20;
   struct Pending {
     std::shared_ptr<std::vector<char>> keep;  // a send buffer
     std::shared_ptr<int> chunks_left;
@@ -204,6 +209,14 @@ class Transport {
   bool receive();
   bool receive_tag(int tag);
   bool complete();
+  // While requests are in flight: lean passes (complete them, probe for a
+  // control message, yield) for up to kLeanNs, back to the full pass at once
+  // when a control message or posted work arrives. True when a request
+  // completed. Why: the full pass (its probes of every channel, the pollers)
+  // between fragments made a 1 MiB PUT's receive 4-5x slower than MPI's own
+  // (docs/l4.md, "PUT and FETCH").
+  bool drive_in_flight();
+  static constexpr uint64_t kLeanNs = 200'000;
   bool timers();
   bool pollers();
   void compact();
@@ -241,7 +254,7 @@ class Transport {
 
   std::vector<MPI_Request> reqs_;
   std::vector<Pending> pending_;
-  int tag_ = 0;
+  std::atomic<uint32_t> tag_{0};
 
   std::vector<int> peers_;
   std::vector<uint64_t> last_heard_;

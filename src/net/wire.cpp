@@ -23,6 +23,7 @@ std::string_view msg_name(Msg m) {
     case Msg::kDomainArrived: return "DOMAIN_ARRIVED";
     case Msg::kDomainData: return "DOMAIN_DATA";
     case Msg::kDomainAbort: return "DOMAIN_ABORT";
+    case Msg::kDomainShare: return "DOMAIN_SHARE";
   }
   return "unknown";
 }
@@ -38,7 +39,7 @@ bool Reader::header(Msg* type) {
   const uint32_t magic = get<uint32_t>();
   const uint8_t t = get<uint8_t>();
   if (!ok_ || magic != kWireMagic || t < static_cast<uint8_t>(Msg::kHello) ||
-      t > static_cast<uint8_t>(Msg::kDomainAbort)) {
+      t > static_cast<uint8_t>(Msg::kDomainShare)) {
     ok_ = false;
     return false;
   }

@@ -26,6 +26,11 @@ inline constexpr int kTagMsg = 1;
 inline constexpr int kTagTask = 2;
 inline constexpr int kTagCompletion = 3;
 inline constexpr int kTagDataBase = 64;
+// Data tags are kTagDataBase + [0, 2^24) (Transport::next_tag); the owner's
+// replies to a direct transfer (FETCH_REPLY, PUT_READY, PUT_DONE) travel on
+// reply_tag(tag), above every data tag.
+inline constexpr int kReplyTagOffset = 1 << 24;
+inline constexpr int reply_tag(int data_tag) { return data_tag + kReplyTagOffset; }
 inline constexpr uint32_t kWireMagic = 0x344c5254;  // "TRL4"
 // Longest control message accepted (a task is ~5 KiB).
 inline constexpr size_t kMaxMessageBytes = 1 << 20;
@@ -49,6 +54,7 @@ enum class Msg : uint8_t {
   kDomainArrived = 15,  // these domain ranks of mine zeroed their windows
   kDomainData = 16,     // requests of my members to yours (puts, notifies, flags)
   kDomainAbort = 17,    // my run failed: end every wait of the domain
+  kDomainShare = 18,    // host leader -> nodes of its host: map my part, it is ours
 };
 std::string_view msg_name(Msg m);
 

@@ -135,7 +135,7 @@ Status ControlReplyMsg::decode(Reader& r) {
 
 std::vector<char> TransferMsg::encode() const {
   Writer w(type);
-  w.put(tag).put(buffer_id).put(generation).put(offset).put(nbytes);
+  w.put(tag).put(buffer_id).put(generation).put(offset).put(nbytes).put(direct);
   return w.take();
 }
 
@@ -145,6 +145,7 @@ Status TransferMsg::decode(Reader& r) {
   generation = r.get<uint32_t>();
   offset = r.get<uint64_t>();
   nbytes = r.get<uint64_t>();
+  direct = r.get<uint8_t>();
   return done(r, type);
 }
 
@@ -230,6 +231,22 @@ std::vector<char> DomainAbortMsg::encode() const {
 Status DomainAbortMsg::decode(Reader& r) {
   get_key(r, &key);
   return done(r, Msg::kDomainAbort);
+}
+
+std::vector<char> DomainShareMsg::encode() const {
+  Writer w(Msg::kDomainShare);
+  put_key(w, key);
+  w.put(pid).put(fd).put(id).put(fingerprint);
+  return w.take();
+}
+
+Status DomainShareMsg::decode(Reader& r) {
+  get_key(r, &key);
+  pid = r.get<int32_t>();
+  fd = r.get<int32_t>();
+  id = r.get<uint64_t>();
+  fingerprint = r.get<uint64_t>();
+  return done(r, Msg::kDomainShare);
 }
 
 }  // namespace taskring::net

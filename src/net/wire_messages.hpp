@@ -99,6 +99,9 @@ struct TransferMsg {
   int32_t tag = 0;
   uint32_t buffer_id = 0, generation = 0;
   uint64_t offset = 0, nbytes = 0;
+  // 1: the requesting thread drives the transfer itself (data_mover.hpp):
+  // the owner's replies go on reply_tag(tag), not to its progress thread.
+  uint8_t direct = 0;
   std::vector<char> encode() const;
   Status decode(Reader& r);
 };
@@ -151,6 +154,18 @@ struct DomainDataMsg {
 // DOMAIN_ABORT: my run failed; end every wait of the domain.
 struct DomainAbortMsg {
   DomainKey key;
+  std::vector<char> encode() const;
+  Status decode(Reader& r);
+};
+
+// DOMAIN_SHARE, the lowest member node of a host -> the other member nodes
+// of that host: the one object of the domain on this host is descriptor
+// `fd` of process `pid` (open it through /proc), its header names it `id`;
+// `fingerprint` as in DOMAIN_ARRIVED.
+struct DomainShareMsg {
+  DomainKey key;
+  int32_t pid = 0, fd = -1;
+  uint64_t id = 0, fingerprint = 0;
   std::vector<char> encode() const;
   Status decode(Reader& r);
 };

@@ -154,9 +154,11 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::allocate_global(RunState* 
   const cm::DomainLayout layout =
       cm::DomainLayout::make(static_cast<int>(members.size()), window_size, cm::kRemoteRingBytes);
   if (Status s = e_.drain_submitted(run, api); !s.ok()) return s;  // as in allocate()
-  const uint64_t id = next_id_.fetch_add(1);
-  auto created = t->create(layout, name, id, members);
+  auto created = t->create(layout, name, next_id_.fetch_add(1), members);
   if (!created.ok()) return created.status().with_context(api);
+  // The header's id, which the members check: an object that several nodes
+  // of one host share carries the id its creator gave it.
+  const uint64_t id = (*created)->header()->id;
   Placed p{name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id, std::move(chips), std::move(ranks),
            {}};
   return attach_all(run, api, std::move(p), buffers, Join::kAttachUncached);

@@ -9,7 +9,7 @@ namespace cm = kernels::comm;
 
 std::function<void()> domain_abort_hook(std::shared_ptr<DomainObject> obj, int nranks) {
   return [obj = std::move(obj), nranks] {
-    obj->header()->abort.store(1, std::memory_order_release);
+    obj->header()->abort.store(obj->abort_code(), std::memory_order_release);
     cm::ring(obj->header()->bell);
     for (int r = 0; r < nranks; ++r) cm::ring(obj->sync(r)->bell);
   };

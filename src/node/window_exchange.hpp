@@ -43,6 +43,11 @@ class DomainObject {
   virtual Status clear_for_reuse() = 0;
   // The descriptor that travels with rank `rank`'s attach request (-1: none).
   virtual int member_fd(int rank) = 0;
+  // The word this node stores in the header's abort when its run fails: 1
+  // (this node). An L4 domain object that several nodes of one host share
+  // names the failing node instead (2 + its MPI rank, as a remote abort),
+  // since the other nodes' members read the same word.
+  virtual uint32_t abort_code() const { return 1; }
 };
 
 class WindowExchange {
@@ -77,7 +82,9 @@ class GlobalDomainTransport {
   // Creates this node's part of the domain (header filled in, with the
   // off-node mask and ring size) and starts serving it. Every member node
   // allocates the domains of one name in the same order: the n-th domain
-  // called `name` on each node is the same domain.
+  // called `name` on each node is the same domain. `id` is this node's
+  // proposal; the object's header()->id is the domain's id (member nodes on
+  // one host may share one object, named by the node that created it).
   virtual Expected<std::unique_ptr<DomainObject>> create(const kernels::comm::DomainLayout& layout,
                                                          const std::string& name, uint64_t id,
                                                          std::span<const GlobalMember> members) = 0;

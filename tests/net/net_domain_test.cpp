@@ -35,9 +35,20 @@ TEST(NetDomain, GlobalMembersAreValidated) { expect_pass("validation"); }
 // Issue 38: nodes that allocate different domains under one name are
 // refused at allocation, naming the other node, within seconds.
 TEST(NetDomain, NodesAllocatingDifferentDomainsAreRefusedNamingTheNode) { expect_pass("mismatch"); }
-// Allreduce across nodes equals the one-node reference bit for bit; an
-// allgather (reads peer windows) is refused naming why.
-TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndPullCollectivesAreRefused) { expect_pass("collective"); }
+// Allreduce across nodes equals the one-node reference bit for bit. Both
+// nodes are on this host, so they share the domain's object: an allgather
+// (it reads peer windows) runs and gathers every rank's quarter in place.
+TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndNodesOfOneHostShareTheirWindows) {
+  expect_pass("collective");
+}
+
+// The same scenarios with NetConfig::fast_paths off: every node its own
+// object, everything between the nodes through the progress threads and
+// MPI, as between hosts (where the allgather is refused naming why).
+TEST(NetDomain, PutNotifyBarrierThroughTheRelay) { expect_pass("putget_relay"); }
+TEST(NetDomain, MemberFailingMidStepThroughTheRelay) { expect_pass("fail_relay"); }
+TEST(NetDomain, NodesAllocatingDifferentDomainsThroughTheRelay) { expect_pass("mismatch_relay"); }
+TEST(NetDomain, AllreduceThroughTheRelayAndPullCollectivesAreRefused) { expect_pass("collective_relay"); }
 
 void expect_same_moe(int nodes, int chips, const std::string& extra) {
   const std::string shape = " --rounds 2 --digest=1" + extra;

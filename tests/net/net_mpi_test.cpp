@@ -34,7 +34,11 @@ TEST(NetMpi, FailingRemoteTaskChainsItsErrorAndTheNextRunSucceeds) { expect_pass
 TEST(NetMpi, BadDescriptorsAreRejected) { expect_pass("bad_descriptors"); }
 // The owner refuses a FETCH (the requester's receive was posted before it
 // asked, and is cancelled); a good FETCH after it still gets its bytes.
+// With doorbells every remote transfer there is direct (the caller drives
+// its own MPI requests); the refusals, cancels and bytes are the same
+// through the progress threads (_sliced: no doorbells, as between hosts).
 TEST(NetMpi, RefusedFetchCancelsItsReceive) { expect_pass("refused_fetch"); }
+TEST(NetMpi, RefusedFetchCancelsItsReceiveThroughTheProgressThreads) { expect_pass("refused_fetch_sliced"); }
 TEST(NetMpi, ProtocolMismatchIsRejectedAtStartup) { expect_pass("protocol"); }
 TEST(NetMpi, CallableTableMismatchIsRejectedAtStartup) { expect_pass("callables"); }
 TEST(NetMpi, NodeInitFailureOnOneRankFailsEveryRank) { expect_pass("node_init"); }

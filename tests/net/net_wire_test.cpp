@@ -184,11 +184,12 @@ TEST(WireMessages, CompletionAndControlRoundTrip) {
 
 TEST(WireMessages, TransfersRoundTripUnderEachType) {
   for (Msg type : {Msg::kFetch, Msg::kPut}) {
-    const auto bytes = TransferMsg{type, 70, 3, 1, 128, 256}.encode();
+    const auto bytes = TransferMsg{type, 70, 3, 1, 128, 256, 1}.encode();
     Reader r = open(bytes, type);
     TransferMsg got;
     got.type = type;
     ASSERT_TRUE(got.decode(r).ok());
+    EXPECT_EQ(got.direct, 1);  // the owner answers on reply_tag(70)
     EXPECT_EQ(got.tag, 70);
     EXPECT_EQ(got.buffer_id, 3u);
     EXPECT_EQ(got.generation, 1u);
@@ -236,6 +237,18 @@ TEST(WireMessages, DomainMessagesRoundTrip) {
     EXPECT_EQ(got.ranks, (std::vector<int32_t>{0, 2, 5}));
     EXPECT_EQ(got.fingerprint, 0xfeedull);
     expect_every_cut_fails(bytes, "DOMAIN_ARRIVED", [](Reader& x) { return DomainArrivedMsg{}.decode(x); });
+  }
+  {
+    const auto bytes = DomainShareMsg{key, 4242, 17, (uint64_t{1} << 63) | 5, 0xbeefull}.encode();
+    Reader r = open(bytes, Msg::kDomainShare);
+    DomainShareMsg got;
+    ASSERT_TRUE(got.decode(r).ok());
+    EXPECT_EQ(got.key, key);
+    EXPECT_EQ(got.pid, 4242);
+    EXPECT_EQ(got.fd, 17);
+    EXPECT_EQ(got.id, (uint64_t{1} << 63) | 5);
+    EXPECT_EQ(got.fingerprint, 0xbeefull);
+    expect_every_cut_fails(bytes, "DOMAIN_SHARE", [](Reader& x) { return DomainShareMsg{}.decode(x); });
   }
   {
     const auto bytes = DomainAbortMsg{key}.encode();

@@ -80,7 +80,9 @@ using node::RunHandle;
 using node::SubmitOptions;
 
 // Wire protocol version; ranks that disagree are rejected at startup.
-inline constexpr uint32_t kNetProtocolVersion = 3;  // 2: FETCH without a reply on success; 3: job identity in HELLO
+// 2: FETCH without a reply on success; 3: job identity in HELLO; 4: direct
+// transfers (TransferMsg::direct, replies on their own tag).
+inline constexpr uint32_t kNetProtocolVersion = 4;
 // Error text carried per hop (rank -> rank 0); longer text is cut and ends
 // with "[truncated]".
 inline constexpr size_t kMaxErrorBytes = 1024;
