@@ -12,8 +12,9 @@
 //     task image (self-relative, task_image.hpp) goes up in one copy.
 //   - device (executor threads): the control processor only schedules. It
 //     reads the uploaded image, queues the roots, runs kernels inline, and
-//     releases consumers; a GRAPH task expands its Definition into its
-//     replay's execution storage and completes when its last node does.
+//     releases consumers; a GRAPH task takes a state of its Definition's
+//     ReplayPool (replay_pool.hpp), starts its nodes (one executor: runs them
+//     in a loop) and completes when its last node does.
 // Everything that cannot work before execution (a task window, heap or
 // dependency pool that is too small, get_tensor_data of a task-produced
 // tensor, initial values on runtime OUTPUTs) is a named error before upload.
@@ -34,6 +35,7 @@
 #include "graph/aligned_buffer.hpp"
 #include "graph/recording.hpp"
 #include "graph/submission_arena.hpp"
+#include "replay_pool.hpp"
 #include "run_state.hpp"
 #include "task_image.hpp"
 
@@ -104,7 +106,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  void expand_graph(Runnable* r, engine::LocalReady<Runnable>* next_local);
+  void expand_graph(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local);
+  void finish_replay(GraphExec* exec, engine::LocalReady<Runnable>* next_local);
   void complete(Runnable* r, engine::LocalReady<Runnable>* next_local);
   void finish_run();
 
@@ -147,7 +150,9 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   uint64_t table_capacity_ = 0;
   uint64_t total_tasks_ = 0;
   std::unordered_set<uint64_t> verified_defs_;  // device addresses whose hash was checked this run
-  std::mutex verify_mu_;
+  // By Definition device address, across runs (replay_pool.hpp).
+  std::unordered_map<uint64_t, std::unique_ptr<ReplayPool>> replay_pools_;
+  std::mutex verify_mu_;  // verified_defs_, replay_pools_
   uint64_t queue_capacity_ = 0;
   std::atomic<uint64_t> nodes_run_{0};
 };
