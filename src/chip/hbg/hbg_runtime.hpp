@@ -122,7 +122,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   std::vector<uint32_t> fanin_stamp_;  // per task: last consumer that listed it
   uint32_t cur_task_ = 0;
   uint64_t heap_top_ = 0;
-  std::unique_ptr<graph::Recording> recording_;
+  std::unique_ptr<graph::Recording> recording_;        // the body being recorded, if any
+  std::unique_ptr<graph::Recording> spare_recording_;  // kept between recordings
   std::vector<std::unique_ptr<PendingSubmission>> submissions_;
   std::unordered_map<uint64_t, std::unique_ptr<Definition>> definitions_;  // by full key, across runs
   std::unordered_set<uint64_t> used_keys_;                                 // this run

@@ -15,7 +15,6 @@
 #include <cstdint>
 
 #include "exec/predicate.hpp"
-#include "taskring/base/align.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::hbg {
@@ -62,10 +61,9 @@ struct alignas(64) GraphExec {
   bool bound = false;
 };
 
-// Execution storage a Definition's replay needs after its heap.
-inline uint64_t execution_storage_bytes(uint32_t nodes, uint32_t tensor_args, uint32_t scalar_args) {
-  return align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * nodes, 64) +
-         align_up(sizeof(ChipTensor) * tensor_args, 64) + align_up(8ull * scalar_args, 64);
-}
+// A replay's state lives in its Definition's ReplayPool (the control
+// processor's memory), so a Definition asks for no execution storage in the
+// replay heap: its header's storage_bytes is 0.
+inline uint64_t execution_storage_bytes(uint32_t, uint32_t, uint32_t) { return 0; }
 
 }  // namespace taskring::hbg
