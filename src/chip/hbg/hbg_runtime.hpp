@@ -107,6 +107,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   // Device half (hbg_scheduler.cpp).
   void boot();
   void expand_graph(Runnable* r, int executor, engine::LocalReady<Runnable>* next_local);
+  void run_replay_loop(GraphExec* exec, int executor, engine::LocalReady<Runnable>* next_local);
   void finish_replay(GraphExec* exec, engine::LocalReady<Runnable>* next_local);
   void complete(Runnable* r, engine::LocalReady<Runnable>* next_local);
   void finish_run();

@@ -143,20 +143,40 @@ void HbgRuntime::expand_graph(Runnable* r, int executor, engine::LocalReady<Runn
     pool->release(exec);
     return fail(bad);
   }
-  Runnable* nodes = exec->nodes;
   if (executors_ == 1 && pool->loopable()) {
-    // One executor: node order is a topological order, so the replay is a
-    // loop; no counter, no queue, no hand-off.
-    exec->sequential = true;
-    for (uint32_t i = 0; i < n; ++i) {
-      Runnable* x = &nodes[i];
-      execute_task(x, executor, next_local, [x] { return runnable_name(*x); });
-    }
-    finish_replay(exec, next_local);
+    run_replay_loop(exec, executor, next_local);
     return;
   }
   const uint16_t* roots = def.roots();
-  for (uint32_t k = 0; k < h.root_count; ++k) hand_off(&nodes[roots[k]], next_local);
+  for (uint32_t k = 0; k < h.root_count; ++k) hand_off(&exec->nodes[roots[k]], next_local);
+}
+
+void HbgRuntime::run_replay_loop(GraphExec* exec, int executor, engine::LocalReady<Runnable>* next_local) {
+  // One executor: node order is a topological order, so the replay is a
+  // loop; no counter, no queue, no hand-off. A node of one block on one
+  // core (the common case) is launched with the place made once here; the
+  // others (MIX, dummy, require_sync_start, sanitized runs) go through
+  // execute_task, as queued tasks do.
+  exec->sequential = true;
+  Runnable* nodes = exec->nodes;
+  const exec::LaunchPlace place{executor, executors_, topo_, config_.profile, config_.stall_timeout_ms};
+  const bool plain = config_.sanitizer == nullptr;
+  std::string failure;
+  for (uint32_t i = 0, n = exec->node_count; i < n; ++i) {
+    Runnable* x = &nodes[i];
+    auto name = [x] { return runnable_name(*x); };
+    const auto shape = static_cast<engine::TaskShape>(x->shape);
+    if (!plain || x->block_num != 1 || shape == engine::TaskShape::kMix || shape == engine::TaskShape::kDummy) {
+      execute_task(x, executor, next_local, name);
+      continue;
+    }
+    if (is_fatal()) continue;
+    const exec::LaunchTask task{x->tensors, x->tensor_count, x->scalars, x->scalar_count, x->kernels, 1, x->index};
+    if (!engine::run_block(task, 0, place, *config_.device, request_.kernels, counters_, name, &failure)) {
+      report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
+    }
+  }
+  finish_replay(exec, next_local);
 }
 
 void HbgRuntime::finish_replay(GraphExec* exec, engine::LocalReady<Runnable>* next_local) {
