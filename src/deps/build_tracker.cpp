@@ -1,6 +1,22 @@
 #include "deps/build_tracker.hpp"
 
+#include <new>
+
 namespace taskring::deps {
+
+void BuildTracker::reset() {
+  // An empty map holds nothing of the arena (no bucket array), so the arena
+  // can be rebuilt under it; the map's allocator keeps pointing at arena_,
+  // which is rebuilt at the same address.
+  buckets_ = Map(&arena_);
+  arena_.~monotonic_buffer_resource();  // returns what it took from upstream_
+  if (upstream_.taken != 0) {
+    buffer_bytes_ += upstream_.taken;
+    buffer_.reset(new std::byte[buffer_bytes_]);  // not value-initialised: pages are touched on use
+    upstream_.taken = 0;
+  }
+  new (&arena_) std::pmr::monotonic_buffer_resource(buffer_.get(), buffer_bytes_, &upstream_);
+}
 
 bool BuildTracker::has_entry(const ChipTensor& probe, bool readers) {
   auto it = buckets_.find(probe.buffer.addr);

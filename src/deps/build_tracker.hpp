@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <memory_resource>
 #include <unordered_map>
 #include <vector>
@@ -38,13 +39,11 @@ class BuildTracker {
   BuildTracker(const BuildTracker&) = delete;
   BuildTracker& operator=(const BuildTracker&) = delete;
 
-  void reset() {
-    buckets_.clear();
-    // After the clear nothing points into the arena. The map keeps its
-    // bucket array, so it is rebuilt on the released arena.
-    buckets_ = Map(&arena_);
-    arena_.release();
-  }
+  // Forgets every entry. The next build allocates from a buffer sized to
+  // what the builds so far took, allocated once and kept: a steady series of
+  // builds (one per run, one per recording) mallocs nothing and touches
+  // memory that is already mapped.
+  void reset();
 
   // Calls fn(task index) for every entry `probe` depends on (rules.hpp); a
   // writer probe also drops the entries it replaces.
@@ -153,8 +152,28 @@ class BuildTracker {
     }
   }
 
-  // Declared before the map: destroyed after it.
-  std::pmr::monotonic_buffer_resource arena_{64 * 1024};
+  // Where the arena goes when its buffer is full; counts what it took.
+  class Upstream final : public std::pmr::memory_resource {
+   public:
+    uint64_t taken = 0;
+
+   private:
+    void* do_allocate(size_t bytes, size_t align) override {
+      taken += bytes;
+      return std::pmr::new_delete_resource()->allocate(bytes, align);
+    }
+    void do_deallocate(void* p, size_t bytes, size_t align) override {
+      std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+    }
+    bool do_is_equal(const memory_resource& o) const noexcept override { return this == &o; }
+  };
+
+  // Declared in this order: the map goes first, then its arena, then what
+  // the arena draws on.
+  Upstream upstream_;
+  std::unique_ptr<std::byte[]> buffer_;
+  size_t buffer_bytes_ = 0;
+  std::pmr::monotonic_buffer_resource arena_{&upstream_};
   Map buckets_{&arena_};
 };
 

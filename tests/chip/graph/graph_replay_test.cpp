@@ -43,7 +43,9 @@ void checksum_node(const GraphTaskArgs& a, const std::vector<ChipTensor>& in, co
   }
   const uint32_t w = 1u << t.tensor_count();
   t.add_inout(out);
-  t.add_scalar(static_cast<uint64_t>(a.scalar(0))).add_scalar(w).add_scalar(rmask | w).add_scalar(w);
+  // `out` is not in the read mask: the blocks of a multi-block node write
+  // disjoint elements of it at once, and each reads only its own old ones.
+  t.add_scalar(static_cast<uint64_t>(a.scalar(0))).add_scalar(w).add_scalar(rmask).add_scalar(w);
   t.add_scalar(uint32_t{2});
   t.launch_spec.set_blocks(blocks);
   rt_submit_aiv_task(kChecksum, t);
