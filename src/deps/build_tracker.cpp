@@ -15,7 +15,11 @@ void BuildTracker::reset() {
     buffer_.reset(new std::byte[buffer_bytes_]);  // not value-initialised: pages are touched on use
     upstream_.taken = 0;
   }
-  new (&arena_) std::pmr::monotonic_buffer_resource(buffer_.get(), buffer_bytes_, &upstream_);
+  if (buffer_bytes_ == 0) {
+    new (&arena_) std::pmr::monotonic_buffer_resource(kFirstChunk, &upstream_);  // nothing taken yet
+  } else {
+    new (&arena_) std::pmr::monotonic_buffer_resource(buffer_.get(), buffer_bytes_, &upstream_);
+  }
 }
 
 bool BuildTracker::has_entry(const ChipTensor& probe, bool readers) {

@@ -173,7 +173,11 @@ class BuildTracker {
   Upstream upstream_;
   std::unique_ptr<std::byte[]> buffer_;
   size_t buffer_bytes_ = 0;
-  std::pmr::monotonic_buffer_resource arena_{&upstream_};
+  // The first build (no buffer yet) takes chunks of 32 KiB and up from
+  // upstream_, not the resource's default of a few hundred bytes: a fresh
+  // tracker's first build paid a memalign per small chunk.
+  static constexpr size_t kFirstChunk = 32 * 1024;
+  std::pmr::monotonic_buffer_resource arena_{kFirstChunk, &upstream_};
   Map buckets_{&arena_};
 };
 
