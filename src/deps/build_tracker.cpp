@@ -7,12 +7,15 @@ namespace taskring::deps {
 void BuildTracker::reset() {
   // An empty map holds nothing of the arena (no bucket array), so the arena
   // can be rebuilt under it; the map's allocator keeps pointing at arena_,
-  // which is rebuilt at the same address.
+  // which is rebuilt at the same address. The grown buffer is allocated
+  // first: if that throws, the tracker is still whole.
   buckets_ = Map(&arena_);
+  std::unique_ptr<std::byte[]> grown;
+  if (upstream_.taken != 0) grown.reset(new std::byte[buffer_bytes_ + upstream_.taken]);  // not value-initialised
   arena_.~monotonic_buffer_resource();  // returns what it took from upstream_
-  if (upstream_.taken != 0) {
+  if (grown != nullptr) {
+    buffer_ = std::move(grown);
     buffer_bytes_ += upstream_.taken;
-    buffer_.reset(new std::byte[buffer_bytes_]);  // not value-initialised: pages are touched on use
     upstream_.taken = 0;
   }
   if (buffer_bytes_ == 0) {

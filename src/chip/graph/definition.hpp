@@ -10,8 +10,9 @@
 // each section 64-byte aligned.
 //
 // Node i's outputs live at heap_offset(i) inside the replay's one heap
-// allocation ([0, required_heap)); the execution storage the scheduler
-// materialises nodes into follows at required_heap (storage_bytes).
+// allocation ([0, required_heap)); storage_bytes more follow it when the
+// runtime asks for execution storage in the replay heap (hbg asks for none:
+// its replay states live in a pool, hbg/replay_pool.hpp).
 #pragma once
 
 #include <cstdint>
@@ -141,7 +142,7 @@ uint64_t hash_image(const uint8_t* data, uint64_t bytes);
 void make_signature(const GraphTaskArgs& args, std::vector<BoundarySignature>* tensors,
                     std::vector<int16_t>* scalar_partition);
 
-// Builds the image. `storage_bytes_per` gives the execution storage the
+// Builds the image. `storage_bytes_for` gives the execution storage the
 // scheduler needs for (nodes, tensor args, scalar args).
 Status build_definition(uint64_t full_key, const RecordedGraph& graph,
                         const std::vector<BoundarySignature>& signature, const std::vector<int16_t>& scalar_partition,
