@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "taskring/base/align.hpp"
 
@@ -45,6 +46,10 @@ struct StateLayout {
 };
 
 }  // namespace
+
+// A state's block is freed without running destructors.
+static_assert(std::is_trivially_destructible_v<GraphExec> && std::is_trivially_destructible_v<Runnable> &&
+              std::is_trivially_destructible_v<ChipTensor>);
 
 void ReplayPool::Block::operator()(uint8_t* p) const { std::free(p); }
 
