@@ -1,6 +1,6 @@
 // bench_graph: Graph Execution and the bulk H2D, measured (issue 6).
 //
-//   bench_graph [--layers 40] [--samples 5] [--replays 64] [--json FILE]
+//   bench_graph [--layers 40] [--samples 5] [--replays 64] [--only decode,replay] [--json FILE]
 //
 // decode (hbg) with Graph off vs on: host-submitted tasks, H2D copies per
 // run, host orchestration time, record cost per node, replay cost per call,
@@ -9,11 +9,14 @@
 // (TASKRING_GRAPH_ARENA_BYTES=0) vs the bulk arena upload. Device-side cost
 // per replayed node: a 1024-node layered DAG of empty kernels replayed as a
 // Graph on hbg, against the same DAG as a oneTBB flow graph built once and
-// replayed (same run, same thread count). Medians over samples.
+// replayed (same run, same thread count), and the record cost per node of
+// that DAG (first run of a fresh worker). `--only` picks the parts (for
+// callgrind: `--only replay` at two --replays counts). Medians over samples.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -106,7 +109,12 @@ void dag_entry(const ChipTaskArgs& args) {
   for (int i = 0; i < g_replays; ++i) rt_submit_graph(GRAPH_KEY("dag"), dag_body, g);
 }
 
-std::vector<double> taskring_replay_ns_per_node(int replays, int samples) {
+struct ReplayRun {
+  std::vector<double> replay_ns_per_node;
+  double record_ns_per_node = 0;  // the first run's recording of the DAG
+};
+
+ReplayRun taskring_replay(int replays, int samples) {
   g_replays = replays;
   auto worker = ChipWorker::create({.runtime = "hbg"});
   taskring::ChipCallable c;
@@ -115,16 +123,20 @@ std::vector<double> taskring_replay_ns_per_node(int replays, int samples) {
   c.kernels = {{0, empty_kernel, "", "empty"}};
   int id = *(*worker)->register_callable(c);
   std::vector<float> grid(kWidth * kDepth);
-  std::vector<double> out;
+  ReplayRun out;
   for (int s = 0; s < samples + 1; ++s) {
     ChipTensor t = make_tensor_external(grid.data(), {kDepth, kWidth});
     ChipTaskArgs args;
     args.add_inout(t);
     auto rep = (*worker)->run(id, args);
     if (!rep.ok()) std::abort();
-    if (s == 0) continue;  // records
+    if (s == 0) {  // records
+      if (rep->graph.nodes_recorded != 0)
+        out.record_ns_per_node = static_cast<double>(rep->graph.record_ns) / rep->graph.nodes_recorded;
+      continue;
+    }
     double ns = static_cast<double>(rep->stats.sched_end_ns - rep->stats.sched_start_ns);
-    out.push_back(ns / (static_cast<double>(replays) * kWidth * kDepth));
+    out.replay_ns_per_node.push_back(ns / (static_cast<double>(replays) * kWidth * kDepth));
   }
   return out;
 }
@@ -158,26 +170,15 @@ std::vector<double> tbb_replay_ns_per_node(int replays, int samples, int threads
 }
 #endif
 
-}  // namespace
+std::string loadavg() {
+  std::string load;
+  std::ifstream f("/proc/loadavg");
+  std::getline(f, load);
+  return load;
+}
 
-int main(int argc, char** argv) {
-  int layers = 40, samples = 5, replays = 64;
-  std::string json_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--layers")
-      layers = std::atoi(argv[i + 1]);
-    else if (a == "--samples")
-      samples = std::atoi(argv[i + 1]);
-    else if (a == "--replays")
-      replays = std::atoi(argv[i + 1]);
-    else if (a == "--json")
-      json_path = argv[i + 1];
-    else {
-      std::fprintf(stderr, "usage: bench_graph [--layers N] [--samples N] [--replays N] [--json FILE]\n");
-      return 2;
-    }
-  }
+// The decode part: Graph off vs on, and the link model's control plane.
+nlohmann::json decode_part(int layers, int samples) {
   const std::map<std::string, std::string> none;
   const std::map<std::string, std::string> link = {{"TASKRING_SIM_LINK", "17,25"}};
   const std::map<std::string, std::string> link_per_sub = {{"TASKRING_SIM_LINK", "17,25"},
@@ -195,22 +196,6 @@ int main(int argc, char** argv) {
   auto graph_copies = [](const RunReport& r) {
     return r.graph.graph_upload_calls + r.graph.arena_h2d_calls + r.graph.image_h2d_calls;
   };
-
-  const int threads = ChipWorker::create({}).value()->topology().executor_threads;
-  std::vector<double> ours = taskring_replay_ns_per_node(replays, samples);
-  std::vector<double> tbb;
-#ifdef TASKRING_BENCH_GRAPH_TBB
-  tbb = tbb_replay_ns_per_node(replays, samples, threads);
-#endif
-
-  std::string load_after;
-  {
-    std::ifstream f("/proc/loadavg");
-    std::getline(f, load_after);
-  }
-  std::printf(
-      "bench_graph: decode on hbg, %d layers, %d samples (medians); %d executor threads; loadavg at the end: %s\n\n",
-      layers, samples, threads, load_after.c_str());
   std::printf("%-44s %14s %14s\n", "", "graph off", "graph on");
   std::printf("%-44s %14llu %14llu\n", "host-submitted tasks", (unsigned long long)off.steady.stats.tasks_submitted,
               (unsigned long long)on.steady.stats.tasks_submitted);
@@ -233,40 +218,90 @@ int main(int argc, char** argv) {
               (unsigned long long)bulk.steady.graph.arena_h2d_calls);
   std::printf("%-44s %14.1f us vs %.1f us\n", "  submission upload alone (arena_h2d)",
               per_sub.steady.graph.arena_h2d_ns / 1e3, bulk.steady.graph.arena_h2d_ns / 1e3);
-  std::printf("\ndevice-side cost per replayed node (1024-node DAG, %d replays/run, empty kernels)\n", replays);
-  std::printf("%-44s %14.1f ns\n", "taskring hbg Graph replay", median(ours));
+  nlohmann::json j;
+  j["off"] = {{"host_tasks", off.steady.stats.tasks_submitted},
+              {"h2d_calls", off.steady.h2d_calls},
+              {"runtime_copies_first_run", graph_copies(off.cold)},
+              {"host_orch_us", orch_off}};
+  j["on"] = {{"host_tasks", on.steady.stats.tasks_submitted},
+             {"h2d_calls", on.steady.h2d_calls},
+             {"runtime_copies_first_run", graph_copies(on.cold)},
+             {"definition_uploads_first_run", on.cold.graph.graph_upload_calls},
+             {"arena_copies", on.steady.graph.arena_h2d_calls},
+             {"host_orch_us", orch_on},
+             {"record_ns_per_node", record_per_node_ns},
+             {"replay_us_per_call", replay_us},
+             {"break_even_replays", break_even},
+             {"nodes_per_definition", cg.nodes_recorded}};
+  j["link_17us_25GBps"] = {{"per_submission_control_us", median(per_sub.control_us)},
+                           {"per_submission_copies", per_sub.steady.graph.arena_h2d_calls},
+                           {"bulk_control_us", median(bulk.control_us)},
+                           {"bulk_copies", bulk.steady.graph.arena_h2d_calls},
+                           {"per_submission_arena_h2d_us", per_sub.steady.graph.arena_h2d_ns / 1e3},
+                           {"bulk_arena_h2d_us", bulk.steady.graph.arena_h2d_ns / 1e3}};
+  return j;
+}
+
+// The replay part: the 1024-node DAG on hbg against oneTBB, same threads.
+nlohmann::json replay_part(int replays, int samples, int threads) {
+  ReplayRun ours = taskring_replay(replays, samples);
+  std::vector<double> tbb;
+#ifdef TASKRING_BENCH_GRAPH_TBB
+  tbb = tbb_replay_ns_per_node(replays, samples, threads);
+#endif
+  std::printf("\ndevice-side cost per replayed node (1024-node DAG, %d replays/run, empty kernels, %d threads)\n",
+              replays, threads);
+  std::printf("%-44s %14.1f ns\n", "taskring hbg Graph replay", median(ours.replay_ns_per_node));
   if (!tbb.empty())
-    std::printf("%-44s %14.1f ns  (ratio %.2f)\n", "oneTBB flow graph replay", median(tbb), median(ours) / median(tbb));
+    std::printf("%-44s %14.1f ns  (ratio %.2f)\n", "oneTBB flow graph replay", median(tbb),
+                median(ours.replay_ns_per_node) / median(tbb));
   else
     std::printf("%-44s %14s\n", "oneTBB flow graph replay", "not built (libtbb-dev missing)");
+  std::printf("%-44s %14.2f us\n", "record cost per node (1024-node DAG, first run)", ours.record_ns_per_node / 1e3);
+  nlohmann::json j;
+  j["replay_ns_per_node"] = {{"taskring_hbg", median(ours.replay_ns_per_node)},
+                             {"tbb_flow_graph", tbb.empty() ? -1.0 : median(tbb)}};
+  j["dag_record_ns_per_node"] = ours.record_ns_per_node;
+  return j;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  int layers = 40, samples = 5, replays = 64;
+  std::string json_path, only = "decode,replay";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--layers")
+      layers = std::atoi(argv[i + 1]);
+    else if (a == "--samples")
+      samples = std::atoi(argv[i + 1]);
+    else if (a == "--replays")
+      replays = std::atoi(argv[i + 1]);
+    else if (a == "--only")
+      only = argv[i + 1];
+    else if (a == "--json")
+      json_path = argv[i + 1];
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_graph [--layers N] [--samples N] [--replays N] [--only decode,replay] [--json FILE]\n");
+      return 2;
+    }
+  }
+  const bool decode = only.find("decode") != std::string::npos, replay = only.find("replay") != std::string::npos;
+  const int threads = ChipWorker::create({}).value()->topology().executor_threads;
+  std::printf("bench_graph: decode on hbg, %d layers, %d samples (medians); %d executor threads; loadavg at start: %s\n\n",
+              layers, samples, threads, loadavg().c_str());
+  nlohmann::json j;
+  if (decode) j.update(decode_part(layers, samples));
+  if (replay) j.update(replay_part(replays, samples, threads));
+  const std::string load_after = loadavg();
+  std::printf("\nloadavg at the end: %s\n", load_after.c_str());
   if (!json_path.empty()) {
-    nlohmann::json j;
     j["layers"] = layers;
     j["samples"] = samples;
     j["executor_threads"] = threads;
     j["loadavg_end"] = load_after;
-    j["off"] = {{"host_tasks", off.steady.stats.tasks_submitted},
-                {"h2d_calls", off.steady.h2d_calls},
-                {"runtime_copies_first_run", graph_copies(off.cold)},
-                {"host_orch_us", orch_off}};
-    j["on"] = {{"host_tasks", on.steady.stats.tasks_submitted},
-               {"h2d_calls", on.steady.h2d_calls},
-               {"runtime_copies_first_run", graph_copies(on.cold)},
-               {"definition_uploads_first_run", on.cold.graph.graph_upload_calls},
-               {"arena_copies", on.steady.graph.arena_h2d_calls},
-               {"host_orch_us", orch_on},
-               {"record_ns_per_node", record_per_node_ns},
-               {"replay_us_per_call", replay_us},
-               {"break_even_replays", break_even},
-               {"nodes_per_definition", cg.nodes_recorded}};
-    j["link_17us_25GBps"] = {{"per_submission_control_us", median(per_sub.control_us)},
-                             {"per_submission_copies", per_sub.steady.graph.arena_h2d_calls},
-                             {"bulk_control_us", median(bulk.control_us)},
-                             {"bulk_copies", bulk.steady.graph.arena_h2d_calls},
-                             {"per_submission_arena_h2d_us", per_sub.steady.graph.arena_h2d_ns / 1e3},
-                             {"bulk_arena_h2d_us", bulk.steady.graph.arena_h2d_ns / 1e3}};
-    j["replay_ns_per_node"] = {{"taskring_hbg", median(ours)}, {"tbb_flow_graph", tbb.empty() ? -1.0 : median(tbb)}};
     std::ofstream(json_path) << j.dump(2) << "\n";
   }
   return 0;

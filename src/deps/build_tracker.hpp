@@ -13,11 +13,18 @@
 // a grid of tiles) used to scan every live entry per probe: 150 per probe on
 // the decode recording, where the scan was 90 % of record time. Entries with
 // an empty range meet nothing and are not kept.
+//
+// The buckets and their lists allocate from one monotonic arena, released
+// as a whole by reset(): a build with a new buffer per task (every OUTPUT of
+// a recording) costs a bump of a pointer per list growth, not a malloc and a
+// free per node.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <memory_resource>
 #include <unordered_map>
 #include <vector>
 
@@ -28,7 +35,15 @@ namespace taskring::deps {
 
 class BuildTracker {
  public:
-  void reset() { buckets_.clear(); }
+  BuildTracker() = default;
+  BuildTracker(const BuildTracker&) = delete;
+  BuildTracker& operator=(const BuildTracker&) = delete;
+
+  // Forgets every entry. The next build allocates from a buffer sized to
+  // what the builds so far took, allocated once and kept: a steady series of
+  // builds (one per run, one per recording) mallocs nothing and touches
+  // memory that is already mapped.
+  void reset();
 
   // Calls fn(task index) for every entry `probe` depends on (rules.hpp); a
   // writer probe also drops the entries it replaces.
@@ -62,8 +77,14 @@ class BuildTracker {
     int32_t task;
   };
   struct List {
-    std::vector<Range> ranges;  // sorted by lo; ranges[i] is entries[i]'s
-    std::vector<Entry> entries;
+    using allocator_type = std::pmr::polymorphic_allocator<std::byte>;
+    explicit List(const allocator_type& a) : ranges(a), entries(a) {}
+    List(const List& o, const allocator_type& a) : ranges(o.ranges, a), entries(o.entries, a), longest(o.longest) {}
+    List(List&& o, const allocator_type& a)
+        : ranges(std::move(o.ranges), a), entries(std::move(o.entries), a), longest(o.longest) {}
+
+    std::pmr::vector<Range> ranges;  // sorted by lo; ranges[i] is entries[i]'s
+    std::pmr::vector<Entry> entries;
     uint64_t longest = 0;  // the longest range ever added (never shrinks)
 
     void add(const Range& r, const Entry& e) {
@@ -88,8 +109,14 @@ class BuildTracker {
     }
   };
   struct Bucket {
+    using allocator_type = std::pmr::polymorphic_allocator<std::byte>;
+    explicit Bucket(const allocator_type& a) : writers(a), readers(a) {}
+    Bucket(const Bucket& o, const allocator_type& a) : writers(o.writers, a), readers(o.readers, a) {}
+    Bucket(Bucket&& o, const allocator_type& a) : writers(std::move(o.writers), a), readers(std::move(o.readers), a) {}
+
     List writers, readers;
   };
+  using Map = std::pmr::unordered_map<uint64_t, Bucket>;
   static Range range_of(const ChipTensor& t) {
     if (t.extent_elem_cache == 0) return Range{};
     const uint64_t lo = t.start_offset * t.elem_size();
@@ -125,7 +152,33 @@ class BuildTracker {
     }
   }
 
-  std::unordered_map<uint64_t, Bucket> buckets_;
+  // Where the arena goes when its buffer is full; counts what it took.
+  class Upstream final : public std::pmr::memory_resource {
+   public:
+    uint64_t taken = 0;
+
+   private:
+    void* do_allocate(size_t bytes, size_t align) override {
+      taken += bytes;
+      return std::pmr::new_delete_resource()->allocate(bytes, align);
+    }
+    void do_deallocate(void* p, size_t bytes, size_t align) override {
+      std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+    }
+    bool do_is_equal(const memory_resource& o) const noexcept override { return this == &o; }
+  };
+
+  // Declared in this order: the map goes first, then its arena, then what
+  // the arena draws on.
+  Upstream upstream_;
+  std::unique_ptr<std::byte[]> buffer_;
+  size_t buffer_bytes_ = 0;
+  // The first build (no buffer yet) takes chunks of 32 KiB and up from
+  // upstream_, not the resource's default of a few hundred bytes: a fresh
+  // tracker's first build paid a memalign per small chunk.
+  static constexpr size_t kFirstChunk = 32 * 1024;
+  std::pmr::monotonic_buffer_resource arena_{kFirstChunk, &upstream_};
+  Map buckets_{&arena_};
 };
 
 }  // namespace taskring::deps

@@ -1,7 +1,8 @@
 // BuildTracker (the build-time TensorMap of hbg and Graph recording) against a
 // reference that runs compute_overlap on every entry: the byte-range
 // pre-filter must neither drop nor add a dependency, nor change which
-// entries a writer removes.
+// entries a writer removes; reset() forgets every entry while the tracker's
+// arena is rebuilt (on a buffer that grows with the builds it has seen).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -53,17 +54,18 @@ bool reference_has(const std::vector<RefEntry>& entries, const ChipTensor& probe
 TEST(BuildTracker, MatchesOverlapOnEveryEntry) {
   std::mt19937_64 rng(12);
   auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
-  constexpr uint64_t kBuffers[2] = {0x200000, 0x300000};
   constexpr uint32_t kRows = 12, kCols = 10;
   const int steps = taskring::testing::test_scale(1500, 400, 4000);
+  BuildTracker tracker;  // one tracker, reset between rounds
   for (int round = 0; round < 4; ++round) {
-    BuildTracker tracker;
+    if (round > 0) tracker.reset();
+    const uint32_t buffers = 2u << round;  // more buckets each round: the arena outgrows its buffer
     std::vector<RefEntry> ref;
     for (int task = 0; task < steps; ++task) {
       DataType dt = pick(4) == 0 ? DataType::INT16 : DataType::FLOAT32;
       uint32_t cols = dt == DataType::INT16 ? 2 * kCols : kCols;
       uint32_t shp[2] = {kRows, cols};
-      ChipTensor b = *taskring::try_make_tensor(kBuffers[pick(2)], uint64_t{kRows} * kCols * 4,
+      ChipTensor b = *taskring::try_make_tensor(0x200000 + 0x100000 * uint64_t{pick(buffers)}, uint64_t{kRows} * kCols * 4,
                                                 std::span<const uint32_t>(shp, 2), dt);
       // Mostly small windows (so ranges are often disjoint), sometimes
       // empty ones and transposes (conservative overlap).

@@ -17,7 +17,7 @@
 // task reads top to bottom. `Derived` provides:
 //
 //   struct Readied;   // a cursor over consumers a completion may make ready
-//   Started<Readied> start(Item*);                  // run kernels, complete at once, or expanded
+//   Started<Readied> start(Item*, int executor, LocalReady<Item>*);  // run kernels, complete at once, or expanded
 //   Completion<Readied> complete(Item*);            // after the last block
 //   Item* next_ready(Readied&);                     // next consumer made ready, nullptr at the end
 //   void retire(Item*);                             // after its consumers were handed off
@@ -162,7 +162,7 @@ class RuntimeBase : public L2Runtime {
   void execute(Item* it, int executor, LocalReady<Item>* local) {
     Derived* self = static_cast<Derived*>(this);
     counters_.mark_scheduled();
-    auto started = self->start(it);
+    auto started = self->start(it, executor, local);
     if (started.kind == Started<typename Derived::Readied>::kExpanded) {
       while (Item* c = self->next_ready(started.ready)) hand_off(c, local);
       return;

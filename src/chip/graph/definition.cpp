@@ -69,22 +69,21 @@ void make_signature(const GraphTaskArgs& args, std::vector<BoundarySignature>* t
   }
 }
 
-Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& nodes,
+Status build_definition(uint64_t full_key, const RecordedGraph& graph,
                         const std::vector<BoundarySignature>& signature, const std::vector<int16_t>& scalar_partition,
                         uint64_t required_heap, uint64_t (*storage_bytes_for)(uint32_t, uint32_t, uint32_t),
                         AlignedBuffer* out) {
+  const std::vector<RecordedNode>& nodes = graph.nodes;
   const uint32_t n = static_cast<uint32_t>(nodes.size());
   if (n > static_cast<uint32_t>(GRAPH_MAX_NODES)) {
     return invalid_argument("Definition has " + std::to_string(n) + " nodes; the limit is " +
                             std::to_string(GRAPH_MAX_NODES) + " (GRAPH_MAX_NODES)");
   }
-  uint32_t edges = 0, roots = 0, ta = 0, sa = 0;
-  for (const RecordedNode& r : nodes) {
-    edges += static_cast<uint32_t>(r.fanin.size());
-    roots += r.fanin.empty() ? 1 : 0;
-    ta += static_cast<uint32_t>(r.tmpl.size());
-    sa += static_cast<uint32_t>(r.scalars.size());
-  }
+  const uint32_t edges = static_cast<uint32_t>(graph.fanin.size());
+  const uint32_t ta = static_cast<uint32_t>(graph.tmpl.size());
+  const uint32_t sa = static_cast<uint32_t>(graph.scalars.size());
+  uint32_t roots = 0;
+  for (const RecordedNode& r : nodes) roots += r.fanin_count == 0 ? 1 : 0;
   uint64_t off = align_up(sizeof(DefinitionHeader), 64);
   auto place = [&](uint64_t bytes) {
     uint64_t at = off;
@@ -123,16 +122,27 @@ Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& node
   uint8_t* b = out->data();
   auto* nd = reinterpret_cast<NodeDef*>(b + h.off_nodes);
   auto* fio = reinterpret_cast<uint32_t*>(b + h.off_fanin_offsets);
-  auto* fii = reinterpret_cast<uint16_t*>(b + h.off_fanin_idx);
   auto* foo = reinterpret_cast<uint32_t*>(b + h.off_fanout_offsets);
   auto* foi = reinterpret_cast<uint16_t*>(b + h.off_fanout_idx);
   auto* rt = reinterpret_cast<uint16_t*>(b + h.off_roots);
   auto* tt = reinterpret_cast<ChipTensor*>(b + h.off_tensor_tmpl);
-  auto* ts = reinterpret_cast<TensorSourceRef*>(b + h.off_tensor_src);
   auto* sv = reinterpret_cast<uint64_t*>(b + h.off_scalars);
-  auto* ss = reinterpret_cast<uint16_t*>(b + h.off_scalar_src);
-  std::vector<uint32_t> fanout_count(n, 0);
-  uint32_t e = 0, r = 0, t = 0, s = 0;
+  // The flat arrays are the sections, but for what a Definition never holds:
+  // pointers (sources say where a buffer comes from), owners, and the values
+  // of boundary-sourced scalars (each replay brings its own).
+  if (ta != 0) {
+    std::memcpy(static_cast<void*>(tt), graph.tmpl.data(), sizeof(ChipTensor) * ta);
+    std::memcpy(b + h.off_tensor_src, graph.src.data(), sizeof(TensorSourceRef) * ta);
+  }
+  for (uint32_t t = 0; t < ta; ++t) {
+    tt[t].buffer.addr = 0;
+    tt[t].owner_task_id = kInvalidTaskId;
+  }
+  for (uint32_t s = 0; s < sa; ++s) sv[s] = graph.scalar_src[s] != 0 ? 0 : graph.scalars[s];
+  if (sa != 0) std::memcpy(b + h.off_scalar_src, graph.scalar_src.data(), 2ull * sa);
+  if (edges != 0) std::memcpy(b + h.off_fanin_idx, graph.fanin.data(), 2ull * edges);
+  std::vector<uint32_t> fanout_count(n + 1, 0);
+  uint32_t r = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const RecordedNode& rn = nodes[i];
     NodeDef& d = nd[i];
@@ -140,31 +150,17 @@ Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& node
     d.block_num = rn.block_num;
     d.sync_start = rn.sync_start ? 1 : 0;
     d.shape = rn.shape;
-    d.tensor_first = t;
-    d.tensor_count = static_cast<uint32_t>(rn.tmpl.size());
-    d.scalar_first = s;
-    d.scalar_count = static_cast<uint32_t>(rn.scalars.size());
+    d.tensor_first = rn.tensor_first;
+    d.tensor_count = rn.tensor_count;
+    d.scalar_first = rn.scalar_first;
+    d.scalar_count = rn.scalar_count;
     d.heap_offset = rn.heap_offset;
     d.output_bytes = rn.output_bytes;
-    for (size_t k = 0; k < rn.tmpl.size(); ++k, ++t) {
-      ChipTensor c = rn.tmpl[k];
-      c.buffer.addr = 0;  // never a pointer: sources say where the buffer comes from
-      c.owner_task_id = kInvalidTaskId;
-      tt[t] = c;
-      ts[t] = rn.src[k];
-    }
-    for (size_t k = 0; k < rn.scalars.size(); ++k, ++s) {
-      sv[s] = rn.scalar_src[k] != 0 ? 0 : rn.scalars[k];
-      ss[s] = rn.scalar_src[k];
-    }
-    fio[i] = e;
-    for (uint16_t p : rn.fanin) {
-      fii[e++] = p;
-      fanout_count[p]++;
-    }
-    if (rn.fanin.empty()) rt[r++] = static_cast<uint16_t>(i);
+    fio[i] = rn.fanin_first;
+    for (uint32_t k = 0; k < rn.fanin_count; ++k) fanout_count[graph.fanin[rn.fanin_first + k]]++;
+    if (rn.fanin_count == 0) rt[r++] = static_cast<uint16_t>(i);
   }
-  fio[n] = e;
+  fio[n] = edges;
   uint32_t acc = 0;
   for (uint32_t i = 0; i < n; ++i) {
     foo[i] = acc;
@@ -173,7 +169,8 @@ Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& node
   foo[n] = acc;
   std::vector<uint32_t> cursor(foo, foo + n);
   for (uint32_t i = 0; i < n; ++i) {
-    for (uint16_t p : nodes[i].fanin) foi[cursor[p]++] = static_cast<uint16_t>(i);
+    const RecordedNode& rn = nodes[i];
+    for (uint32_t k = 0; k < rn.fanin_count; ++k) foi[cursor[graph.fanin[rn.fanin_first + k]]++] = static_cast<uint16_t>(i);
   }
   if (!signature.empty()) {
     std::memcpy(b + h.off_signature, signature.data(), sizeof(BoundarySignature) * signature.size());

@@ -10,8 +10,9 @@
 // each section 64-byte aligned.
 //
 // Node i's outputs live at heap_offset(i) inside the replay's one heap
-// allocation ([0, required_heap)); the execution storage the scheduler
-// materialises nodes into follows at required_heap (storage_bytes).
+// allocation ([0, required_heap)); storage_bytes more follow it when the
+// runtime asks for execution storage in the replay heap (hbg asks for none:
+// its replay states live in a pool, hbg/replay_pool.hpp).
 #pragma once
 
 #include <cstdint>
@@ -102,18 +103,36 @@ struct DefinitionView {
   const int16_t* scalar_partition() const { return sec<int16_t>(h().off_scalar_partition); }
 };
 
-// What a recording hands the builder: one entry per node.
+// What a recording hands the builder: one entry per node, whose arguments
+// and producers are ranges of the RecordedGraph's flat arrays (one growing
+// array each per recording, not vectors per node).
 struct RecordedNode {
   int32_t kernels[3];
   int16_t block_num;
   uint8_t shape;
   bool sync_start = false;
+  uint32_t tensor_first = 0, tensor_count = 0;  // into tmpl / src
+  uint32_t scalar_first = 0, scalar_count = 0;  // into scalars / scalar_src
+  uint32_t fanin_first = 0, fanin_count = 0;    // into fanin
+  uint64_t heap_offset = 0, output_bytes = 0;
+};
+
+struct RecordedGraph {
+  std::vector<RecordedNode> nodes;
   std::vector<ChipTensor> tmpl;  // as recorded (buffer.addr of non-boundary sources is ignored)
   std::vector<TensorSourceRef> src;
   std::vector<uint64_t> scalars;
-  std::vector<uint16_t> scalar_src;
-  std::vector<uint16_t> fanin;  // producer node indices, unique, each < this node
-  uint64_t heap_offset = 0, output_bytes = 0;
+  std::vector<uint16_t> scalar_src;  // 0 static, i+1 boundary scalar i
+  std::vector<uint16_t> fanin;       // per node: producer indices, unique, sorted, each < the node
+  // Empties every array and keeps its capacity (a reused recording).
+  void clear() {
+    nodes.clear();
+    tmpl.clear();
+    src.clear();
+    scalars.clear();
+    scalar_src.clear();
+    fanin.clear();
+  }
 };
 
 // FNV-1a over 8-byte words (the tail bytewise).
@@ -123,9 +142,9 @@ uint64_t hash_image(const uint8_t* data, uint64_t bytes);
 void make_signature(const GraphTaskArgs& args, std::vector<BoundarySignature>* tensors,
                     std::vector<int16_t>* scalar_partition);
 
-// Builds the image. `storage_bytes_per` gives the execution storage the
+// Builds the image. `storage_bytes_for` gives the execution storage the
 // scheduler needs for (nodes, tensor args, scalar args).
-Status build_definition(uint64_t full_key, const std::vector<RecordedNode>& nodes,
+Status build_definition(uint64_t full_key, const RecordedGraph& graph,
                         const std::vector<BoundarySignature>& signature, const std::vector<int16_t>& scalar_partition,
                         uint64_t required_heap, uint64_t (*storage_bytes_for)(uint32_t, uint32_t, uint32_t),
                         AlignedBuffer* out);

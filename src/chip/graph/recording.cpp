@@ -21,19 +21,28 @@ bool same_view(const ChipTensor& a, const ChipTensor& b) {
   return true;
 }
 
-void add_unique(std::vector<uint16_t>* list, uint32_t p) {
-  for (uint16_t q : *list) {
-    if (q == p) return;
-  }
-  list->push_back(static_cast<uint16_t>(p));
-}
-
 bool writes(TensorArgType tag) { return tag == TensorArgType::INOUT || tag == TensorArgType::OUTPUT_EXISTING; }
 
 }  // namespace
 
-Recording::Recording(std::string body_name, uint64_t full_key, const GraphTaskArgs& boundary)
-    : body_(std::move(body_name)), full_key_(full_key) {
+Recording::Recording() = default;
+
+Recording::Recording(std::string body_name, uint64_t full_key, const GraphTaskArgs& boundary) {
+  begin(std::move(body_name), full_key, boundary);
+}
+
+void Recording::begin(std::string body_name, uint64_t full_key, const GraphTaskArgs& boundary) {
+  body_ = std::move(body_name);
+  full_key_ = full_key;
+  outside_dependency_ = false;
+  btensors_.clear();
+  bargs_.clear();
+  g_.clear();
+  outputs_ = 0;
+  map_.reset();
+  vtop_ = 0;
+  scopes_.clear();
+  error_.clear();
   const int nt = boundary.tensor_count();
   btensors_.reserve(static_cast<size_t>(nt));
   for (int i = 0; i < nt; ++i) btensors_.push_back(*boundary.tensor(i));
@@ -48,6 +57,24 @@ Recording::Recording(std::string body_name, uint64_t full_key, const GraphTaskAr
   }
   bargs_.add_scalars(boundary.scalars(), boundary.scalar_count());
   make_signature(bargs_, &signature_, &scalar_partition_);
+}
+
+void Recording::add_producer(RecordedNode& n, uint32_t p) {
+  const uint16_t* f = g_.fanin.data() + n.fanin_first;
+  for (uint32_t k = 0; k < n.fanin_count; ++k) {
+    if (f[k] == p) return;
+  }
+  g_.fanin.push_back(static_cast<uint16_t>(p));
+  ++n.fanin_count;
+}
+
+ChipTensor* Recording::new_output(const ChipTensor& t) {
+  const size_t chunk = outputs_ / kOutputChunk;
+  if (chunk == output_chunks_.size()) output_chunks_.push_back(std::make_unique<ChipTensor[]>(kOutputChunk));
+  ChipTensor* slot = &output_chunks_[chunk][outputs_ % kOutputChunk];
+  *slot = t;
+  ++outputs_;
+  return slot;
 }
 
 void Recording::fail(const std::string& construct) {
@@ -105,13 +132,14 @@ bool Recording::classify(const ChipTensor& t, int node, int arg, TensorSourceRef
     uint64_t off = a - kRecordVirtualBase;
     // Nodes own consecutive windows in node order: the producer is the last
     // node whose window starts at or before `off`.
-    auto it = std::upper_bound(nodes_.begin(), nodes_.end(), off,
+    const std::vector<RecordedNode>& nodes = g_.nodes;
+    auto it = std::upper_bound(nodes.begin(), nodes.end(), off,
                                [](uint64_t v, const RecordedNode& n) { return v < n.heap_offset; });
-    while (it != nodes_.begin()) {
+    while (it != nodes.begin()) {
       --it;
       if (it->output_bytes == 0) continue;
       if (off + t.buffer.size <= it->heap_offset + it->output_bytes) {
-        *src = TensorSourceRef{TensorSource::kInternal, 0, static_cast<uint16_t>(it - nodes_.begin()), 0,
+        *src = TensorSourceRef{TensorSource::kInternal, 0, static_cast<uint16_t>(it - nodes.begin()), 0,
                                static_cast<int64_t>(off)};
         return true;
       }
@@ -129,13 +157,18 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
                                     const CoreTaskArgs& args) {
   TaskOutputTensors result;
   if (failed()) return result;
-  const int idx = static_cast<int>(nodes_.size());
+  const int idx = static_cast<int>(g_.nodes.size());
   if (idx >= GRAPH_MAX_NODES) {
     fail(std::string(op) + ": more than " + std::to_string(GRAPH_MAX_NODES) +
          " nodes in one Definition (GRAPH_MAX_NODES); split the body");
     return result;
   }
+  // Arguments and producers go straight to the flat arrays; the node's
+  // ranges start where the previous node's ended.
   RecordedNode n;
+  n.tensor_first = static_cast<uint32_t>(g_.tmpl.size());
+  n.scalar_first = static_cast<uint32_t>(g_.scalars.size());
+  n.fanin_first = static_cast<uint32_t>(g_.fanin.size());
   n.kernels[0] = kernels.aic_kernel_id;
   n.kernels[1] = kernels.aiv0_kernel_id;
   n.kernels[2] = kernels.aiv1_kernel_id;
@@ -147,7 +180,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
     PTO2TaskId id = args.dependency_ids()[i];
     if (!id.is_valid()) continue;
     if (id.ring() == kRecordRing && id.local() < static_cast<uint32_t>(idx)) {
-      add_unique(&n.fanin, id.local());
+      add_producer(n, id.local());
       continue;
     }
     // A task outside the body (upstream allows it: the node waits for it).
@@ -179,11 +212,11 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       ChipTensor t = *made;
       sanitize::stamp_tag(t, TensorArgType::OUTPUT);
       vtop_ += engine::output_heap_bytes(ci);
-      outputs_.push_back(t);
-      n.tmpl.push_back(t);
-      n.src.push_back(
+      ChipTensor* out = new_output(t);
+      g_.tmpl.push_back(t);
+      g_.src.push_back(
           TensorSourceRef{TensorSource::kInternal, 0, static_cast<uint16_t>(idx), 0, static_cast<int64_t>(off)});
-      if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &outputs_.back();
+      if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = out;
       continue;
     }
     const ChipTensor& t = *args.tensor(i);
@@ -199,16 +232,16 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
         return result;
       }
     }
-    n.tmpl.push_back(t);
-    sanitize::stamp_tag(n.tmpl.back(), tag);
-    n.src.push_back(src);
+    g_.tmpl.push_back(t);
+    sanitize::stamp_tag(g_.tmpl.back(), tag);
+    g_.src.push_back(src);
     if (manual) continue;
     if (t.owner_task_id.is_valid() && t.owner_task_id.ring() == kRecordRing &&
         t.owner_task_id.local() < static_cast<uint32_t>(idx)) {
-      add_unique(&n.fanin, t.owner_task_id.local());
+      add_producer(n, t.owner_task_id.local());
     }
     if (t.manual_dep || tag == TensorArgType::NO_DEP) continue;
-    map_.for_each_dependency(t, writes(tag), [&](int32_t p) { add_unique(&n.fanin, static_cast<uint32_t>(p)); });
+    map_.for_each_dependency(t, writes(tag), [&](int32_t p) { add_producer(n, static_cast<uint32_t>(p)); });
   }
   n.output_bytes = vtop_ - n.heap_offset;
   if (!manual) {
@@ -227,11 +260,13 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
         break;
       }
     }
-    n.scalars.push_back(v);
-    n.scalar_src.push_back(s);
+    g_.scalars.push_back(v);
+    g_.scalar_src.push_back(s);
   }
-  std::sort(n.fanin.begin(), n.fanin.end());
-  nodes_.push_back(std::move(n));
+  n.tensor_count = static_cast<uint32_t>(g_.tmpl.size()) - n.tensor_first;
+  n.scalar_count = static_cast<uint32_t>(g_.scalars.size()) - n.scalar_first;
+  std::sort(g_.fanin.begin() + n.fanin_first, g_.fanin.end());
+  g_.nodes.push_back(n);
   result.set_task_id(PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx)));
   return result;
 }
@@ -249,7 +284,7 @@ Status Recording::finish(const GraphTaskArgs& original, AlignedBuffer* out,
     }
   }
   if (failed()) return invalid_argument(error_);
-  Status s = build_definition(full_key_, nodes_, signature_, scalar_partition_, vtop_, storage_bytes_for, out);
+  Status s = build_definition(full_key_, g_, signature_, scalar_partition_, vtop_, storage_bytes_for, out);
   if (!s.ok()) return invalid_argument("Graph body '" + body_ + "': " + s.message());
   return Status::Ok();
 }

@@ -19,10 +19,14 @@
 //
 // The first unrecordable construct latches `error()`; the body then keeps
 // running with recording disabled for later calls (they return empty).
+//
+// A Recording is reusable: begin() starts the next one and keeps every
+// array's capacity (nodes, arguments, producers, outputs, the tracker's
+// arena), so a runtime that keeps one Recording allocates per recording
+// only what outgrows the previous ones, never per node.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,8 +42,11 @@ inline constexpr uint32_t kRecordRing = 15;
 
 class Recording {
  public:
+  Recording();
   // Copies the boundary (tensors and scalars) into the recording.
   Recording(std::string body_name, uint64_t full_key, const GraphTaskArgs& boundary);
+  // Starts a new recording (as the constructor does), reusing the storage.
+  void begin(std::string body_name, uint64_t full_key, const GraphTaskArgs& boundary);
 
   const std::string& body() const { return body_; }
   uint64_t full_key() const { return full_key_; }
@@ -65,11 +72,13 @@ class Recording {
   // the caller runs it as ordinary tasks (failed() is true too).
   bool needs_outside_task() const { return outside_dependency_; }
   const std::string& error() const { return error_; }
-  size_t node_count() const { return nodes_.size(); }
+  size_t node_count() const { return g_.nodes.size(); }
 
  private:
   bool classify(const ChipTensor& t, int node, int arg, TensorSourceRef* src);
   void note_view_range(int boundary, const ChipTensor& view);
+  void add_producer(RecordedNode& n, uint32_t p);
+  ChipTensor* new_output(const ChipTensor& t);
 
   std::string body_;
   bool outside_dependency_ = false;
@@ -78,9 +87,12 @@ class Recording {
   GraphTaskArgs bargs_;
   std::vector<BoundarySignature> signature_;
   std::vector<int16_t> scalar_partition_;
-  std::vector<RecordedNode> nodes_;
-  std::deque<ChipTensor> outputs_;
-  std::vector<uint16_t> stamp_;  // dedup of producers per node
+  RecordedGraph g_;
+  // OUTPUT tensors handed to the body (TaskOutputTensors points at them):
+  // fixed-size chunks, so they never move; kept across recordings.
+  static constexpr size_t kOutputChunk = 64;
+  std::vector<std::unique_ptr<ChipTensor[]>> output_chunks_;
+  size_t outputs_ = 0;
   deps::BuildTracker map_;
   uint64_t vtop_ = 0;
   std::vector<bool> scopes_;  // manual flag per open body scope

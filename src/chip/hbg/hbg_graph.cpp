@@ -90,9 +90,18 @@ GraphSubmitResult HbgRuntime::submit_graph(uint64_t key, const char* name, Graph
   }
   if (it == definitions_.end()) {
     uint64_t t0 = mono_ns();
-    recording_ = std::make_unique<graph::Recording>(body, full, args);
+    // One Recording reused for every recording (its arrays keep their capacity).
+    std::unique_ptr<graph::Recording> rec = std::move(spare_recording_);
+    if (rec == nullptr) rec = std::make_unique<graph::Recording>();
+    rec->begin(body, full, args);
+    recording_ = std::move(rec);
     invoke(recording_->boundary(), closure);
-    std::unique_ptr<graph::Recording> rec = std::move(recording_);
+    rec = std::move(recording_);
+    struct GiveBack {
+      std::unique_ptr<graph::Recording>& spare;
+      std::unique_ptr<graph::Recording>& rec;
+      ~GiveBack() { spare = std::move(rec); }
+    } give_back{spare_recording_, rec};
     if (!is_fatal() && rec->needs_outside_task()) {
       // Recording submitted nothing, so the body runs again, as ordinary
       // tasks that can wait for the outside task; so does every later call

@@ -64,6 +64,7 @@ Status HbgRuntime::start_run(const RunRequest& request) {
   free_run_buffers();
   used_keys_.clear();
   verified_defs_.clear();
+  for (auto& [addr, pool] : replay_pools_) pool->reset_between_runs();
   arena_.begin_run();
   gstats_ = GraphRunStats();
   nodes_run_.store(0, std::memory_order_relaxed);

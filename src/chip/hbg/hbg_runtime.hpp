@@ -12,8 +12,9 @@
 //     task image (self-relative, task_image.hpp) goes up in one copy.
 //   - device (executor threads): the control processor only schedules. It
 //     reads the uploaded image, queues the roots, runs kernels inline, and
-//     releases consumers; a GRAPH task expands its Definition into its
-//     replay's execution storage and completes when its last node does.
+//     releases consumers; a GRAPH task takes a state of its Definition's
+//     ReplayPool (replay_pool.hpp), starts its nodes (one executor: runs them
+//     in a loop) and completes when its last node does.
 // Everything that cannot work before execution (a task window, heap or
 // dependency pool that is too small, get_tensor_data of a task-produced
 // tensor, initial values on runtime OUTPUTs) is a named error before upload.
@@ -34,6 +35,7 @@
 #include "graph/aligned_buffer.hpp"
 #include "graph/recording.hpp"
 #include "graph/submission_arena.hpp"
+#include "replay_pool.hpp"
 #include "run_state.hpp"
 #include "task_image.hpp"
 
@@ -64,18 +66,22 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   // A run of consumers: base[index16[k]] or base[index32[k]] for k in
   // [next, count); counts_fanin: each is ready when its fanin reaches zero
   // (false for a Graph's roots, ready as they are).
+  // With `pending` set, the fanin counts are that array's (a replay's ready
+  // counters, indexed like base) instead of each Runnable's.
   struct Readied {
     Runnable* base = nullptr;
     const uint16_t* index16 = nullptr;
     const uint32_t* index32 = nullptr;
+    int32_t* pending = nullptr;
     int32_t next = 0;
     int32_t count = 0;
     bool counts_fanin = true;
   };
   using Completion = engine::Completion<Readied>;
-  // A GRAPH task expands into its replay (its roots come back ready);
+  // A GRAPH task expands into its replay (its roots come back ready, or
+  // one executor runs it through as a loop and it completes at once);
   // everything else runs its kernels.
-  engine::Started<Readied> start(Runnable* r);
+  engine::Started<Readied> start(Runnable* r, int executor, engine::LocalReady<Runnable>* local);
   Completion complete(Runnable* r);
   Runnable* next_ready(Readied& x);
   void retire(Runnable*) {}
@@ -120,7 +126,11 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  engine::Started<Readied> expand_graph(Runnable* r);
+  engine::Started<Readied> expand_graph(Runnable* r, int executor, engine::LocalReady<Runnable>* local);
+  void run_replay_loop(GraphExec* exec, int executor, engine::LocalReady<Runnable>* local);
+  // Returns the replay's state to its pool; the GRAPH task it ran for is
+  // returned, to complete.
+  Runnable* finish_replay(GraphExec* exec);
 
   uint64_t task_limit_ = 0, dep_limit_ = 0;
   DeviceAddr heap_base_ = 0;
@@ -133,7 +143,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   std::vector<uint32_t> fanin_stamp_;  // per task: last consumer that listed it
   uint32_t cur_task_ = 0;
   uint64_t heap_top_ = 0;
-  std::unique_ptr<graph::Recording> recording_;
+  std::unique_ptr<graph::Recording> recording_;        // the body being recorded, if any
+  std::unique_ptr<graph::Recording> spare_recording_;  // kept between recordings
   std::vector<std::unique_ptr<PendingSubmission>> submissions_;
   std::unordered_map<uint64_t, std::unique_ptr<Definition>> definitions_;  // by full key, across runs
   std::unordered_set<uint64_t> used_keys_;                                 // this run
@@ -161,7 +172,9 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   uint64_t table_capacity_ = 0;
   uint64_t total_tasks_ = 0;
   std::unordered_set<uint64_t> verified_defs_;  // device addresses whose hash was checked this run
-  std::mutex verify_mu_;
+  // By Definition device address, across runs (replay_pool.hpp).
+  std::unordered_map<uint64_t, std::unique_ptr<ReplayPool>> replay_pools_;
+  std::mutex verify_mu_;  // verified_defs_, replay_pools_
   uint64_t queue_capacity_ = 0;
   std::atomic<uint64_t> nodes_run_{0};
 };

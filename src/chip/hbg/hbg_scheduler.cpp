@@ -1,15 +1,14 @@
 // hbg device half: the control processor boots from the uploaded task image
-// and only schedules; executors run kernels inline; GRAPH tasks expand their
-// Definition into the replay's execution storage.
+// and only schedules; executors run kernels inline; a GRAPH task takes a
+// state of its Definition's ReplayPool and starts its nodes (replay_pool.hpp).
 #include <sched.h>
 
-#include <bit>
 #include <cstring>
-#include <new>
 
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
+#include "replay_pool.hpp"
 #include "taskring/base/align.hpp"
 #include "taskring/base/clock.hpp"
 
@@ -22,105 +21,6 @@ std::string runnable_name(const Runnable& r) {
     return "node " + std::to_string(r.index) + " of GRAPH task 0:" + std::to_string(r.exec->outer->index);
   }
   return std::string(r.kind == RunKind::kGraph ? "GRAPH task 0:" : "task 0:") + std::to_string(r.index);
-}
-
-// A Definition's checks, run once per run per Definition (the run's kernel
-// table is fixed, so its kernel ids are checked once, not per node per
-// replay): its layout, its content hash, and every kernel id registered.
-Status verify_definition(const graph::DefinitionView& def, uint64_t definition_bytes,
-                         const taskring_kernel_fn* kernels) {
-  TASKRING_RETURN_IF_ERROR(graph::validate_definition(def, definition_bytes));
-  std::vector<uint8_t> copy(def.base, def.base + def.h().total_bytes);
-  reinterpret_cast<graph::DefinitionHeader*>(copy.data())->content_hash = 0;
-  if (graph::hash_image(copy.data(), copy.size()) != def.h().content_hash) {
-    return invalid_argument("Definition hash mismatch");
-  }
-  const graph::NodeDef* vd = def.nodes();
-  for (uint32_t i = 0; i < def.h().node_count; ++i) {
-    for (int slot = 0; slot < 3; ++slot) {
-      int32_t fid = vd[i].kernels[slot];
-      if (fid != INVALID_KERNEL_ID && (fid < 0 || fid >= TASKRING_MAX_FUNC_ID || kernels[fid] == nullptr)) {
-        return invalid_argument("node " + std::to_string(i) + " uses unregistered kernel " + std::to_string(fid));
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-// Builds a replay's tensor arguments in `tens` from the Definition's templates
-// and the submission's boundary tensors; the internal ones are placed in the
-// replay heap at `heap_base`. Returns what is out of range, or nullptr.
-// Hot: runs per argument per replay.
-const char* bind_tensor_args(const graph::DefinitionView& def, const ChipTensor* btensors, uint64_t heap_base,
-                             ChipTensor* tens) {
-  const ChipTensor* tmpl = def.tensor_tmpl();
-  const graph::TensorSourceRef* src = def.tensor_src();
-  // Counts in locals: the stores below go to device memory the compiler must
-  // assume may alias the Definition image.
-  const uint32_t tensor_args = def.h().tensor_arg_count;
-  const uint64_t required_heap = def.h().required_heap;
-  for (uint32_t k = 0; k < tensor_args; ++k) {
-    // Built in place: one 128-byte copy per argument, not two.
-    ChipTensor& c = tens[k];
-    const graph::TensorSourceRef& s = src[k];
-    if (s.kind == graph::TensorSource::kBoundaryExact) {
-      c = btensors[s.index];
-      c.reserved[0] = tmpl[k].reserved[0];  // the node's tag (sanitize/arg_tag.hpp)
-    } else if (s.kind == graph::TensorSource::kBoundaryView) {
-      c = tmpl[k];
-      const ChipTensor& b = btensors[s.index];
-      const uint64_t es = c.elem_size();
-      const int64_t start = static_cast<int64_t>(b.start_offset * b.elem_size()) + s.offset;
-      if (start < 0 || es == 0) return "boundary view out of range";
-      const uint64_t ustart = static_cast<uint64_t>(start);
-      // Element sizes are powers of two: a mask and a shift, not a 64-bit
-      // division (tens of cycles) per argument per replay.
-      const bool pow2 = (es & (es - 1)) == 0;
-      if ((pow2 ? (ustart & (es - 1)) : (ustart % es)) != 0) return "boundary view out of range";
-      c.buffer = b.buffer;
-      c.owner_task_id = b.owner_task_id;
-      c.start_offset = pow2 ? ustart >> std::countr_zero(es) : ustart / es;
-      if (ustart + c.extent_elem_cache * es > c.buffer.size) return "boundary view out of range";
-    } else {
-      c = tmpl[k];
-      if (static_cast<uint64_t>(s.offset) + c.buffer.size > required_heap) return "internal tensor outside the heap";
-      c.buffer.addr = heap_base + static_cast<uint64_t>(s.offset);
-    }
-    c.address_space = AddressSpace::DEVICE;
-  }
-  return nullptr;
-}
-
-// Builds the replay's node Runnables in `nodes` from the Definition's node
-// table and fanin/fanout offsets; returns the number of sinks.
-int32_t init_graph_nodes(const graph::DefinitionView& def, GraphExec* exec, Runnable* nodes, ChipTensor* tens,
-                         uint64_t* scal) {
-  const uint32_t n = def.h().node_count;
-  const graph::NodeDef* nd = def.nodes();
-  const uint32_t* fio = def.fanin_offsets();
-  const uint32_t* foo = def.fanout_offsets();
-  const uint16_t* fanout_idx = def.fanout_idx();
-  int32_t sinks = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    Runnable* x = new (nodes + i) Runnable;  // default-init: members set below, no zero fill first
-    const graph::NodeDef d = nd[i];
-    x->fanin_pending.store(static_cast<int32_t>(fio[i + 1] - fio[i]), std::memory_order_relaxed);
-    x->kind = RunKind::kNode;
-    x->shape = d.shape;
-    x->block_num = d.block_num;
-    x->sync_start = d.sync_start != 0;
-    std::memcpy(x->kernels, d.kernels, sizeof(x->kernels));
-    x->tensor_count = static_cast<int32_t>(d.tensor_count);
-    x->scalar_count = static_cast<int32_t>(d.scalar_count);
-    x->tensors = tens + d.tensor_first;
-    x->scalars = scal + d.scalar_first;
-    x->fanout16 = fanout_idx + foo[i];
-    x->fanout_count = static_cast<int32_t>(foo[i + 1] - foo[i]);
-    x->index = i;
-    x->exec = exec;
-    sinks += x->fanout_count == 0 ? 1 : 0;
-  }
-  return sinks;
 }
 
 }  // namespace
@@ -178,12 +78,14 @@ void HbgRuntime::boot() {
 
 std::string HbgRuntime::task_name(const Runnable* r) const { return runnable_name(*r); }
 
-engine::Started<HbgRuntime::Readied> HbgRuntime::start(Runnable* r) {
-  if (r->kind == RunKind::kGraph) return expand_graph(r);
+engine::Started<HbgRuntime::Readied> HbgRuntime::start(Runnable* r, int executor,
+                                                       engine::LocalReady<Runnable>* local) {
+  if (r->kind == RunKind::kGraph) return expand_graph(r, executor, local);
   return {};
 }
 
-engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r) {
+engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r, int executor,
+                                                              engine::LocalReady<Runnable>* local) {
   using Started = engine::Started<Readied>;
   auto fail = [&](const std::string& why) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, runnable_name(*r) + ": " + why);
@@ -201,6 +103,7 @@ engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r) {
   auto dv = config_.device->device_view(sub->definition_addr, sub->definition_bytes);
   if (!dv.ok()) return fail("Definition: " + dv.status().message());
   const graph::DefinitionView def{static_cast<const uint8_t*>(*dv)};
+  ReplayPool* pool = nullptr;
   {
     std::lock_guard<std::mutex> lock(verify_mu_);
     if (verified_defs_.count(sub->definition_addr) == 0) {
@@ -208,6 +111,15 @@ engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r) {
       if (!v.ok()) return fail(v.message());
       verified_defs_.insert(sub->definition_addr);
     }
+    // Definitions keep their device copy while the runtime lives, so a pool
+    // made for this address stays valid; a different image there gets a new
+    // pool.
+    std::unique_ptr<ReplayPool>& slot = replay_pools_[sub->definition_addr];
+    if (slot == nullptr || slot->definition().base != def.base ||
+        slot->definition().h().content_hash != def.h().content_hash) {
+      slot = std::make_unique<ReplayPool>(def);
+    }
+    pool = slot.get();
   }
   const graph::DefinitionHeader& h = def.h();
   if (sub->full_key != h.full_key || sub->definition_hash != h.content_hash ||
@@ -218,31 +130,58 @@ engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r) {
   if (heap_used + h.storage_bytes > sub->heap_bytes) return fail("replay heap smaller than the Definition needs");
   const auto* btensors = reinterpret_cast<const ChipTensor*>(reinterpret_cast<const uint8_t*>(sub) + sub->tensors_off);
   const auto* bscalars = reinterpret_cast<const uint64_t*>(reinterpret_cast<const uint8_t*>(sub) + sub->scalars_off);
-  auto stv = config_.device->device_view(sub->heap_base + heap_used, h.storage_bytes);
-  if (!stv.ok()) return fail("execution storage: " + stv.status().message());
-  auto* storage = static_cast<uint8_t*>(*stv);
   const uint32_t n = h.node_count;
-  auto* exec = new (storage) GraphExec();
-  auto* nodes = reinterpret_cast<Runnable*>(storage + align_up(sizeof(GraphExec), 64));
-  auto* tens =
-      reinterpret_cast<ChipTensor*>(storage + align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * n, 64));
-  auto* scal = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(tens) +
-                                           align_up(sizeof(ChipTensor) * h.tensor_arg_count, 64));
-  if (const char* bad = bind_tensor_args(def, btensors, sub->heap_base, tens)) return fail(bad);
-  const uint16_t* scalar_src = def.scalar_src();
-  const uint64_t* scalar_val = def.scalars();
-  for (uint32_t k = 0, scalar_args = h.scalar_arg_count; k < scalar_args; ++k) {
-    uint16_t s = scalar_src[k];
-    scal[k] = s == 0 ? scalar_val[k] : bscalars[s - 1];
-  }
-  const int32_t sinks = init_graph_nodes(def, exec, nodes, tens, scal);
-  exec->node_count = n;
-  exec->outer = r;
-  exec->nodes = nodes;
-  exec->remaining.store(sinks, std::memory_order_release);
   if (n == 0) return Started{Started::kCompleteNow, {}};
+  GraphExec* exec = pool->acquire();
+  if (exec == nullptr) return fail("out of host memory for a replay state");
+  if (const char* bad = pool->begin_replay(exec, r, btensors, bscalars, sub->heap_base)) {
+    pool->release(exec);
+    return fail(bad);
+  }
+  if (executors_ == 1 && pool->loopable()) {
+    run_replay_loop(exec, executor, local);
+    (void)finish_replay(exec);  // returns r: completed by the base (kCompleteNow)
+    return Started{Started::kCompleteNow, {}};
+  }
   // The roots are ready as they are: handed off without a fanin count.
-  return Started{Started::kExpanded, Readied{nodes, def.roots(), nullptr, 0, static_cast<int32_t>(h.root_count), false}};
+  return Started{Started::kExpanded,
+                 Readied{exec->nodes, def.roots(), nullptr, nullptr, 0, static_cast<int32_t>(h.root_count), false}};
+}
+
+void HbgRuntime::run_replay_loop(GraphExec* exec, int executor, engine::LocalReady<Runnable>* local) {
+  // One executor: node order is a topological order, so the replay is a
+  // loop; no counter, no queue, no hand-off. A node of one block on one
+  // core (the common case) is launched with the place made once here; the
+  // others (MIX, dummy, require_sync_start, sanitized runs) go through
+  // execute_task, as queued tasks do (their completions hand nothing off:
+  // complete() of a node of a sequential replay returns an empty cursor).
+  exec->sequential = true;
+  Runnable* nodes = exec->nodes;
+  const exec::LaunchPlace& place = places_[executor];
+  const bool plain = config_.sanitizer == nullptr;
+  std::string failure;
+  for (uint32_t i = 0, n = exec->node_count; i < n; ++i) {
+    Runnable* x = &nodes[i];
+    auto name = [x] { return runnable_name(*x); };
+    const auto shape = static_cast<engine::TaskShape>(x->shape);
+    if (!plain || x->block_num != 1 || shape == engine::TaskShape::kMix || shape == engine::TaskShape::kDummy) {
+      execute_task(x, executor, local);
+      continue;
+    }
+    if (is_fatal()) continue;
+    const exec::LaunchTask task{x->tensors, x->tensor_count, x->scalars, x->scalar_count, x->kernels, 1, x->index};
+    if (!engine::run_block(task, 0, place, *config_.device, request_.kernels, counters_, name, &failure)) {
+      report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
+    }
+  }
+}
+
+Runnable* HbgRuntime::finish_replay(GraphExec* exec) {
+  Runnable* outer = exec->outer;
+  const uint32_t n = exec->node_count;
+  exec->pool->release(exec);  // touch nothing of it after: another replay may take it
+  nodes_run_.fetch_add(n, std::memory_order_relaxed);
+  return outer;
 }
 
 HbgRuntime::Completion HbgRuntime::complete(Runnable* r) {
@@ -251,22 +190,30 @@ HbgRuntime::Completion HbgRuntime::complete(Runnable* r) {
     // and a sink runs after all its ancestors released it, so the last sink
     // ends the replay. The other nodes touch no shared counter (one contended
     // cache line per node before). Once a node has released its last
-    // consumer the replay may end and its storage be reused: the cursor holds
-    // everything next_ready needs, and nothing of the node is touched after.
+    // consumer the replay may end and its state be taken by another replay:
+    // the cursor holds everything next_ready needs, and nothing of the node
+    // is touched after.
     GraphExec* exec = r->exec;
-    if (r->fanout_count != 0) return Completion{Readied{exec->nodes, r->fanout16, nullptr, 0, r->fanout_count, true}, false};
+    if (exec->sequential) return Completion{{}, false};  // run_replay_loop ends the replay
+    if (r->fanout_count != 0) {
+      return Completion{Readied{exec->nodes, r->fanout16, nullptr, exec->pending, 0, r->fanout_count, true}, false};
+    }
     if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return Completion{{}, false};
-    nodes_run_.fetch_add(exec->node_count, std::memory_order_relaxed);
-    return complete(exec->outer);  // the GRAPH task completes with its last sink
+    return complete(finish_replay(exec));  // the GRAPH task completes with its last sink
   }
-  return Completion{Readied{table_.get(), nullptr, r->fanout32, 0, r->fanout_count, true}, true};
+  return Completion{Readied{table_.get(), nullptr, r->fanout32, nullptr, 0, r->fanout_count, true}, true};
 }
 
 Runnable* HbgRuntime::next_ready(Readied& x) {
   while (x.next < x.count) {
     const int32_t k = x.next++;
-    Runnable* c = &x.base[x.index16 != nullptr ? x.index16[k] : x.index32[k]];
-    if (!x.counts_fanin || c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) return c;
+    const uint32_t i = x.index16 != nullptr ? x.index16[k] : x.index32[k];
+    Runnable* c = &x.base[i];
+    if (!x.counts_fanin) return c;
+    const int32_t left = x.pending != nullptr
+                             ? std::atomic_ref<int32_t>(x.pending[i]).fetch_sub(1, std::memory_order_acq_rel)
+                             : c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel);
+    if (left == 1) return c;
   }
   return nullptr;
 }

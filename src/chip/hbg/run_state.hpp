@@ -1,23 +1,26 @@
 // Scheduler-side state of an hbg run: one Runnable per image task (in the
 // control processor's memory) and, per replayed Graph, one GraphExec with a
-// Runnable per node (placed in the replay's device execution storage).
+// Runnable per node (a state of the Definition's ReplayPool, replay_pool.hpp).
 //
 // fanin_pending starts at the task's fanin count; the Runnable is ready at 0.
-// A node's completion releases its fanout inside its GraphExec; `remaining`
-// counts the sinks (nodes without consumers) still to complete, and the last
-// sink completes the outer GRAPH task.
+// A node's ready counter is pending[index] of its GraphExec instead (one
+// contiguous array, reset per replay by one copy). A node's completion
+// releases its fanout inside its GraphExec; `remaining` counts the sinks
+// (nodes without consumers) still to complete, and the last sink completes
+// the outer GRAPH task. A `sequential` replay is run by one executor as a
+// loop in node order, so its nodes release nobody.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
 #include "exec/predicate.hpp"
-#include "taskring/base/align.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::hbg {
 
 struct GraphExec;
+class ReplayPool;
 
 enum class RunKind : uint8_t { kTask = 0, kGraph = 1, kNode = 2 };
 
@@ -45,14 +48,22 @@ struct alignas(64) Runnable {
 struct alignas(64) GraphExec {
   std::atomic<int32_t> remaining{0};
   uint32_t node_count = 0;
+  bool sequential = false;
   Runnable* outer = nullptr;
   Runnable* nodes = nullptr;
+  int32_t* pending = nullptr;  // per node; accessed through std::atomic_ref while the replay runs
+  ChipTensor* tensors = nullptr;
+  uint64_t* scalars = nullptr;
+  ReplayPool* pool = nullptr;
+  // What `tensors` were last bound to (ReplayPool::begin_replay).
+  ChipTensor* bound_boundary = nullptr;
+  uint64_t bound_heap_base = 0;
+  bool bound = false;
 };
 
-// Execution storage a Definition's replay needs after its heap.
-inline uint64_t execution_storage_bytes(uint32_t nodes, uint32_t tensor_args, uint32_t scalar_args) {
-  return align_up(sizeof(GraphExec), 64) + align_up(sizeof(Runnable) * nodes, 64) +
-         align_up(sizeof(ChipTensor) * tensor_args, 64) + align_up(8ull * scalar_args, 64);
-}
+// A replay's state lives in its Definition's ReplayPool (the control
+// processor's memory), so a Definition asks for no execution storage in the
+// replay heap: its header's storage_bytes is 0.
+inline uint64_t execution_storage_bytes(uint32_t, uint32_t, uint32_t) { return 0; }
 
 }  // namespace taskring::hbg

@@ -49,7 +49,8 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
     DepNode* node = nullptr;
   };
   using Completion = engine::Completion<Readied>;
-  engine::Started<Readied> start(TaskSlot*) { return {}; }  // always its kernels (a dummy: none)
+  // Always its kernels (a dummy: none).
+  engine::Started<Readied> start(TaskSlot*, int, engine::LocalReady<TaskSlot>*) { return {}; }
   // Closes `t`'s fanout list (no consumer joins after) and marks it completed.
   Completion complete(TaskSlot* t);
   // The next consumer whose last unfinished producer this was.
