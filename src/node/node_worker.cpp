@@ -618,11 +618,13 @@ Expected<ChipRunTotals> NodeWorker::take_chip_run_totals(int chip) {
     return out_of_range("NodeWorker::take_chip_run_totals: chip " + std::to_string(chip) + " outside 0.." +
                         std::to_string(m.cfg.chips - 1));
   Mailbox* box = m.mailbox(static_cast<size_t>(m.cfg.sub_workers + chip));
-  // Acquire pairs with the child's TASK_DONE release: the totals it wrote
-  // before finishing its last task are visible.
-  (void)load_task_state(*box);
+  // Acquire pairs with the child's release after each task: the totals it
+  // wrote before finishing its last task are visible.
+  (void)box->finished.load(std::memory_order_acquire);
   ChipRunTotals t = box->run_totals;
   box->run_totals = ChipRunTotals{};
+  t.dispatches = box->dispatches;  // parent-written
+  box->dispatches = 0;
   return t;
 }
 

@@ -24,10 +24,13 @@ Engine::Engine(EngineConfig config, std::vector<std::unique_ptr<Endpoint>> chips
       subs_(std::move(subs)),
       bell_(bell),
       chip_fifo_(chips_.size()),
-      chip_slot_(chips_.size()),
+      chip_q_(chips_.size()),
       sub_slot_(subs_.size()),
+      chip_staged_(chips_.size(), 0),
       sub_dead_(subs_.size(), false),
       heap_(cfg_.heap_base, cfg_.heap_bytes) {
+  // The child's TaskPayload::after mask names predecessors up to 32 back.
+  for (auto& ep : chips_) chip_depth_.push_back(std::clamp(ep->depth(), 1, 32));
   if (cfg_.waiters_drive) {
     gate_ = std::make_shared<DriveGate>();
     gate_->engine = this;
@@ -196,10 +199,12 @@ bool Engine::any_busy() const { return running_members_ > 0; }
 bool Engine::drain_completions(bool check_liveness) {
   bool any = false;
   for (size_t c = 0; c < chips_.size(); ++c) {
-    Task* t = chip_slot_[c].task;
-    if (t == nullptr) continue;
-    if (auto o = chips_[c]->poll(check_liveness)) {
-      chip_slot_[c].task = nullptr;
+    auto& q = chip_q_[c];
+    while (!q.empty()) {
+      auto o = chips_[c]->poll(check_liveness);
+      if (!o) break;
+      Task* t = q.front();
+      q.pop_front();
       member_done(t, *o);
       any = true;
     }
@@ -221,6 +226,7 @@ bool Engine::dispatch() {
   bool any = dispatch_groups();
   any |= dispatch_singles();
   any |= dispatch_subs();
+  flush_staged();
   return any;
 }
 
@@ -230,20 +236,23 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
   RunState* run = current_.get();
   if (run != nullptr && run->t_first_dispatch == 0) run->t_first_dispatch = mono_ns();
   // All members are handed over before any result is read, and a group's
-  // chips are woken by one ring of the group bell, so they start together.
-  const bool staged = group_bell_ != nullptr && !t->sub && targets.size() > 1;
+  // chips are woken by one ring of the group bell (flush_staged), so they
+  // start together.
+  const bool grouped = group_bell_ != nullptr && !t->sub && targets.size() > 1;
   // While nothing else waits for a chip, only the group's last member (or a
   // failed one) wakes this thread: earlier wake-ups would run it on a CPU
   // the remaining members need. The slot is the first target's, which no
-  // other running group holds.
+  // other running group holds: every target's queue is empty.
+  bool queues_empty = true;
+  for (int c : targets) queues_empty &= t->sub || chip_q_[static_cast<size_t>(c)].empty();
   int32_t countdown = -1;
-  if (staged && group_countdowns_ != nullptr && nothing_waits_for_chips(targets)) {
+  if (grouped && queues_empty && group_countdowns_ != nullptr && nothing_waits_for_chips(targets)) {
     countdown = targets[0];
     group_countdowns_[countdown].store(static_cast<uint32_t>(targets.size()), std::memory_order_relaxed);
   }
   for (size_t m = 0; m < targets.size(); ++m) {
     Endpoint& ep = t->sub ? *subs_[static_cast<size_t>(targets[m])] : *chips_[static_cast<size_t>(targets[m])];
-    Status s = staged ? ep.start_staged(t->index, t->members[m], countdown) : ep.start(t->index, t->members[m]);
+    Status s = t->sub ? ep.start(t->index, t->members[m]) : ep.start_staged(t->index, t->members[m], countdown);
     ++t->running;
     ++running_members_;
     if (!s.ok()) {
@@ -254,9 +263,16 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
       member_done(t, Outcome{OutcomeKind::kEndpointFailure, s.with_context("dispatching " + t->what)});
       continue;
     }
-    (t->sub ? sub_slot_ : chip_slot_)[static_cast<size_t>(targets[m])].task = t;
+    const auto target = static_cast<size_t>(targets[m]);
+    if (t->sub) {
+      sub_slot_[target].task = t;
+      continue;
+    }
+    chip_q_[target].push_back(t);
+    chip_staged_[target] = std::max<uint8_t>(chip_staged_[target], grouped ? 2 : 1);
   }
-  if (staged) bell_ring(*group_bell_);
+  group_staged_ |= grouped;
+  if (!t->sub) chain_consumers(t);
 }
 
 bool Engine::nothing_waits_for_chips(const std::vector<int>& chips) const {
@@ -296,7 +312,7 @@ bool Engine::dispatch_groups() {
       continue;
     }
     for (int c : t->targets)
-      if (chip_slot_[static_cast<size_t>(c)].task != nullptr) return any;  // the head keeps its reservation
+      if (!has_room(c)) return any;  // the head keeps its reservation
     group_fifo_.pop_front();
     launch(t, t->targets);
     any = true;
@@ -315,12 +331,14 @@ bool Engine::dispatch_singles() {
   }
   for (size_t c = 0; c < chips_.size(); ++c) {
     auto& q = chip_fifo_[c];
-    while (!q.empty() && q.front()->status != TaskStatus::kReady) q.pop_front();
-    if (q.empty() || chip_slot_[c].task != nullptr || reserved[c]) continue;
-    Task* t = q.front();
-    q.pop_front();
-    launch(t, {static_cast<int>(c)});
-    any = true;
+    while (!reserved[c] && has_room(static_cast<int>(c))) {
+      while (!q.empty() && q.front()->status != TaskStatus::kReady) q.pop_front();
+      if (q.empty()) break;
+      Task* t = q.front();
+      q.pop_front();
+      launch(t, {static_cast<int>(c)});
+      any = true;
+    }
   }
   return any;
 }
@@ -368,9 +386,11 @@ void Engine::expect_work(std::span<const int> chips) {
 void Engine::member_done(Task* t, const Outcome& o) {
   --t->running;
   --running_members_;
+  t->not_run |= o.kind == OutcomeKind::kNotRun;
   if (!o.status.ok() && t->error.ok()) {
-    t->error =
-        t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")") : o.status;
+    // The run's error names the task (its index, chips and callable).
+    t->error = o.status.with_context(t->group ? t->what + " (group of " + std::to_string(t->members.size()) + ")"
+                                              : t->what);
     // A failed member while others still run (a collective): the run's
     // error now, so its comm domains abort and the peers waiting for this
     // member end instead of running into their deadlines.
@@ -388,7 +408,9 @@ void Engine::finish(Task* t, const Status& s) {
     deps_.mark_completed(t->index);
     for (Task* c : t->consumers) {
       if (c->status != TaskStatus::kPending) continue;
-      if (--c->fanin == 0) {
+      if (--c->fanin > 0) {
+        (void)try_chain(c);  // its other producers may all be queued now
+      } else {
         c->status = TaskStatus::kReady;
         if (c->sub)
           sub_fifo_.push_back(c);
@@ -398,6 +420,13 @@ void Engine::finish(Task* t, const Status& s) {
           chip_fifo_[static_cast<size_t>(c->targets[0])].push_back(c);
       }
     }
+  } else if (t->not_run) {
+    // Queued behind a producer that failed (try_chain): it never ran on
+    // some chip, so it counts as skipped, as it would had it waited.
+    t->status = TaskStatus::kSkipped;
+    ++run->counts.skipped;
+    note_error(run, s);
+    poison_consumers(t, aborted(t->what + " skipped"));
   } else {
     t->status = TaskStatus::kFailed;
     ++run->counts.failed;
@@ -526,14 +555,19 @@ void Engine::shutdown(const Status& why, Deadline drain) {
   watch_.stop();
   lk.lock();
   // Whatever still runs will never be polled again.
-  for (auto* slots : {&chip_slot_, &sub_slot_}) {
-    for (Slot& sl : *slots) {
-      if (sl.task == nullptr) continue;
-      Task* t = sl.task;
-      sl.task = nullptr;
+  for (auto& q : chip_q_) {
+    while (!q.empty()) {
+      Task* t = q.front();
+      q.pop_front();
       if (current_)
         member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
     }
+  }
+  for (Slot& sl : sub_slot_) {
+    if (sl.task == nullptr) continue;
+    Task* t = sl.task;
+    sl.task = nullptr;
+    if (current_) member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
   }
   if (current_ && !current_->orchestrating) maybe_finish_run(current_.get());
 }
