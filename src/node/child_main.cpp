@@ -22,6 +22,8 @@ constexpr uint64_t kOrphanCheckNs = 100'000'000;  // PDEATHSIG is the fast path
 // How long a chip stays awake after attaching a comm domain or a wake hint;
 // see serve().
 constexpr uint64_t kLingerNs = 500'000;
+// Checks of a group gate before parking (wait_gate).
+constexpr uint32_t kGateSpin = 4000;
 // Nice levels a child runs below the parent when they outnumber the CPUs.
 constexpr int kOversubscribedNice = 3;
 
@@ -116,9 +118,13 @@ class ChildServer {
       store_task_state(t, TaskState::kRunning);
       // Read before the final state: from then on the parent may reuse the slot.
       const int32_t countdown = t.countdown;
-      const bool run = (t.after & failed_before_) == 0;
-      Status s = run ? run_task(t) : aborted("not run: a task queued before it on this worker did not complete");
+      Status s = (t.after & failed_before_) == 0
+                     ? wait_gate(t.wait_gate)
+                     : aborted("not run: a task queued before it on this worker did not complete");
+      const bool run = s.ok();
+      if (run) s = run_task(t);
       const bool ok = run && s.ok();
+      finish_gate(t.done_gate, ok);
       failed_before_ = (failed_before_ << 1) | (ok ? 0u : 1u);
       t.result.store(s);
       store_task_state(t, run ? TaskState::kDone : TaskState::kNotRun);
@@ -129,6 +135,40 @@ class ChildServer {
       const bool last_member = finish_rings_parent(s_.group_countdowns, countdown, ok);
       if (!ok || (last_member && !task_ready())) bell_ring(*s_.parent_bell);
     }
+  }
+
+  // Waits until the group this task must follow finished on every chip
+  // (TaskSlot::wait_gate): spins briefly (its last member usually finishes
+  // on another CPU at about the same time), then parks on the group bell,
+  // which that member rings. Bounded like the serve loop: the parent's
+  // death or a shutdown ends it.
+  Status wait_gate(int32_t g) {
+    if (g < 0 || s_.group_gates == nullptr || s_.group_bell == nullptr) return Status::Ok();
+    GroupGate& gate = s_.group_gates[g];
+    auto open = [&] {
+      return gate.remaining.load(std::memory_order_acquire) == 0 || gate.failed.load(std::memory_order_acquire) != 0 ||
+             m_.shutdown.load(std::memory_order_acquire) != 0;
+    };
+    for (uint32_t i = 0; i < kGateSpin && !open(); ++i) Waiter::spin_pause(i);
+    if (!open()) {
+      Status w = bell_wait_either(
+          m_.child_bell, *s_.group_bell, open, [&] { return parent_alive(s_.parent_pid); }, Deadline{},
+          "the group queued before this task", kOrphanCheckNs);
+      if (!w.ok()) return w;
+    }
+    if (gate.failed.load(std::memory_order_acquire) != 0)
+      return aborted("not run: the group queued before it on its chips did not complete");
+    if (m_.shutdown.load(std::memory_order_acquire) != 0) return aborted("not run: the worker is closing");
+    return Status::Ok();
+  }
+
+  // This task was a member of the group counted by GroupGate `g`.
+  void finish_gate(int32_t g, bool ok) {
+    if (g < 0 || s_.group_gates == nullptr) return;
+    GroupGate& gate = s_.group_gates[g];
+    if (!ok) gate.failed.store(1, std::memory_order_release);
+    const uint32_t before = gate.remaining.fetch_sub(1, std::memory_order_acq_rel);
+    if ((before == 1 || !ok) && s_.group_bell != nullptr) bell_ring(*s_.group_bell);
   }
 
   Status run_task(TaskSlot& m) {

@@ -59,6 +59,8 @@ Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task, in
   m.task_seq = task_id;
   m.countdown = countdown;
   m.after = task.after;
+  m.wait_gate = task.wait_gate;
+  m.done_gate = task.done_gate;
   m.callable = task.callable;
   m.tensor_count = static_cast<int32_t>(task.tensors.size());
   m.scalar_count = static_cast<int32_t>(task.scalars.size());

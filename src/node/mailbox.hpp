@@ -68,6 +68,21 @@ struct WireResult {
   Status load() const { return load_status(code, length, message); }
 };
 
+// A group queued on its chips (Engine::launch) counts its running members
+// here, so that the group queued behind it on the same chips starts only
+// once it finished everywhere (TaskSlot::wait_gate): queued collectives run
+// one after another, as when each waited for idle chips. The parent sets
+// both words before it queues the group; a member decrements `remaining`
+// when it finishes (after raising `failed` if it did not succeed), and the
+// one that takes it to zero, or fails, rings the node's group bell. The
+// parent raises `failed` too when a member's child dies. A slot is reused
+// only after every task that waits on it finished.
+struct GroupGate {
+  std::atomic<uint32_t> remaining{0};
+  std::atomic<uint32_t> failed{0};
+};
+inline constexpr int kGroupGates = 64;
+
 // One task of a child's queue: what a chip or SUB child runs, and its result.
 struct alignas(64) TaskSlot {
   std::atomic<uint32_t> state{0};  // TaskState
@@ -79,6 +94,10 @@ struct alignas(64) TaskSlot {
   // child's order) to have succeeded; if that one failed or was not run,
   // this one is not run (TASK_NOT_RUN). TaskPayload::after.
   uint32_t after = 0;
+  // >= 0: run only once GroupGate `wait_gate` opened (not run if it
+  // failed); this task is a member of the group counted by `done_gate`.
+  int32_t wait_gate = -1;
+  int32_t done_gate = -1;
   int32_t callable = -1;
   int32_t tensor_count = 0;
   int32_t scalar_count = 0;

@@ -13,8 +13,9 @@ namespace {
 using TA = TensorArgType;
 constexpr int kDepth = 16;
 
-std::unique_ptr<Harness> queued(int chips) {
-  return std::make_unique<Harness>(chips, 0, 10000, false, nullptr,
+// `gated`: with a group bell and GroupGates, as on a NodeWorker.
+std::unique_ptr<Harness> queued(int chips, bool gated = false) {
+  return std::make_unique<Harness>(chips, 0, 10000, gated, nullptr,
                                    EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
                                    true, kDepth);
 }
@@ -93,30 +94,53 @@ TEST(EngineBatch, AFailureInsideABatchNamesTheTaskAndSkipsOnlyWhatNeedsIt) {
   EXPECT_EQ(run->counts.skipped, 1u);  // task 2, never run
 }
 
-TEST(EngineBatch, AGroupIsQueuedBehindTheGroupItFollowsUnlessAMemberNeedsAnotherChipsOutput) {
-  auto h = queued(2);
-  const int chips[] = {0, 1};
+// Groups on the same chips are queued one behind the other, each member
+// waiting on the gate of the group before (the fake chips do not wait;
+// the payloads show what a child would), whether it needs that group's
+// output on its own chip, on another chip, or nothing; a single task queued
+// after a group ends the chain.
+TEST(EngineBatch, AGroupIsQueuedBehindTheGroupBeforeItOnTheSameChipsThroughItsGate) {
+  auto h = queued(2, /*gated=*/true);
+  const int chips[] = {0, 1}, reversed[] = {1, 0};
   auto run = h->run([&](Orchestrator& o) -> Status {
     Args1 a0(h->tensor(0), TA::OUTPUT_EXISTING, kHold), a1(h->tensor(10), TA::OUTPUT_EXISTING, kRun);
     const ChipTaskArgs* ga[] = {&a0.args, &a1.args};
     TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(0, ga, chips));
     // Each member reads what the first group's member on its own chip wrote.
-    ReadsWrites b0(h->tensor(0), h->tensor(20), kRun);
-    ReadsWrites b1(h->tensor(10), h->tensor(30), kRun);
+    ReadsWrites b0(h->tensor(0), h->tensor(20), kRun), b1(h->tensor(10), h->tensor(30), kRun);
     const ChipTaskArgs* gb[] = {&b0.args, &b1.args};
     TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(0, gb, chips));
     // Member 0 reads what the second group's member 1 (chip 1) writes.
-    ReadsWrites c0(h->tensor(30), h->tensor(40), kRun);
-    ReadsWrites c1(h->tensor(20), h->tensor(50), kRun);
+    ReadsWrites c0(h->tensor(30), h->tensor(40), kRun), c1(h->tensor(20), h->tensor(50), kRun);
     const ChipTaskArgs* gc[] = {&c0.args, &c1.args};
-    return o.submit_next_level_group(0, gc, chips);
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(0, gc, chips));
+    // Independent, the same chips in another order.
+    Args1 d0(h->tensor(60), TA::OUTPUT_EXISTING, kRun), d1(h->tensor(70), TA::OUTPUT_EXISTING, kRun);
+    const ChipTaskArgs* gd[] = {&d0.args, &d1.args};
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level_group(0, gd, reversed));
+    Args1 single(h->tensor(80), TA::OUTPUT_EXISTING, kRun);
+    TASKRING_RETURN_IF_ERROR(o.submit_next_level(0, single.args, 0));
+    Args1 e0(h->tensor(90), TA::OUTPUT_EXISTING, kRun), e1(h->tensor(100), TA::OUTPUT_EXISTING, kRun);
+    const ChipTaskArgs* ge[] = {&e0.args, &e1.args};
+    return o.submit_next_level_group(0, ge, chips);
   });
-  EXPECT_EQ(h->chip[0]->started_count(), 2u) << "the second group is queued, the third waits";
-  EXPECT_EQ(h->chip[1]->started_count(), 2u);
+  const auto s0 = h->chip[0]->started(), s1 = h->chip[1]->started();
+  ASSERT_EQ(s0.size(), 5u) << "four groups and the single; the last group waits";
+  ASSERT_EQ(s1.size(), 4u);
+  EXPECT_EQ(s0[0].wait_gate, -1);
+  EXPECT_GE(s0[0].done_gate, 0);
+  for (size_t g = 1; g < 4; ++g) {
+    EXPECT_EQ(s0[g].wait_gate, s0[g - 1].done_gate) << "group " << g;
+    EXPECT_EQ(s1[g].wait_gate, s1[g - 1].done_gate) << "group " << g;
+    EXPECT_EQ(s0[g].done_gate, s1[g].done_gate) << "group " << g;
+    EXPECT_NE(s0[g].done_gate, s0[g - 1].done_gate) << "group " << g;
+    EXPECT_EQ(h->gates[s0[g].done_gate].remaining.load(), 2u) << "group " << g;
+  }
+  EXPECT_EQ(s0[4].wait_gate, -1) << "the single is ready: only its chip's order";
   h->chip[0]->finish();
   ASSERT_TRUE(Harness::wait(run).ok());
-  EXPECT_EQ(h->chip[0]->started_count(), 3u);
-  EXPECT_EQ(run->counts.completed, 3u);
+  EXPECT_EQ(h->chip[0]->started_count(), 6u);
+  EXPECT_EQ(run->counts.completed, 6u);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ struct Harness {
       dc.exchange = exchange;
       domains = std::make_unique<DomainRegistry>(*engine, dc);
     }
-    if (staged) engine->set_group_bell(&group_bell, countdowns);
+    if (staged) engine->set_group_bell(&group_bell, countdowns, gates);
     engine->start();
   }
   ~Harness() {
@@ -106,6 +106,7 @@ struct Harness {
 
   ShmBell bell, group_bell;
   std::atomic<uint32_t> countdowns[8] = {};
+  GroupGate gates[kGroupGates];  // staged harnesses queue groups behind groups
   char* mem = nullptr;
   std::vector<FakeEndpoint*> chip, sub;
   std::unique_ptr<Engine> engine;

@@ -34,6 +34,11 @@ struct TaskPayload {
   // started k+1 starts before this one on this endpoint succeeded";
   // otherwise the task is not run (OutcomeKind::kNotRun). 0: no condition.
   uint32_t after = 0;
+  // Set by the engine for a task queued behind a group on its chips: the
+  // node's GroupGate it must wait for, and the one its own group counts
+  // down (mailbox.hpp); -1: none. Endpoints without queues ignore them.
+  int32_t wait_gate = -1;
+  int32_t done_gate = -1;
 };
 
 // kNotRun: the worker skipped the task, as TaskPayload::after asked.

@@ -71,6 +71,10 @@ struct Task {
   std::vector<Task*> producers;
   int running = 0;   // members in flight
   bool not_run = false;  // a member came back OutcomeKind::kNotRun
+  // Queued chip tasks: the GroupGate a group counts down (-1: none) and the
+  // one the task waits for before it starts (-1: none); engine_chain.cpp.
+  int gate = -1;
+  int wait_gate = -1;
   Status error;      // first member failure
   std::string what;  // "task 3 (chip 1, callable 'bgemm')" for messages
 };
@@ -197,9 +201,12 @@ class Engine {
   // `countdowns` (one per chip, may be null): a group launched while
   // nothing else waits for a chip wakes this engine only on its last
   // member's completion or on a failure (Endpoint::start_staged).
-  void set_group_bell(ShmBell* bell, std::atomic<uint32_t>* countdowns = nullptr) {
+  // `gates` (kGroupGates, may be null): with them, a group is queued
+  // behind the group before it on the same chips (engine_chain.cpp).
+  void set_group_bell(ShmBell* bell, std::atomic<uint32_t>* countdowns = nullptr, GroupGate* gates = nullptr) {
     group_bell_ = bell;
     group_countdowns_ = countdowns;
+    gates_ = bell != nullptr ? gates : nullptr;
   }
   // Cancels unstarted work with `why`, waits until nothing runs (or
   // `drain`), stops the scheduler, fails what still runs with `why`.
@@ -295,7 +302,13 @@ class Engine {
   // producers when every one of them is queued on the chips already and
   // in-order execution there keeps every dependency (true: queued).
   bool try_chain(Task* t);
-  bool chainable(const Task* t, std::vector<uint32_t>* after) const;
+  bool chainable(const Task* t, std::vector<uint32_t>* after, int* wait_gate) const;
+  // Whether group `t` may be queued on its chips now: every target's queue
+  // is empty, or ends with the same group of the same chips, which has a
+  // gate (`*wait_gate`: that gate, or -1).
+  bool group_fits(const Task* t, int* wait_gate) const;
+  void take_gate(Task* t);      // a free GroupGate for queued group t, if any
+  void release_gates(Task* t);  // t finished
   void chain_consumers(Task* t);
   // Publishes every chip queue filled since the last flush (one batch each)
   // and rings the group bell once if a group was queued.
@@ -342,6 +355,11 @@ class Engine {
   // bell's ring reaches it; whether a group was queued.
   std::vector<uint8_t> chip_staged_;
   bool group_staged_ = false;
+  // The node's GroupGates and, per gate, the tasks that hold it (its group
+  // and the tasks waiting on it); free at 0.
+  GroupGate* gates_ = nullptr;
+  std::vector<int> gate_refs_ = std::vector<int>(kGroupGates, 0);
+  int next_gate_ = 0;
   std::vector<bool> sub_dead_;
   int running_members_ = 0;
   HeapRing heap_;

@@ -250,7 +250,10 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
     countdown = targets[0];
     group_countdowns_[countdown].store(static_cast<uint32_t>(targets.size()), std::memory_order_relaxed);
   }
+  if (!t->sub) take_gate(t);
   for (size_t m = 0; m < targets.size(); ++m) {
+    t->members[m].wait_gate = t->wait_gate;
+    t->members[m].done_gate = t->gate;
     Endpoint& ep = t->sub ? *subs_[static_cast<size_t>(targets[m])] : *chips_[static_cast<size_t>(targets[m])];
     Status s = t->sub ? ep.start(t->index, t->members[m]) : ep.start_staged(t->index, t->members[m], countdown);
     ++t->running;
@@ -311,9 +314,12 @@ bool Engine::dispatch_groups() {
       any = true;
       continue;
     }
+    int wait_gate = -1;
+    if (!group_fits(t, &wait_gate)) return any;  // the head keeps its reservation
     for (int c : t->targets)
-      if (!has_room(c)) return any;  // the head keeps its reservation
+      if (!has_room(c)) return any;
     group_fifo_.pop_front();
+    t->wait_gate = wait_gate;
     launch(t, t->targets);
     any = true;
   }
@@ -387,6 +393,12 @@ void Engine::member_done(Task* t, const Outcome& o) {
   --t->running;
   --running_members_;
   t->not_run |= o.kind == OutcomeKind::kNotRun;
+  if (o.kind == OutcomeKind::kEndpointFailure && t->gate >= 0) {
+    // A member that never finishes never counts down: open the gate as
+    // failed, so the group queued behind this one is not run.
+    gates_[t->gate].failed.store(1, std::memory_order_release);
+    bell_ring(*group_bell_);
+  }
   if (!o.status.ok() && t->error.ok()) {
     // The run's error names the task (its index, chips and callable).
     t->error = o.status.with_context(t->group ? t->what + " (group of " + std::to_string(t->members.size()) + ")"
@@ -402,6 +414,7 @@ void Engine::member_done(Task* t, const Outcome& o) {
 
 void Engine::finish(Task* t, const Status& s) {
   RunState* run = current_.get();
+  release_gates(t);
   if (s.ok()) {
     t->status = TaskStatus::kCompleted;
     ++run->counts.completed;
