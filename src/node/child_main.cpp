@@ -117,22 +117,26 @@ class ChildServer {
       ++next_;
       store_task_state(t, TaskState::kRunning);
       // Read before the final state: from then on the parent may reuse the slot.
-      const int32_t countdown = t.countdown;
+      const int32_t countdown = t.countdown, done_gate = t.done_gate;
       Status s = (t.after & failed_before_) == 0
                      ? wait_gate(t.wait_gate)
                      : aborted("not run: a task queued before it on this worker did not complete");
       const bool run = s.ok();
       if (run) s = run_task(t);
       const bool ok = run && s.ok();
-      finish_gate(t.done_gate, ok);
       failed_before_ = (failed_before_ << 1) | (ok ? 0u : 1u);
       t.result.store(s);
       store_task_state(t, run ? TaskState::kDone : TaskState::kNotRun);
       m_.finished.fetch_add(1, std::memory_order_release);
+      // After TASK_DONE: the member that rings for the group (below) orders
+      // every member's TASK_DONE before its ring through the gate's count.
+      const bool last_of_group = finish_gate(done_gate, ok);
       // A group member that is not the last to finish leaves the parent
       // asleep: waking it would only take a CPU from the members still
       // running, and it polls every member when the last one rings.
-      const bool last_member = finish_rings_parent(s_.group_countdowns, countdown, ok);
+      // The same for a queued group (its gate): the group is done, and its
+      // consumers can go, only when its last member finishes.
+      const bool last_member = finish_rings_parent(s_.group_countdowns, countdown, ok) && last_of_group;
       if (!ok || (last_member && !task_ready())) bell_ring(*s_.parent_bell);
     }
   }
@@ -162,13 +166,15 @@ class ChildServer {
     return Status::Ok();
   }
 
-  // This task was a member of the group counted by GroupGate `g`.
-  void finish_gate(int32_t g, bool ok) {
-    if (g < 0 || s_.group_gates == nullptr) return;
+  // This task was a member of the group counted by GroupGate `g`: whether
+  // it was the last member to finish (true without a gate).
+  bool finish_gate(int32_t g, bool ok) {
+    if (g < 0 || s_.group_gates == nullptr) return true;
     GroupGate& gate = s_.group_gates[g];
     if (!ok) gate.failed.store(1, std::memory_order_release);
     const uint32_t before = gate.remaining.fetch_sub(1, std::memory_order_acq_rel);
     if ((before == 1 || !ok) && s_.group_bell != nullptr) bell_ring(*s_.group_bell);
+    return before == 1;
   }
 
   Status run_task(TaskSlot& m) {
