@@ -71,6 +71,7 @@ struct Task {
   std::vector<Task*> producers;
   int running = 0;   // members in flight
   bool not_run = false;  // a member came back OutcomeKind::kNotRun
+  Status not_run_why;    // the first such member's reason
   // Queued chip tasks: the GroupGate a group counts down (-1: none) and the
   // one the task waits for before it starts (-1: none); engine_chain.cpp.
   int gate = -1;

@@ -399,16 +399,23 @@ void Engine::member_done(Task* t, const Outcome& o) {
     gates_[t->gate].failed.store(1, std::memory_order_release);
     bell_ring(*group_bell_);
   }
-  if (!o.status.ok() && t->error.ok()) {
-    // The run's error names the task (its index, chips and callable).
-    t->error = o.status.with_context(t->group ? t->what + " (group of " + std::to_string(t->members.size()) + ")"
-                                              : t->what);
+  // The run's error names the task (its index, chips and callable).
+  auto named = [&] {
+    return o.status.with_context(t->group ? t->what + " (group of " + std::to_string(t->members.size()) + ")"
+                                          : t->what);
+  };
+  if (o.kind == OutcomeKind::kNotRun) {
+    // Never the run's error: the failure it follows is, and it is drained
+    // too (it rang the parent), whichever chip the parent polls first.
+    if (t->not_run_why.ok()) t->not_run_why = named();
+  } else if (!o.status.ok() && t->error.ok()) {
+    t->error = named();
     // A failed member while others still run (a collective): the run's
     // error now, so its comm domains abort and the peers waiting for this
     // member end instead of running into their deadlines.
     if (t->running > 0 && current_) note_error(current_.get(), t->error);
   }
-  if (t->running == 0) finish(t, t->error);
+  if (t->running == 0) finish(t, t->error.ok() ? t->not_run_why : t->error);
   if (running_members_ == 0) cv_.notify_all();
 }
 
@@ -433,12 +440,13 @@ void Engine::finish(Task* t, const Status& s) {
           chip_fifo_[static_cast<size_t>(c->targets[0])].push_back(c);
       }
     }
-  } else if (t->not_run) {
-    // Queued behind a producer that failed (try_chain): it never ran on
-    // some chip, so it counts as skipped, as it would had it waited.
+  } else if (t->not_run && t->error.ok()) {
+    // Queued behind a task that failed (engine_chain.cpp): it did not run
+    // (where a member ran, it succeeded), so it counts as skipped, as it
+    // would had it waited.
     t->status = TaskStatus::kSkipped;
+    t->error = s;
     ++run->counts.skipped;
-    note_error(run, s);
     poison_consumers(t, aborted(t->what + " skipped"));
   } else {
     t->status = TaskStatus::kFailed;
