@@ -14,14 +14,7 @@ constexpr int kGateSub = 0;
 constexpr uint32_t kN = 256;
 
 std::unique_ptr<NodeWorker> make_worker() {
-  NodeConfig cfg;
-  cfg.chips = 1;
-  cfg.sub_workers = 1;
-  cfg.chip_threads = 1;
-  cfg.heap_ring_bytes = 1 << 20;
-  cfg.shared_bytes = 1 << 20;
-  cfg.close_timeout_ms = 2000;
-  auto w = std::make_unique<NodeWorker>(cfg);
+  auto w = std::make_unique<NodeWorker>(small_node(1, 1));
   EXPECT_EQ(*w->register_chip(add_scalar_callable()), kAddScalar);
   EXPECT_EQ(*w->register_sub("gate", [](const ChipTaskArgs& a) { return gate_pass(gate_at(a.scalar(0))); }), kGateSub);
   return w;
@@ -124,13 +117,7 @@ TEST(NodeBatch, AFailureInsideABatchFailsTheRunNamingTheTaskAndTheOthersAreRight
 // of its members runs (the run's comm domains abort on the first error
 // anyway); it counts as skipped, and its outputs stay untouched.
 TEST(NodeBatch, AGroupQueuedBehindAFailedGroupRunsOnNoChip) {
-  NodeConfig cfg;
-  cfg.chips = 2;
-  cfg.chip_threads = 1;
-  cfg.heap_ring_bytes = 1 << 20;
-  cfg.shared_bytes = 1 << 20;
-  cfg.close_timeout_ms = 2000;
-  NodeWorker w(cfg);
+  NodeWorker w(small_node(2, 0));
   ASSERT_EQ(*w.register_chip(add_scalar_callable()), kAddScalar);
   ASSERT_EQ(*w.register_chip(gate_callable()), 1);
   ASSERT_TRUE(w.init().ok());
