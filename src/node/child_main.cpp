@@ -22,6 +22,8 @@ constexpr uint64_t kOrphanCheckNs = 100'000'000;  // PDEATHSIG is the fast path
 // How long a chip stays awake after attaching a comm domain or a wake hint;
 // see serve().
 constexpr uint64_t kLingerNs = 500'000;
+// Checks of a group gate before parking (wait_gate).
+constexpr uint32_t kGateSpin = 4000;
 // Nice levels a child runs below the parent when they outnumber the CPUs.
 constexpr int kOversubscribedNice = 3;
 
@@ -73,7 +75,7 @@ class ChildServer {
   [[noreturn]] void serve() {
     while (true) {
       auto work = [&] {
-        return m_.shutdown.load(std::memory_order_acquire) != 0 || load_task_state(m_) == TaskState::kReady ||
+        return m_.shutdown.load(std::memory_order_acquire) != 0 || task_ready() ||
                load_control_state(m_) == ControlState::kRequest || m_.wake_hint.load(std::memory_order_relaxed) != 0;
       };
       auto alive = [&] { return parent_alive(s_.parent_pid); };
@@ -86,7 +88,7 @@ class ChildServer {
         linger |= m_.op == ControlOp::kAttachDomain;
         serve_control();
       }
-      if (load_task_state(m_) == TaskState::kReady) serve_task();
+      if (task_ready()) serve_tasks();
       // A domain is attached (or a cached one reused, which the parent
       // hints) right before the group that uses it: stay awake for it,
       // yielding the CPU to whoever needs it, instead of parking. A parked
@@ -102,38 +104,97 @@ class ChildServer {
   }
 
  private:
-  void serve_task() {
-    store_task_state(m_, TaskState::kRunning);
-    // Read before TASK_DONE: from then on the parent may reuse the frame.
-    const int32_t countdown = m_.countdown;
-    Status s = run_task();
-    const bool ok = s.ok();
-    m_.task_result.store(s);
-    store_task_state(m_, TaskState::kDone);
-    // A group member that is not the last to finish leaves the parent
-    // asleep: waking it would only take a CPU from the members still
-    // running, and it polls every member when the last one rings.
-    if (finish_rings_parent(s_.group_countdowns, countdown, ok)) bell_ring(*s_.parent_bell);
+  bool task_ready() const { return load_task_state(m_.tasks[next_ % kTaskSlots]) == TaskState::kReady; }
+
+  // Runs the queued tasks in order, as long as the parent keeps queueing.
+  // The parent learns of a batch's end with one ring: after the last task
+  // the child finds queued, and at once after a failure (the run's error
+  // aborts the comm domains its peers may wait in). A task whose `after`
+  // names a failed (or not run) predecessor is not run.
+  void serve_tasks() {
+    while (task_ready()) {
+      TaskSlot& t = m_.tasks[next_ % kTaskSlots];
+      ++next_;
+      store_task_state(t, TaskState::kRunning);
+      // Read before the final state: from then on the parent may reuse the slot.
+      const int32_t countdown = t.countdown, done_gate = t.done_gate;
+      Status s = (t.after & failed_before_) == 0
+                     ? wait_gate(t.wait_gate)
+                     : aborted("not run: a task queued before it on this worker did not complete");
+      const bool run = s.ok();
+      if (run) s = run_task(t);
+      const bool ok = run && s.ok();
+      failed_before_ = (failed_before_ << 1) | (ok ? 0u : 1u);
+      t.result.store(s);
+      store_task_state(t, run ? TaskState::kDone : TaskState::kNotRun);
+      m_.finished.fetch_add(1, std::memory_order_release);
+      // After TASK_DONE: the member that rings for the group (below) orders
+      // every member's TASK_DONE before its ring through the gate's count.
+      const bool last_of_group = finish_gate(done_gate, ok);
+      // A group member that is not the last to finish leaves the parent
+      // asleep: waking it would only take a CPU from the members still
+      // running, and it polls every member when the last one rings.
+      // The same for a queued group (its gate): the group is done, and its
+      // consumers can go, only when its last member finishes.
+      const bool last_member = finish_rings_parent(s_.group_countdowns, countdown, ok) && last_of_group;
+      if (!ok || (last_member && !task_ready())) bell_ring(*s_.parent_bell);
+    }
   }
 
-  Status run_task() {
-    const int nt = m_.tensor_count, ns = m_.scalar_count;
+  // Waits until the group this task must follow finished on every chip
+  // (TaskSlot::wait_gate): spins briefly (its last member usually finishes
+  // on another CPU at about the same time), then parks on the group bell,
+  // which that member rings. Bounded like the serve loop: the parent's
+  // death or a shutdown ends it.
+  Status wait_gate(int32_t g) {
+    if (g < 0 || s_.group_gates == nullptr || s_.group_bell == nullptr) return Status::Ok();
+    GroupGate& gate = s_.group_gates[g];
+    auto open = [&] {
+      return gate.remaining.load(std::memory_order_acquire) == 0 || gate.failed.load(std::memory_order_acquire) != 0 ||
+             m_.shutdown.load(std::memory_order_acquire) != 0;
+    };
+    for (uint32_t i = 0; i < kGateSpin && !open(); ++i) Waiter::spin_pause(i);
+    if (!open()) {
+      Status w = bell_wait_either(
+          m_.child_bell, *s_.group_bell, open, [&] { return parent_alive(s_.parent_pid); }, Deadline{},
+          "the group queued before this task", kOrphanCheckNs);
+      if (!w.ok()) return w;
+    }
+    if (gate.failed.load(std::memory_order_acquire) != 0)
+      return aborted("not run: the group queued before it on its chips did not complete");
+    if (m_.shutdown.load(std::memory_order_acquire) != 0) return aborted("not run: the worker is closing");
+    return Status::Ok();
+  }
+
+  // This task was a member of the group counted by GroupGate `g`: whether
+  // it was the last member to finish (true without a gate).
+  bool finish_gate(int32_t g, bool ok) {
+    if (g < 0 || s_.group_gates == nullptr) return true;
+    GroupGate& gate = s_.group_gates[g];
+    if (!ok) gate.failed.store(1, std::memory_order_release);
+    const uint32_t before = gate.remaining.fetch_sub(1, std::memory_order_acq_rel);
+    if ((before == 1 || !ok) && s_.group_bell != nullptr) bell_ring(*s_.group_bell);
+    return before == 1;
+  }
+
+  Status run_task(TaskSlot& m) {
+    const int nt = m.tensor_count, ns = m.scalar_count;
     ChipTaskArgs args;
     for (int i = 0; i < nt; ++i) {
-      m_.tensors[i] = rebase_host_view(m_.tensors[i]);
-      args.add_tensor(m_.tensors[i], static_cast<TensorArgType>(m_.tags[i]));
+      m.tensors[i] = rebase_host_view(m.tensors[i]);
+      args.add_tensor(m.tensors[i], static_cast<TensorArgType>(m.tags[i]));
     }
-    args.add_scalars(m_.scalars, ns);
+    args.add_scalars(m.scalars, ns);
     if (args.has_error()) return invalid_argument(std::string("task arguments: ") + args.error_msg());
     if (s_.kind == ChildKind::kSub) {
       const auto& fns = *s_.sub_functions;
-      if (m_.callable < 0 || m_.callable >= static_cast<int>(fns.size()))
-        return not_found("SUB callable id " + std::to_string(m_.callable) + " is not registered");
-      return fns[static_cast<size_t>(m_.callable)](args);
+      if (m.callable < 0 || m.callable >= static_cast<int>(fns.size()))
+        return not_found("SUB callable id " + std::to_string(m.callable) + " is not registered");
+      return fns[static_cast<size_t>(m.callable)](args);
     }
-    if (m_.callable < 0 || m_.callable >= static_cast<int>(ids_.size()))
-      return not_found("chip callable id " + std::to_string(m_.callable) + " is not registered");
-    auto r = chip_->run(ids_[static_cast<size_t>(m_.callable)], args);
+    if (m.callable < 0 || m.callable >= static_cast<int>(ids_.size()))
+      return not_found("chip callable id " + std::to_string(m.callable) + " is not registered");
+    auto r = chip_->run(ids_[static_cast<size_t>(m.callable)], args);
     if (r.ok()) m_.run_totals.add(*r);  // published by the TASK_DONE store that follows
     return r.status();
   }
@@ -199,6 +260,8 @@ class ChildServer {
   std::unique_ptr<ChipWorker> chip_;
   std::unique_ptr<DomainMembership> domains_;
   std::vector<int> ids_;
+  uint64_t next_ = 0;           // the next slot to run (counter, modulo kTaskSlots)
+  uint32_t failed_before_ = 0;  // bit k: the task run k+1 tasks ago failed or was not run
 };
 
 }  // namespace

@@ -34,6 +34,9 @@ struct ChildSpec {
   ShmBell* group_bell = nullptr;
   // The node's group countdowns, indexed by Mailbox::countdown.
   std::atomic<uint32_t>* group_countdowns = nullptr;
+  // The node's GroupGates (kGroupGates), indexed by TaskSlot::wait_gate
+  // and done_gate; set with group_bell (their waiters park on it).
+  GroupGate* group_gates = nullptr;
   pid_t parent_pid = 0;
   const std::vector<ChipCallable>* chip_callables = nullptr;
   const std::vector<SubFunction>* sub_functions = nullptr;

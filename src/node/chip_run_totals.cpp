@@ -61,6 +61,7 @@ void ChipRunTotals::add(const ChipRunTotals& o) {
   orch_ns += o.orch_ns;
   device_ns += o.device_ns;
   run_ns += o.run_ns;
+  dispatches += o.dispatches;
 }
 
 }  // namespace taskring::node

@@ -35,8 +35,15 @@ Status LocalEndpoint::health() {
 
 Status LocalEndpoint::start(uint64_t task_id, const TaskPayload& task) {
   Status s = start_staged(task_id, task, -1);
-  if (s.ok()) bell_ring(m_->child_bell);
+  if (s.ok()) flush(true);
   return s;
+}
+
+void LocalEndpoint::flush(bool wake) {
+  if (!staged_) return;
+  staged_ = false;
+  ++m_->dispatches;
+  if (wake) bell_ring(m_->child_bell);
 }
 
 Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) {
@@ -46,9 +53,14 @@ Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task, in
     return invalid_argument("task has " + std::to_string(task.tensors.size()) + " tensors and " +
                             std::to_string(task.scalars.size()) + " scalars; a mailbox carries at most " +
                             std::to_string(kMaxTaskTensors) + " and " + std::to_string(kMaxTaskScalars));
-  Mailbox& m = *m_;
+  if (tail_ - head_ >= static_cast<uint64_t>(kTaskSlots))
+    return failed_precondition(name() + ": task queue full (" + std::to_string(kTaskSlots) + " tasks in flight)");
+  TaskSlot& m = m_->tasks[tail_ % kTaskSlots];
   m.task_seq = task_id;
   m.countdown = countdown;
+  m.after = task.after;
+  m.wait_gate = task.wait_gate;
+  m.done_gate = task.done_gate;
   m.callable = task.callable;
   m.tensor_count = static_cast<int32_t>(task.tensors.size());
   m.scalar_count = static_cast<int32_t>(task.scalars.size());
@@ -58,24 +70,28 @@ Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task, in
   }
   if (!task.scalars.empty()) std::memcpy(m.scalars, task.scalars.data(), task.scalars.size() * sizeof(uint64_t));
   store_task_state(m, TaskState::kReady);
-  in_flight_ = true;
+  ++tail_;
+  staged_ = true;
   return Status::Ok();
 }
 
 std::optional<Outcome> LocalEndpoint::poll(bool check_liveness) {
-  if (!in_flight_) return std::nullopt;
-  Mailbox& m = *m_;
-  if (load_task_state(m) == TaskState::kDone) {
-    Status s = m.task_result.load();
+  if (head_ == tail_) return std::nullopt;
+  TaskSlot& m = m_->tasks[head_ % kTaskSlots];
+  const TaskState st = load_task_state(m);
+  if (st == TaskState::kDone || st == TaskState::kNotRun) {
+    Status s = m.result.load();
     store_task_state(m, TaskState::kIdle);
-    in_flight_ = false;
+    ++head_;
+    if (st == TaskState::kNotRun) return Outcome{OutcomeKind::kNotRun, s.with_context(name())};
     if (s.ok()) return Outcome{OutcomeKind::kSuccess, Status::Ok()};
     return Outcome{OutcomeKind::kTaskFailure, s.with_context(name() + " task failed")};
   }
   if (check_liveness || failed_.load(std::memory_order_acquire)) {
     Status h = health();
     if (!h.ok()) {
-      in_flight_ = false;
+      // Whatever is still queued will never run: each poll reports one.
+      ++head_;
       return Outcome{OutcomeKind::kEndpointFailure, h};
     }
   }

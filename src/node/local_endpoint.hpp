@@ -1,12 +1,14 @@
 // LocalEndpoint: a forked child on this host, reached through its Mailbox.
 //
-// start() writes the task frame and publishes TASK_READY (release), then
-// rings the child's bell; poll() reads TASK_DONE (acquire) and the result.
+// start_staged() fills the next slot of the child's task queue and stores
+// TASK_READY (release); flush() rings the child's bell once for everything
+// staged since the last flush (one batch, one wake); start() is both. poll()
+// reads the oldest slot's TASK_DONE / TASK_NOT_RUN (acquire) and result.
 // control() publishes CONTROL_REQUEST and waits spin-then-park on the
 // parent's bell, checking the child's liveness between park slices, so a
 // child that dies mid-call fails the call within one slice. A dead child
 // (or a control call that timed out and left the frame busy) fails the
-// endpoint for good.
+// endpoint for good, and every task still queued in it fails with that.
 #pragma once
 
 #include <atomic>
@@ -32,6 +34,8 @@ class LocalEndpoint final : public Endpoint {
   std::string name() const override { return child_->name(); }
   Status start(uint64_t task_id, const TaskPayload& task) override;
   Status start_staged(uint64_t task_id, const TaskPayload& task, int32_t countdown) override;
+  int depth() const override { return kTaskSlots; }
+  void flush(bool wake) override;
   void expect_work() override { m_->wake_hint.store(1, std::memory_order_release); }
   int exit_fd() const override { return child_->pidfd(); }
   void watch_stall(uint64_t limit_ns, uint64_t now_ns, const std::string& knob) override {
@@ -60,7 +64,11 @@ class LocalEndpoint final : public Endpoint {
   std::mutex fail_mu_;
   std::atomic<bool> failed_{false};
   Status failure_;
-  bool in_flight_ = false;  // scheduler thread only
+  // Scheduling thread only: the oldest slot in flight and the next to
+  // fill (counters, modulo kTaskSlots), and whether a slot was filled
+  // since the last flush.
+  uint64_t head_ = 0, tail_ = 0;
+  bool staged_ = false;
 };
 
 }  // namespace taskring::node

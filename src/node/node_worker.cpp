@@ -99,10 +99,12 @@ struct NodeWorker::Impl {
 
   // The bell region holds two bells: the parent's (children ring it on
   // completion) and the group bell (the parent rings it to start a group),
-  // then one group countdown per chip (Endpoint::start_staged).
+  // then one group countdown per chip (Endpoint::start_staged), then the
+  // group gates (mailbox.hpp).
   ShmBell* bell() { return static_cast<ShmBell*>(bell_region.data()); }
   ShmBell* group_bell() { return bell() + 1; }
   std::atomic<uint32_t>* group_countdowns() { return reinterpret_cast<std::atomic<uint32_t>*>(bell() + 2); }
+  GroupGate* group_gates() { return reinterpret_cast<GroupGate*>(group_countdowns() + kMaxChildren); }
   Mailbox* mailbox(size_t i) { return static_cast<Mailbox*>(mailboxes[i].data()); }
   int children_total() const { return cfg.sub_workers + cfg.chips; }
 
@@ -233,6 +235,7 @@ Status NodeWorker::Impl::start_children(Deadline deadline) {
     spec.parent_bell = bell();
     spec.group_bell = bell_either_available() ? group_bell() : nullptr;
     spec.group_countdowns = group_countdowns();
+    spec.group_gates = group_gates();
     spec.parent_pid = parent;
     spec.chip_callables = &chip_callables;
     spec.sub_functions = &sub_fns;
@@ -433,10 +436,13 @@ Status NodeWorker::init() {
   // The parent and every child hand work to each other: spin before a park
   // only while they all fit the CPUs.
   const uint32_t spin = spin_budget(kDefaultSpin, m.children_total() + 1);
-  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) <= kPage);
+  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) +
+                    kGroupGates * sizeof(GroupGate) <=
+                kPage);
   new (m.bell_region.data()) ShmBell();
   new (m.group_bell()) ShmBell();
   for (int i = 0; i < kMaxChildren; ++i) new (m.group_countdowns() + i) std::atomic<uint32_t>(0);
+  for (int i = 0; i < kGroupGates; ++i) new (m.group_gates() + i) GroupGate();
   m.bell()->spin = spin;
   for (int i = 0; i < m.children_total(); ++i) {
     auto r = SharedRegion::map(round_page(sizeof(Mailbox)), "mailbox");
@@ -485,7 +491,7 @@ Status NodeWorker::init() {
   dc.cache = m.cfg.domain_cache;
   m.domains = std::make_unique<DomainRegistry>(*m.engine, dc);
   // The first thread of the parent: every fork is behind us.
-  if (bell_either_available()) m.engine->set_group_bell(m.group_bell(), m.group_countdowns());
+  if (bell_either_available()) m.engine->set_group_bell(m.group_bell(), m.group_countdowns(), m.group_gates());
   m.engine->start();
   m.owner_pid.store(getpid(), std::memory_order_relaxed);
   m.state = Impl::State::kReady;
@@ -618,11 +624,13 @@ Expected<ChipRunTotals> NodeWorker::take_chip_run_totals(int chip) {
     return out_of_range("NodeWorker::take_chip_run_totals: chip " + std::to_string(chip) + " outside 0.." +
                         std::to_string(m.cfg.chips - 1));
   Mailbox* box = m.mailbox(static_cast<size_t>(m.cfg.sub_workers + chip));
-  // Acquire pairs with the child's TASK_DONE release: the totals it wrote
-  // before finishing its last task are visible.
-  (void)load_task_state(*box);
+  // Acquire pairs with the child's release after each task: the totals it
+  // wrote before finishing its last task are visible.
+  (void)box->finished.load(std::memory_order_acquire);
   ChipRunTotals t = box->run_totals;
   box->run_totals = ChipRunTotals{};
+  t.dispatches = box->dispatches;  // parent-written
+  box->dispatches = 0;
   return t;
 }
 

@@ -37,15 +37,15 @@ struct Harness {
   // over it (the fake members "map" domain rank r at base r). `api`: the
   // caller the engine's messages name. `waiters_drive`:
   // EngineConfig::waiters_drive (on at L3 and L4; off tests the scheduler
-  // thread alone).
+  // thread alone). `depth`: tasks each fake chip queues (Endpoint::depth).
   explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false,
                    WindowExchange* exchange = nullptr,
                    EngineApi api = {"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
-                   bool waiters_drive = true) {
+                   bool waiters_drive = true, int depth = 1) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
-      auto f = std::make_unique<FakeEndpoint>("chip " + std::to_string(i), &bell, by_mode);
+      auto f = std::make_unique<FakeEndpoint>("chip " + std::to_string(i), &bell, by_mode, depth);
       chip.push_back(f.get());
       c.push_back(std::move(f));
     }
@@ -77,7 +77,7 @@ struct Harness {
       dc.exchange = exchange;
       domains = std::make_unique<DomainRegistry>(*engine, dc);
     }
-    if (staged) engine->set_group_bell(&group_bell, countdowns);
+    if (staged) engine->set_group_bell(&group_bell, countdowns, gates);
     engine->start();
   }
   ~Harness() {
@@ -106,6 +106,7 @@ struct Harness {
 
   ShmBell bell, group_bell;
   std::atomic<uint32_t> countdowns[8] = {};
+  GroupGate gates[kGroupGates];  // staged harnesses queue groups behind groups
   char* mem = nullptr;
   std::vector<FakeEndpoint*> chip, sub;
   std::unique_ptr<Engine> engine;

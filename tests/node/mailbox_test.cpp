@@ -58,36 +58,38 @@ TEST(MailboxCountdown, OnlyTheLastSuccessfulMemberOrAFailureRings) {
   EXPECT_EQ(slots[1].load(), 0u);
 }
 
-// The parent writes the task frame, then TASK_READY; the child sees the
-// frame whole, writes its result, then TASK_DONE; the parent sees the
-// result. Bounded: each side gives up after a deadline.
+// The parent writes a task slot, then TASK_READY; the child sees the slot
+// whole, writes its result, then TASK_DONE; the parent sees the result.
+// Rounds go round the queue's slots in order, as LocalEndpoint fills them.
+// Bounded: each side gives up after a deadline.
 TEST(MailboxFrame, ATaskAndItsResultCrossTheStateWord) {
   auto box = std::make_unique<Mailbox>();
   constexpr int kRounds = 200;
   std::atomic<bool> child_ok{true};
   std::thread child([&] {
     for (int i = 1; i <= kRounds; ++i) {
+      TaskSlot& t = box->tasks[i % kTaskSlots];
       const Deadline d = Deadline::after_ms(10000);
-      while (load_task_state(*box) != TaskState::kReady) {
+      while (load_task_state(t) != TaskState::kReady) {
         if (d.expired()) return child_ok.store(false);
         std::this_thread::yield();  // 2 shared cores: let the parent run
       }
-      if (box->task_seq != static_cast<uint64_t>(i) || box->scalar_count != 1 ||
-          box->scalars[0] != static_cast<uint64_t>(i) * 7)
+      if (t.task_seq != static_cast<uint64_t>(i) || t.scalar_count != 1 || t.scalars[0] != static_cast<uint64_t>(i) * 7)
         child_ok.store(false);
-      store_task_state(*box, TaskState::kRunning);
-      box->task_result.store(i % 2 ? Status::Ok() : internal_error("round " + std::to_string(i)));
-      store_task_state(*box, TaskState::kDone);
+      store_task_state(t, TaskState::kRunning);
+      t.result.store(i % 2 ? Status::Ok() : internal_error("round " + std::to_string(i)));
+      store_task_state(t, TaskState::kDone);
     }
   });
   bool parent_ok = true;
   for (int i = 1; i <= kRounds && parent_ok; ++i) {
-    box->task_seq = static_cast<uint64_t>(i);
-    box->scalar_count = 1;
-    box->scalars[0] = static_cast<uint64_t>(i) * 7;
-    store_task_state(*box, TaskState::kReady);
+    TaskSlot& t = box->tasks[i % kTaskSlots];
+    t.task_seq = static_cast<uint64_t>(i);
+    t.scalar_count = 1;
+    t.scalars[0] = static_cast<uint64_t>(i) * 7;
+    store_task_state(t, TaskState::kReady);
     const Deadline d = Deadline::after_ms(10000);
-    while (load_task_state(*box) != TaskState::kDone) {
+    while (load_task_state(t) != TaskState::kDone) {
       if (d.expired()) {
         parent_ok = false;
         break;
@@ -95,12 +97,12 @@ TEST(MailboxFrame, ATaskAndItsResultCrossTheStateWord) {
       std::this_thread::yield();
     }
     if (!parent_ok) break;
-    const Status s = box->task_result.load();
+    const Status s = t.result.load();
     EXPECT_EQ(s.ok(), i % 2 == 1) << "round " << i;
     if (!s.ok()) {
       EXPECT_EQ(s.message(), "round " + std::to_string(i));
     }
-    store_task_state(*box, TaskState::kIdle);
+    store_task_state(t, TaskState::kIdle);
   }
   child.join();
   EXPECT_TRUE(parent_ok);

@@ -79,6 +79,18 @@ inline ChipCallable gate_callable() {
   return c;
 }
 
+// A small node for tests: `chips` chips on one sim thread each, `subs` SUB
+// workers, 1 MiB of heap ring and of shared heap, a 2 s close.
+inline NodeConfig small_node(int chips, int subs, NodeConfig cfg = {}) {
+  cfg.chips = chips;
+  cfg.sub_workers = subs;
+  cfg.chip_threads = 1;
+  cfg.heap_ring_bytes = 1 << 20;
+  cfg.shared_bytes = 1 << 20;
+  cfg.close_timeout_ms = 2000;
+  return cfg;
+}
+
 inline uint64_t f32_bits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);

@@ -28,13 +28,7 @@ constexpr int kAddScalar = 0, kGateChip = 1;
 constexpr int kSum = 0, kFail = 1, kGateSub = 2, kCount = 3;
 
 std::unique_ptr<NodeWorker> make_worker(int chips, int subs, NodeConfig cfg = {}) {
-  cfg.chips = chips;
-  cfg.sub_workers = subs;
-  cfg.chip_threads = 1;
-  cfg.heap_ring_bytes = 1 << 20;
-  cfg.shared_bytes = 1 << 20;
-  cfg.close_timeout_ms = 2000;
-  auto w = std::make_unique<NodeWorker>(cfg);
+  auto w = std::make_unique<NodeWorker>(small_node(chips, subs, cfg));
   EXPECT_EQ(*w->register_chip(add_scalar_callable()), kAddScalar);
   EXPECT_EQ(*w->register_chip(gate_callable()), kGateChip);
   EXPECT_EQ(*w->register_sub("sum",

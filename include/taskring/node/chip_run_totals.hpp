@@ -34,6 +34,9 @@ struct ChipRunTotals {
   uint64_t orch_ns = 0;    // orchestration window (hbg: the host phase)
   uint64_t device_ns = 0;  // scheduler window: first dispatch .. last completion
   uint64_t run_ns = 0;     // launch .. done
+  // Batches of tasks the node handed this chip: one mailbox publish and at
+  // most one wake each, however many tasks (docs/node.md "Dispatch").
+  uint64_t dispatches = 0;
 
   // Adds one finished run.
   void add(const RunReport& r);

@@ -2,8 +2,9 @@
 // it lives. Implementations: LocalEndpoint (a forked child over a Mailbox)
 // and FakeEndpoint (in-process, for the engine's unit tests).
 //
-// One task at a time per endpoint. The scheduler thread alone calls start()
-// and poll(); control() is called from the orchestrating thread and is
+// An endpoint holds up to depth() tasks at once (1 unless it queues them:
+// LocalEndpoint holds a batch) and runs them in the order started. The
+// scheduling thread alone calls start(), flush() and poll(); control() is called from the orchestrating thread and is
 // serialised by the endpoint. Outcomes are explicit: a task either finished
 // (its Status: OK or the task's own failure) or the endpoint failed (child
 // died), and a failed endpoint stays failed: every later start() and
@@ -28,9 +29,20 @@ struct TaskPayload {
   std::vector<ChipTensor> tensors;
   std::vector<TensorArgType> tags;
   std::vector<uint64_t> scalars;
+  // Set by the engine when it queues the task behind unfinished producers
+  // on the same worker (depth() > 1): bit k means "run only if the task
+  // started k+1 starts before this one on this endpoint succeeded";
+  // otherwise the task is not run (OutcomeKind::kNotRun). 0: no condition.
+  uint32_t after = 0;
+  // Set by the engine for a task queued behind a group on its chips: the
+  // node's GroupGate it must wait for, and the one its own group counts
+  // down (mailbox.hpp); -1: none. Endpoints without queues ignore them.
+  int32_t wait_gate = -1;
+  int32_t done_gate = -1;
 };
 
-enum class OutcomeKind : uint8_t { kSuccess, kTaskFailure, kEndpointFailure };
+// kNotRun: the worker skipped the task, as TaskPayload::after asked.
+enum class OutcomeKind : uint8_t { kSuccess, kTaskFailure, kEndpointFailure, kNotRun };
 
 struct Outcome {
   OutcomeKind kind = OutcomeKind::kSuccess;
@@ -50,12 +62,15 @@ class Endpoint {
   virtual ~Endpoint() = default;
   // "chip 3 (pid 1234)" for messages.
   virtual std::string name() const = 0;
-  // Hands `task` to the worker. Precondition: no task in flight. A failed
-  // endpoint returns its error.
+  // How many tasks may be in flight at once (start() while fewer are).
+  virtual int depth() const { return 1; }
+  // Hands `task` to the worker. Precondition: fewer than depth() tasks in
+  // flight. A failed endpoint returns its error.
   virtual Status start(uint64_t task_id, const TaskPayload& task) = 0;
-  // The same, except that the worker is not woken: the caller wakes every
-  // worker it staged with one ring of the node's group bell (Engine::launch),
-  // so the members of a group start together instead of one per wake.
+  // The same, except that the worker is not woken: the caller publishes
+  // everything it staged for this worker in one scheduling pass with one
+  // flush(), and wakes the members of groups with one ring of the node's
+  // group bell (Engine::launch), so they start together.
   // Endpoints without such a bell start the task (the default).
   // `countdown` >= 0 names a slot of the node's group countdowns that the
   // caller set to the number of members: a worker that finishes
@@ -72,8 +87,12 @@ class Endpoint {
   // not wake the worker: the caller rings the node's group bell once for
   // every worker it hinted. The default ignores the hint.
   virtual void expect_work() {}
-  // The outcome of the task in flight once it finished (or the endpoint
-  // failed), nullopt while it runs. `check_liveness`: also look for a dead
+  // Publishes what start_staged() staged since the last flush as one batch:
+  // `wake` rings the worker (false: the caller rang the node's group bell,
+  // which reaches it). Endpoints whose start_staged starts at once ignore it.
+  virtual void flush(bool wake) { (void)wake; }
+  // The outcome of the oldest task in flight once it finished (or the
+  // endpoint failed), nullopt while it runs. `check_liveness`: also look for a dead
   // child (a syscall; the scheduler asks at most every few ms).
   virtual std::optional<Outcome> poll(bool check_liveness) = 0;
   // Runs one control request synchronously; its result value.

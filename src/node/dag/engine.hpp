@@ -12,13 +12,18 @@
 // its producers and, when ready, queued) in one critical section, so the
 // scheduler never sees a half-built task.
 //
-// Scheduling, each pass: drain every endpoint's completion first, then
-// dispatch: the head of the group FIFO (all targets idle: start every
-// member; otherwise it reserves its chips against single tasks), then the
-// head of each chip's FIFO (unless reserved), then the SUB FIFO (its head
-// takes any idle SUB workers, a group as many as it has members). A failure
-// poisons every transitive consumer; the first error of a run wins and later
-// submits of that run return it at once.
+// Scheduling, each pass: drain every endpoint's completions first, then
+// dispatch: the head of the group FIFO (every target's queue has room:
+// queue every member; otherwise it reserves its chips against single
+// tasks), then each chip's FIFO (unless reserved), then the SUB FIFO (its
+// head takes any idle SUB workers, a group as many as it has members).
+// A chip endpoint holds a queue of tasks (Endpoint::depth): what one pass
+// queues for a chip goes out as one batch (Endpoint::flush), and a chip
+// task whose unfinished producers are all queued already is queued behind
+// them at once (try_chain, engine_chain.cpp), so a chain of tasks on the
+// same chips costs one dispatch. A failure poisons every transitive
+// consumer; the first error of a run wins and later submits of that run
+// return it at once.
 //
 // Runs do not overlap: begin_run() waits until the previous run finished.
 //
@@ -62,7 +67,15 @@ struct Task {
   TaskStatus status = TaskStatus::kBuilding;
   int fanin = 0;  // producers not finished
   std::vector<Task*> consumers;
+  // Producers not finished when it was submitted (try_chain reads them).
+  std::vector<Task*> producers;
   int running = 0;   // members in flight
+  bool not_run = false;  // a member came back OutcomeKind::kNotRun
+  Status not_run_why;    // the first such member's reason
+  // Queued chip tasks: the GroupGate a group counts down (-1: none) and the
+  // one the task waits for before it starts (-1: none); engine_chain.cpp.
+  int gate = -1;
+  int wait_gate = -1;
   Status error;      // first member failure
   std::string what;  // "task 3 (chip 1, callable 'bgemm')" for messages
 };
@@ -189,9 +202,12 @@ class Engine {
   // `countdowns` (one per chip, may be null): a group launched while
   // nothing else waits for a chip wakes this engine only on its last
   // member's completion or on a failure (Endpoint::start_staged).
-  void set_group_bell(ShmBell* bell, std::atomic<uint32_t>* countdowns = nullptr) {
+  // `gates` (kGroupGates, may be null): with them, a group is queued
+  // behind the group before it on the same chips (engine_chain.cpp).
+  void set_group_bell(ShmBell* bell, std::atomic<uint32_t>* countdowns = nullptr, GroupGate* gates = nullptr) {
     group_bell_ = bell;
     group_countdowns_ = countdowns;
+    gates_ = bell != nullptr ? gates : nullptr;
   }
   // Cancels unstarted work with `why`, waits until nothing runs (or
   // `drain`), stops the scheduler, fails what still runs with `why`.
@@ -283,6 +299,22 @@ class Engine {
   bool dispatch_singles();
   bool dispatch_subs();
   void launch(Task* t, const std::vector<int>& targets);
+  // engine_chain.cpp: queues pending chip task `t` behind its unfinished
+  // producers when every one of them is queued on the chips already and
+  // in-order execution there keeps every dependency (true: queued).
+  bool try_chain(Task* t);
+  bool chainable(const Task* t, std::vector<uint32_t>* after, int* wait_gate) const;
+  // Whether group `t` may be queued on its chips now: every target's queue
+  // is empty, or ends with the same group of the same chips, which has a
+  // gate (`*wait_gate`: that gate, or -1).
+  bool group_fits(const Task* t, int* wait_gate) const;
+  void take_gate(Task* t);      // a free GroupGate for queued group t, if any
+  void release_gates(Task* t);  // t finished
+  void chain_consumers(Task* t);
+  // Publishes every chip queue filled since the last flush (one batch each)
+  // and rings the group bell once if a group was queued.
+  void flush_staged();
+  bool has_room(int chip) const;
   // No ready task is queued for any of `chips`, and no ready group at all.
   bool nothing_waits_for_chips(const std::vector<int>& chips) const;
   void member_done(Task* t, const Outcome& o);
@@ -315,7 +347,20 @@ class Engine {
   std::vector<std::deque<Task*>> chip_fifo_;
   std::deque<Task*> group_fifo_;
   std::deque<Task*> sub_fifo_;
-  std::vector<Slot> chip_slot_, sub_slot_;
+  // Per chip: the tasks queued in its endpoint, oldest first (a group
+  // appears in every target's queue). Per SUB: the one task in flight.
+  std::vector<std::deque<Task*>> chip_q_;
+  std::vector<int> chip_depth_;
+  std::vector<Slot> sub_slot_;
+  // Per chip, filled since the last flush: 0 no, 1 yes, 2 yes and the group
+  // bell's ring reaches it; whether a group was queued.
+  std::vector<uint8_t> chip_staged_;
+  bool group_staged_ = false;
+  // The node's GroupGates and, per gate, the tasks that hold it (its group
+  // and the tasks waiting on it); free at 0.
+  GroupGate* gates_ = nullptr;
+  std::vector<int> gate_refs_ = std::vector<int>(kGroupGates, 0);
+  int next_gate_ = 0;
   std::vector<bool> sub_dead_;
   int running_members_ = 0;
   HeapRing heap_;

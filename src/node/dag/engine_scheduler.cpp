@@ -24,10 +24,13 @@ Engine::Engine(EngineConfig config, std::vector<std::unique_ptr<Endpoint>> chips
       subs_(std::move(subs)),
       bell_(bell),
       chip_fifo_(chips_.size()),
-      chip_slot_(chips_.size()),
+      chip_q_(chips_.size()),
       sub_slot_(subs_.size()),
+      chip_staged_(chips_.size(), 0),
       sub_dead_(subs_.size(), false),
       heap_(cfg_.heap_base, cfg_.heap_bytes) {
+  // The child's TaskPayload::after mask names predecessors up to 32 back.
+  for (auto& ep : chips_) chip_depth_.push_back(std::clamp(ep->depth(), 1, 32));
   if (cfg_.waiters_drive) {
     gate_ = std::make_shared<DriveGate>();
     gate_->engine = this;
@@ -196,10 +199,12 @@ bool Engine::any_busy() const { return running_members_ > 0; }
 bool Engine::drain_completions(bool check_liveness) {
   bool any = false;
   for (size_t c = 0; c < chips_.size(); ++c) {
-    Task* t = chip_slot_[c].task;
-    if (t == nullptr) continue;
-    if (auto o = chips_[c]->poll(check_liveness)) {
-      chip_slot_[c].task = nullptr;
+    auto& q = chip_q_[c];
+    while (!q.empty()) {
+      auto o = chips_[c]->poll(check_liveness);
+      if (!o) break;
+      Task* t = q.front();
+      q.pop_front();
       member_done(t, *o);
       any = true;
     }
@@ -221,6 +226,7 @@ bool Engine::dispatch() {
   bool any = dispatch_groups();
   any |= dispatch_singles();
   any |= dispatch_subs();
+  flush_staged();
   return any;
 }
 
@@ -230,20 +236,26 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
   RunState* run = current_.get();
   if (run != nullptr && run->t_first_dispatch == 0) run->t_first_dispatch = mono_ns();
   // All members are handed over before any result is read, and a group's
-  // chips are woken by one ring of the group bell, so they start together.
-  const bool staged = group_bell_ != nullptr && !t->sub && targets.size() > 1;
+  // chips are woken by one ring of the group bell (flush_staged), so they
+  // start together.
+  const bool grouped = group_bell_ != nullptr && !t->sub && targets.size() > 1;
   // While nothing else waits for a chip, only the group's last member (or a
   // failed one) wakes this thread: earlier wake-ups would run it on a CPU
   // the remaining members need. The slot is the first target's, which no
-  // other running group holds.
+  // other running group holds: every target's queue is empty.
+  bool queues_empty = true;
+  for (int c : targets) queues_empty &= t->sub || chip_q_[static_cast<size_t>(c)].empty();
   int32_t countdown = -1;
-  if (staged && group_countdowns_ != nullptr && nothing_waits_for_chips(targets)) {
+  if (grouped && queues_empty && group_countdowns_ != nullptr && nothing_waits_for_chips(targets)) {
     countdown = targets[0];
     group_countdowns_[countdown].store(static_cast<uint32_t>(targets.size()), std::memory_order_relaxed);
   }
+  if (!t->sub) take_gate(t);
   for (size_t m = 0; m < targets.size(); ++m) {
+    t->members[m].wait_gate = t->wait_gate;
+    t->members[m].done_gate = t->gate;
     Endpoint& ep = t->sub ? *subs_[static_cast<size_t>(targets[m])] : *chips_[static_cast<size_t>(targets[m])];
-    Status s = staged ? ep.start_staged(t->index, t->members[m], countdown) : ep.start(t->index, t->members[m]);
+    Status s = t->sub ? ep.start(t->index, t->members[m]) : ep.start_staged(t->index, t->members[m], countdown);
     ++t->running;
     ++running_members_;
     if (!s.ok()) {
@@ -254,9 +266,16 @@ void Engine::launch(Task* t, const std::vector<int>& targets) {
       member_done(t, Outcome{OutcomeKind::kEndpointFailure, s.with_context("dispatching " + t->what)});
       continue;
     }
-    (t->sub ? sub_slot_ : chip_slot_)[static_cast<size_t>(targets[m])].task = t;
+    const auto target = static_cast<size_t>(targets[m]);
+    if (t->sub) {
+      sub_slot_[target].task = t;
+      continue;
+    }
+    chip_q_[target].push_back(t);
+    chip_staged_[target] = std::max<uint8_t>(chip_staged_[target], grouped ? 2 : 1);
   }
-  if (staged) bell_ring(*group_bell_);
+  group_staged_ |= grouped;
+  if (!t->sub) chain_consumers(t);
 }
 
 bool Engine::nothing_waits_for_chips(const std::vector<int>& chips) const {
@@ -295,9 +314,12 @@ bool Engine::dispatch_groups() {
       any = true;
       continue;
     }
+    int wait_gate = -1;
+    if (!group_fits(t, &wait_gate)) return any;  // the head keeps its reservation
     for (int c : t->targets)
-      if (chip_slot_[static_cast<size_t>(c)].task != nullptr) return any;  // the head keeps its reservation
+      if (!has_room(c)) return any;
     group_fifo_.pop_front();
+    t->wait_gate = wait_gate;
     launch(t, t->targets);
     any = true;
   }
@@ -315,12 +337,14 @@ bool Engine::dispatch_singles() {
   }
   for (size_t c = 0; c < chips_.size(); ++c) {
     auto& q = chip_fifo_[c];
-    while (!q.empty() && q.front()->status != TaskStatus::kReady) q.pop_front();
-    if (q.empty() || chip_slot_[c].task != nullptr || reserved[c]) continue;
-    Task* t = q.front();
-    q.pop_front();
-    launch(t, {static_cast<int>(c)});
-    any = true;
+    while (!reserved[c] && has_room(static_cast<int>(c))) {
+      while (!q.empty() && q.front()->status != TaskStatus::kReady) q.pop_front();
+      if (q.empty()) break;
+      Task* t = q.front();
+      q.pop_front();
+      launch(t, {static_cast<int>(c)});
+      any = true;
+    }
   }
   return any;
 }
@@ -368,27 +392,45 @@ void Engine::expect_work(std::span<const int> chips) {
 void Engine::member_done(Task* t, const Outcome& o) {
   --t->running;
   --running_members_;
-  if (!o.status.ok() && t->error.ok()) {
-    t->error =
-        t->group ? o.status.with_context(t->what + " (group of " + std::to_string(t->members.size()) + ")") : o.status;
+  t->not_run |= o.kind == OutcomeKind::kNotRun;
+  if (o.kind == OutcomeKind::kEndpointFailure && t->gate >= 0) {
+    // A member that never finishes never counts down: open the gate as
+    // failed, so the group queued behind this one is not run.
+    gates_[t->gate].failed.store(1, std::memory_order_release);
+    bell_ring(*group_bell_);
+  }
+  // The run's error names the task (its index, chips and callable).
+  auto named = [&] {
+    return o.status.with_context(t->group ? t->what + " (group of " + std::to_string(t->members.size()) + ")"
+                                          : t->what);
+  };
+  if (o.kind == OutcomeKind::kNotRun) {
+    // Never the run's error: the failure it follows is, and it is drained
+    // too (it rang the parent), whichever chip the parent polls first.
+    if (t->not_run_why.ok()) t->not_run_why = named();
+  } else if (!o.status.ok() && t->error.ok()) {
+    t->error = named();
     // A failed member while others still run (a collective): the run's
     // error now, so its comm domains abort and the peers waiting for this
     // member end instead of running into their deadlines.
     if (t->running > 0 && current_) note_error(current_.get(), t->error);
   }
-  if (t->running == 0) finish(t, t->error);
+  if (t->running == 0) finish(t, t->error.ok() ? t->not_run_why : t->error);
   if (running_members_ == 0) cv_.notify_all();
 }
 
 void Engine::finish(Task* t, const Status& s) {
   RunState* run = current_.get();
+  release_gates(t);
   if (s.ok()) {
     t->status = TaskStatus::kCompleted;
     ++run->counts.completed;
     deps_.mark_completed(t->index);
     for (Task* c : t->consumers) {
       if (c->status != TaskStatus::kPending) continue;
-      if (--c->fanin == 0) {
+      if (--c->fanin > 0) {
+        (void)try_chain(c);  // its other producers may all be queued now
+      } else {
         c->status = TaskStatus::kReady;
         if (c->sub)
           sub_fifo_.push_back(c);
@@ -398,6 +440,14 @@ void Engine::finish(Task* t, const Status& s) {
           chip_fifo_[static_cast<size_t>(c->targets[0])].push_back(c);
       }
     }
+  } else if (t->not_run && t->error.ok()) {
+    // Queued behind a task that failed (engine_chain.cpp): it did not run
+    // (where a member ran, it succeeded), so it counts as skipped, as it
+    // would had it waited.
+    t->status = TaskStatus::kSkipped;
+    t->error = s;
+    ++run->counts.skipped;
+    poison_consumers(t, aborted(t->what + " skipped"));
   } else {
     t->status = TaskStatus::kFailed;
     ++run->counts.failed;
@@ -526,14 +576,19 @@ void Engine::shutdown(const Status& why, Deadline drain) {
   watch_.stop();
   lk.lock();
   // Whatever still runs will never be polled again.
-  for (auto* slots : {&chip_slot_, &sub_slot_}) {
-    for (Slot& sl : *slots) {
-      if (sl.task == nullptr) continue;
-      Task* t = sl.task;
-      sl.task = nullptr;
+  for (auto& q : chip_q_) {
+    while (!q.empty()) {
+      Task* t = q.front();
+      q.pop_front();
       if (current_)
         member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
     }
+  }
+  for (Slot& sl : sub_slot_) {
+    if (sl.task == nullptr) continue;
+    Task* t = sl.task;
+    sl.task = nullptr;
+    if (current_) member_done(t, Outcome{OutcomeKind::kEndpointFailure, why.with_context(t->what + " still running")});
   }
   if (current_ && !current_->orchestrating) maybe_finish_run(current_.get());
 }

@@ -239,7 +239,10 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
         case TaskStatus::kSkipped:
           if (poisoned.ok()) poisoned = aborted(what + " skipped: its producer " + p->what + " did not complete");
           break;
-        default: ++t->fanin; p->consumers.push_back(t);
+        default:
+          ++t->fanin;
+          p->consumers.push_back(t);
+          t->producers.push_back(p);
       }
     }
     run->tasks.push_back(std::move(task));
@@ -258,12 +261,15 @@ Status Engine::submit(RunState* run, bool sub, int callable, std::span<const Chi
         chip_fifo_[static_cast<size_t>(t->targets[0])].push_back(t);
     } else {
       t->status = TaskStatus::kPending;
+      (void)try_chain(t);  // behind its producers, if they are all queued
     }
     if (cfg_.waiters_drive) {
       // The orchestrating thread dispatches what is ready itself: no wake
       // of the scheduler thread for it.
       drain_completions(false);
       dispatch();
+    } else {
+      flush_staged();
     }
   }
   if (!cfg_.waiters_drive || !watched_) bell_ring(*bell_);

@@ -5,8 +5,13 @@
 // finish(). kill() turns the endpoint into a dead one, as a child killed by
 // a signal would be. Every state change rings the engine's bell and the
 // fake's own waiter, so tests wait on conditions with deadlines, never sleep.
+// With `depth` > 1 it queues tasks like LocalEndpoint: outcomes are reported
+// in start order (finish() completes the oldest held one), a task whose
+// TaskPayload::after names a failed or not-run predecessor is not run
+// (OutcomeKind::kNotRun), and flushes() counts the batches published.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -22,10 +27,11 @@ class FakeEndpoint final : public Endpoint {
  public:
   using Behaviour = std::function<std::optional<Outcome>(const TaskPayload&)>;
 
-  FakeEndpoint(std::string name, ShmBell* bell, Behaviour behaviour = {})
-      : name_(std::move(name)), bell_(bell), behaviour_(std::move(behaviour)) {}
+  FakeEndpoint(std::string name, ShmBell* bell, Behaviour behaviour = {}, int depth = 1)
+      : name_(std::move(name)), bell_(bell), behaviour_(std::move(behaviour)), depth_(depth) {}
 
   std::string name() const override { return name_; }
+  int depth() const override { return depth_; }
 
   Status start(uint64_t task_id, const TaskPayload& task) override {
     std::optional<Outcome> now;
@@ -36,10 +42,11 @@ class FakeEndpoint final : public Endpoint {
     {
       std::lock_guard<std::mutex> lk(mu_);
       if (!dead_.ok()) return dead_;
-      in_flight_ = true;
+      if (static_cast<int>(queue_.size()) >= depth_) return failed_precondition(name_ + ": queue full");
       started_.push_back(task);
       started_ids_.push_back(task_id);
-      pending_ = now;
+      queue_.push_back(Entry{task.after, now});
+      settle();
     }
     changed();
     return Status::Ok();
@@ -50,21 +57,28 @@ class FakeEndpoint final : public Endpoint {
     {
       std::lock_guard<std::mutex> lk(mu_);
       countdowns_.push_back(countdown);
+      ++unflushed_;
     }
     return start(task_id, task);
   }
 
+  // Counts a batch when anything was staged since the last flush.
+  void flush(bool) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (unflushed_ == 0) return;
+    batch_sizes_.push_back(unflushed_);
+    unflushed_ = 0;
+  }
+
   std::optional<Outcome> poll(bool) override {
     std::lock_guard<std::mutex> lk(mu_);
-    if (!in_flight_ || !pending_) return std::nullopt;
-    in_flight_ = false;
-    auto o = pending_;
-    pending_.reset();
+    if (queue_.empty() || !queue_.front().outcome) return std::nullopt;
+    auto o = queue_.front().outcome;
+    queue_.pop_front();
     ++finished_;
     waiter_.notify_all();
     return o;
   }
-
   // Returns args[1] (a domain attach: the rank, as the member's base).
   Expected<uint64_t> control(const ControlRequest& req, Deadline) override {
     std::lock_guard<std::mutex> lk(mu_);
@@ -97,11 +111,16 @@ class FakeEndpoint final : public Endpoint {
     return dead_;
   }
 
-  // Completes the held task with `o`.
+  // Completes the oldest held task with `o`.
   void finish(Outcome o = {}) {
     {
       std::lock_guard<std::mutex> lk(mu_);
-      pending_ = std::move(o);
+      for (Entry& e : queue_) {
+        if (e.outcome) continue;
+        e.outcome = std::move(o);
+        break;
+      }
+      settle();
     }
     changed();
   }
@@ -109,7 +128,8 @@ class FakeEndpoint final : public Endpoint {
     {
       std::lock_guard<std::mutex> lk(mu_);
       dead_ = why;
-      if (in_flight_) pending_ = Outcome{OutcomeKind::kEndpointFailure, why};
+      for (Entry& e : queue_)
+        if (!e.outcome) e.outcome = Outcome{OutcomeKind::kEndpointFailure, why};
     }
     changed();
   }
@@ -133,6 +153,11 @@ class FakeEndpoint final : public Endpoint {
     std::lock_guard<std::mutex> lk(mu_);
     return started_;
   }
+  // The number of tasks of each flushed batch, in order.
+  std::vector<int> batch_sizes() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return batch_sizes_;
+  }
   // The countdown slot of every staged start, in order.
   std::vector<int32_t> countdowns() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -140,6 +165,25 @@ class FakeEndpoint final : public Endpoint {
   }
 
  private:
+  // A queued task runs once every task before it has an outcome (in order,
+  // as a child runs its queue): one whose `after` names a failure is not run.
+  void settle() {
+    for (Entry& e : queue_) {
+      if (e.settled) continue;
+      if ((e.after & history_) != 0)
+        e.outcome = Outcome{OutcomeKind::kNotRun, aborted(name_ + ": not run: a task queued before it did not complete")};
+      else if (!e.outcome)
+        return;
+      e.settled = true;
+      const bool ok = e.outcome->kind == OutcomeKind::kSuccess;
+      history_ = (history_ << 1) | (ok ? 0u : 1u);
+    }
+  }
+  struct Entry {
+    uint32_t after = 0;
+    std::optional<Outcome> outcome;
+    bool settled = false;
+  };
   void changed() {
     waiter_.notify_all();
     bell_ring(*bell_);
@@ -150,8 +194,11 @@ class FakeEndpoint final : public Endpoint {
   std::mutex mu_;
   Waiter waiter_;
   Status dead_;
-  bool in_flight_ = false;
-  std::optional<Outcome> pending_;
+  int depth_;
+  std::deque<Entry> queue_;
+  uint32_t history_ = 0;  // bit k: the task settled k+1 before failed or was not run
+  int unflushed_ = 0;
+  std::vector<int> batch_sizes_;
   std::vector<TaskPayload> started_;
   std::vector<uint64_t> started_ids_;
   std::vector<int32_t> countdowns_;
