@@ -5,10 +5,13 @@
 //       time per allreduce over R back-to-back allreduces in one kernel
 //       (ProbeOp::kTimedAllreduce), after a barrier;
 //   (b) barrier latency (ProbeOp::kTimedBarrier), per rank count;
-//   (c) the machine's memcpy bandwidth (one thread), from which the
-//       physical limit of an n-rank allreduce on `cores` cores is
-//       memcpy_bw · cores / n (each rank must at least read its peers'
-//       data once).
+//   (c) the memcpy limit, measured in this process right before each rank
+//       count's allreduces: `cores` threads each copy their own 64 MiB at
+//       once (the memory bandwidth the cores share). An n-rank allreduce
+//       must at least copy its bus bytes, 2(n-1)/n · bytes per rank, so its
+//       bus bandwidth is at most memcpy_cores / n. The figure of issue 17
+//       (one thread's memcpy times `cores`) is printed too: this machine's
+//       cores do not double a single core's memory bandwidth.
 // Open MPI's MPI_Allreduce / MPI_Barrier are measured by bench_comm_mpi in
 // the same run (bench/comm/run_comm_bench). Prints a table; --json FILE
 // writes the numbers. Quote `uptime` beside any number.
@@ -35,23 +38,42 @@ namespace {
 
 struct Args {
   std::vector<int> ranks = {2, 4, 8};
-  std::vector<uint64_t> bytes = {4096, 65536, 1 << 20, 4 << 20};
+  std::vector<uint64_t> bytes = {4096, 65536, 1 << 20, 4 << 20, 16 << 20};
+  std::vector<int> algos = {0, 1, 2, 3};  // onephase, ring, direct, auto
   std::string json;
   int samples = 5;
 };
 
-double memcpy_gbps() {
+const char* const kAlgoNames[] = {"onephase", "ring", "direct", "auto"};
+
+// Aggregate memcpy bandwidth of `threads` threads, each copying its own
+// 64 MiB (larger than any cache) at the same time: the best of 5 rounds.
+double memcpy_gbps(unsigned threads) {
   const size_t n = 64 << 20;
-  std::vector<char> a(n, 1), b(n, 2);
+  std::vector<std::vector<char>> a(threads), b(threads);
+  for (unsigned t = 0; t < threads; ++t) a[t].assign(n, 1), b[t].assign(n, 2);
   double best = 0;
   for (int i = 0; i < 5; ++i) {
+    std::vector<std::thread> th;
     const uint64_t t0 = mono_ns();
-    std::memcpy(b.data(), a.data(), n);
+    for (unsigned t = 0; t < threads; ++t)
+      th.emplace_back([&, t] { std::memcpy(b[t].data(), a[t].data(), n); });
+    for (std::thread& x : th) x.join();
     const uint64_t dt = mono_ns() - t0;
-    best = std::max(best, static_cast<double>(n) / static_cast<double>(dt));
-    a[i] = b[n - 1 - i];  // keep the copies observable
+    best = std::max(best, static_cast<double>(n) * threads / static_cast<double>(dt));
+    for (unsigned t = 0; t < threads; ++t) a[t][i] = b[t][n - 1 - i];  // keep the copies observable
   }
   return best;  // bytes per ns = GB/s
+}
+
+std::vector<std::string_view> split(std::string_view v) {
+  std::vector<std::string_view> out;
+  while (!v.empty()) {
+    const size_t c = v.find(',');
+    out.push_back(v.substr(0, c));
+    v = c == std::string_view::npos ? std::string_view{} : v.substr(c + 1);
+  }
+  return out;
 }
 
 struct Row {
@@ -60,6 +82,8 @@ struct Row {
   uint64_t bytes;
   double us;        // per operation (median over samples of the slowest rank)
   double bus_gbps;  // allreduce only
+  double mbw1;      // one thread's memcpy GB/s, measured before this rank count
+  double mbw;       // `cores` threads' memcpy GB/s, measured at the same time
 };
 
 }  // namespace
@@ -77,26 +101,37 @@ int main(int argc, char** argv) {
     else if (s == "--bytes" && i + 1 < argc) {
       // Comma-separated allreduce sizes; "none" measures the barrier only.
       a.bytes.clear();
-      for (std::string_view v = argv[++i]; !v.empty() && v != "none";) {
-        const size_t c = v.find(',');
-        a.bytes.push_back(std::strtoull(std::string(v.substr(0, c)).c_str(), nullptr, 10));
-        v = c == std::string_view::npos ? std::string_view{} : v.substr(c + 1);
+      if (std::string_view(argv[++i]) != "none")
+        for (std::string_view v : split(argv[i])) a.bytes.push_back(std::strtoull(std::string(v).c_str(), nullptr, 10));
+    } else if (s == "--algos" && i + 1 < argc) {
+      a.algos.clear();
+      for (std::string_view v : split(argv[++i])) {
+        const auto* f = std::find(std::begin(kAlgoNames), std::end(kAlgoNames), v);
+        if (f == std::end(kAlgoNames)) {
+          std::fprintf(stderr, "bench_comm: --algos: '%.*s' is not onephase, ring, direct or auto\n",
+                       static_cast<int>(v.size()), v.data());
+          return 2;
+        }
+        a.algos.push_back(static_cast<int>(f - std::begin(kAlgoNames)));
       }
     } else {
-      std::fprintf(stderr, "usage: bench_comm [--json FILE] [--samples N] [--ranks N] [--bytes B,B,...|none]\n");
+      std::fprintf(stderr,
+                   "usage: bench_comm [--json FILE] [--samples N] [--ranks N] [--bytes B,B,...|none] "
+                   "[--algos onephase,ring,direct,auto]\n");
       return 2;
     }
   }
   (void)log::init_logging(process_env());
-  const double mbw = memcpy_gbps();
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Row> rows;
   for (int n : a.ranks) {
+    // Before the node forks (a fork copies only the calling thread).
+    const double mbw1 = memcpy_gbps(1), mbw = memcpy_gbps(cores);
     NodeConfig cfg;
     cfg.chips = n;
     cfg.chip_threads = 1;
     cfg.heap_ring_bytes = 1 << 20;
-    const uint64_t max_bytes = *std::max_element(a.bytes.begin(), a.bytes.end());
+    const uint64_t max_bytes = a.bytes.empty() ? 4 : *std::max_element(a.bytes.begin(), a.bytes.end());
     cfg.shared_bytes = static_cast<uint64_t>(n) * (2 * max_bytes + 4096) + (1 << 20);
     NodeWorker w(cfg);
     const int comm = *w.register_chip(comm_call_callable());
@@ -152,34 +187,37 @@ int main(int argc, char** argv) {
       std::sort(samples.begin(), samples.end());
       return samples[samples.size() / 2];
     };
-    rows.push_back(Row{n, "barrier", 0, timed(ProbeOp::kTimedBarrier, 200, 0, 0), 0});
+    rows.push_back(Row{n, "barrier", 0, timed(ProbeOp::kTimedBarrier, 200, 0, 0), 0, mbw1, mbw});
     for (uint64_t b : a.bytes)
-      for (uint64_t algo : {0, 1, 2, 3}) {
-        static const char* const kNames[] = {"onephase", "ring", "direct", "auto"};
+      for (int algo : a.algos) {
         const uint64_t reps = std::clamp<uint64_t>((64ull << 20) / b, 5, 2000);
-        const double us = timed(ProbeOp::kTimedAllreduce, reps, b, algo);
+        const double us = timed(ProbeOp::kTimedAllreduce, reps, b, static_cast<uint64_t>(algo));
         const double bus = 2.0 * (n - 1) / n * static_cast<double>(b) / (us * 1000.0);
-        rows.push_back(Row{n, kNames[algo], b, us, bus});
+        rows.push_back(Row{n, kAlgoNames[algo], b, us, bus, mbw1, mbw});
       }
     (void)w.close();
   }
-  std::printf("memcpy %.2f GB/s (1 thread), %u cores\n\n", mbw, cores);
+  std::printf("memcpy: 1 thread and %u threads at once, measured before each rank count; limit = %u-thread "
+              "memcpy / ranks (1-thread x %u / ranks in brackets)\n\n",
+              cores, cores, cores);
   std::printf("| ranks | op | bytes | us per op | bus GB/s | limit GB/s | of limit |\n|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    const double limit = mbw * cores / r.ranks;
+    const double limit = r.mbw / r.ranks, limit1 = r.mbw1 * cores / r.ranks;
     if (r.what == "barrier")
       std::printf("| %d | barrier | - | %.2f | - | - | - |\n", r.ranks, r.us);
     else
-      std::printf("| %d | allreduce %s | %llu | %.2f | %.3f | %.2f | %.0f %% |\n", r.ranks, r.what.c_str(),
-                  static_cast<unsigned long long>(r.bytes), r.us, r.bus_gbps, limit, 100.0 * r.bus_gbps / limit);
+      std::printf("| %d | allreduce %s | %llu | %.2f | %.3f | %.2f (%.2f) | %.0f %% (%.0f %%) |\n", r.ranks,
+                  r.what.c_str(), static_cast<unsigned long long>(r.bytes), r.us, r.bus_gbps, limit, limit1,
+                  100.0 * r.bus_gbps / limit, 100.0 * r.bus_gbps / limit1);
   }
   if (!a.json.empty()) {
     std::ofstream j(a.json);
-    j << "{\"memcpy_gbps\": " << mbw << ", \"cores\": " << cores << ", \"rows\": [";
+    j << "{\"cores\": " << cores << ", \"rows\": [";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
       j << (i ? ", " : "") << "{\"impl\": \"taskring\", \"ranks\": " << r.ranks << ", \"op\": \"" << r.what
-        << "\", \"bytes\": " << r.bytes << ", \"us\": " << r.us << ", \"bus_gbps\": " << r.bus_gbps << "}";
+        << "\", \"bytes\": " << r.bytes << ", \"us\": " << r.us << ", \"bus_gbps\": " << r.bus_gbps
+        << ", \"memcpy1_gbps\": " << r.mbw1 << ", \"memcpy_gbps\": " << r.mbw << "}";
     }
     j << "]}\n";
   }
