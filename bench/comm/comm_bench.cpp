@@ -5,13 +5,14 @@
 //       time per allreduce over R back-to-back allreduces in one kernel
 //       (ProbeOp::kTimedAllreduce), after a barrier;
 //   (b) barrier latency (ProbeOp::kTimedBarrier), per rank count;
-//   (c) the memcpy limit, measured in this process right before each rank
-//       count's allreduces: `cores` threads each copy their own 64 MiB at
-//       once (the memory bandwidth the cores share). An n-rank allreduce
-//       must at least copy its bus bytes, 2(n-1)/n · bytes per rank, so its
-//       bus bandwidth is at most memcpy_cores / n. The figure of issue 17
-//       (one thread's memcpy times `cores`) is printed too: this machine's
-//       cores do not double a single core's memory bandwidth.
+//   (c) the memcpy limit, measured in this process right before every
+//       allreduce sample: `cores` threads each copy their own 64 MiB at once
+//       (the memory bandwidth the cores share). An n-rank allreduce must at
+//       least copy its bus bytes, 2(n-1)/n · bytes per rank, so its bus
+//       bandwidth is at most memcpy_cores / n; "of limit" is the median over
+//       the samples of each sample's fraction of its own limit. The figure
+//       of issue 17 (one thread's memcpy times `cores`) is printed too: the
+//       cores of a small VM need not double one core's memory bandwidth.
 // Open MPI's MPI_Allreduce / MPI_Barrier are measured by bench_comm_mpi in
 // the same run (bench/comm/run_comm_bench). Prints a table; --json FILE
 // writes the numbers. Quote `uptime` beside any number.
@@ -47,23 +48,33 @@ struct Args {
 const char* const kAlgoNames[] = {"onephase", "ring", "direct", "auto"};
 
 // Aggregate memcpy bandwidth of `threads` threads, each copying its own
-// 64 MiB (larger than any cache) at the same time: the best of 5 rounds.
-double memcpy_gbps(unsigned threads) {
-  const size_t n = 64 << 20;
-  std::vector<std::vector<char>> a(threads), b(threads);
-  for (unsigned t = 0; t < threads; ++t) a[t].assign(n, 1), b[t].assign(n, 2);
-  double best = 0;
-  for (int i = 0; i < 5; ++i) {
+// 64 MiB (larger than any cache) at the same time, once.
+class Copier {
+ public:
+  explicit Copier(unsigned threads) : a_(threads), b_(threads) {
+    for (unsigned t = 0; t < threads; ++t) a_[t].assign(kBytes, 1), b_[t].assign(kBytes, 2);
+  }
+  double gbps(unsigned threads) {
     std::vector<std::thread> th;
     const uint64_t t0 = mono_ns();
     for (unsigned t = 0; t < threads; ++t)
-      th.emplace_back([&, t] { std::memcpy(b[t].data(), a[t].data(), n); });
+      th.emplace_back([this, t] { std::memcpy(b_[t].data(), a_[t].data(), kBytes); });
     for (std::thread& x : th) x.join();
     const uint64_t dt = mono_ns() - t0;
-    best = std::max(best, static_cast<double>(n) * threads / static_cast<double>(dt));
-    for (unsigned t = 0; t < threads; ++t) a[t][i] = b[t][n - 1 - i];  // keep the copies observable
+    for (unsigned t = 0; t < threads; ++t) a_[t][round_ % kBytes] = b_[t][kBytes - 1 - round_ % kBytes];
+    ++round_;  // the copies stay observable
+    return static_cast<double>(kBytes) * threads / static_cast<double>(dt);  // bytes per ns = GB/s
   }
-  return best;  // bytes per ns = GB/s
+
+ private:
+  static constexpr size_t kBytes = 64 << 20;
+  std::vector<std::vector<char>> a_, b_;
+  size_t round_ = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 std::vector<std::string_view> split(std::string_view v) {
@@ -81,9 +92,11 @@ struct Row {
   std::string what;  // "onephase" | "ring" | "barrier"
   uint64_t bytes;
   double us;        // per operation (median over samples of the slowest rank)
-  double bus_gbps;  // allreduce only
-  double mbw1;      // one thread's memcpy GB/s, measured before this rank count
-  double mbw;       // `cores` threads' memcpy GB/s, measured at the same time
+  double bus_gbps;  // allreduce only, from `us`
+  double mbw1;      // one thread's memcpy GB/s (median over the samples)
+  double mbw;       // `cores` threads' memcpy GB/s (median over the samples)
+  double of_limit;  // median over the samples of bus GB/s / (mbw / ranks), each sample with its own memcpy
+  double of_limit1; // the same against one thread's memcpy x cores
 };
 
 }  // namespace
@@ -125,8 +138,6 @@ int main(int argc, char** argv) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Row> rows;
   for (int n : a.ranks) {
-    // Before the node forks (a fork copies only the calling thread).
-    const double mbw1 = memcpy_gbps(1), mbw = memcpy_gbps(cores);
     NodeConfig cfg;
     cfg.chips = n;
     cfg.chip_threads = 1;
@@ -153,9 +164,17 @@ int main(int argc, char** argv) {
     }
     std::vector<int> chips(n);
     for (int r = 0; r < n; ++r) chips[r] = r;
-    auto timed = [&](ProbeOp op, uint64_t reps, uint64_t bytes, uint64_t algo) -> double {
-      std::vector<double> samples;
+    // After the forks: the children never map the copy buffers. Every sample
+    // measures the memcpy limit right before it, so a sample and its limit
+    // see the same host (on a shared host both move with the load).
+    Copier copier(cores);
+    auto timed = [&](ProbeOp op, uint64_t reps, uint64_t bytes, uint64_t algo) -> Row {
+      std::vector<double> samples, m1, mc, of, of1;
       for (int k = 0; k < a.samples; ++k) {
+        if (op == ProbeOp::kTimedAllreduce) {
+          m1.push_back(copier.gbps(1));
+          mc.push_back(copier.gbps(cores));
+        }
         const uint64_t elems = bytes / 4;
         const uint64_t scratch = std::max<uint64_t>(
             4096, kernels::collective_scratch_bytes(kernels::CollectiveOp::kAllreduceRing, elems, 4, n));
@@ -182,33 +201,41 @@ int main(int argc, char** argv) {
         }
         uint64_t worst = 0;
         for (int r = 0; r < n; ++r) worst = std::max(worst, *times[r]);
-        samples.push_back(static_cast<double>(worst) / 1000.0 / static_cast<double>(reps));
+        const double us = static_cast<double>(worst) / 1000.0 / static_cast<double>(reps);
+        samples.push_back(us);
+        if (op == ProbeOp::kTimedAllreduce) {
+          const double bus = 2.0 * (n - 1) / n * static_cast<double>(bytes) / (us * 1000.0);
+          of.push_back(bus / (mc.back() / n));
+          of1.push_back(bus / (m1.back() * cores / n));
+        }
       }
-      std::sort(samples.begin(), samples.end());
-      return samples[samples.size() / 2];
+      Row r{n, "barrier", bytes, median(samples), 0, 0, 0, 0, 0};
+      if (op == ProbeOp::kTimedAllreduce) {
+        r.what = kAlgoNames[algo];
+        r.bus_gbps = 2.0 * (n - 1) / n * static_cast<double>(bytes) / (r.us * 1000.0);
+        r.mbw1 = median(m1), r.mbw = median(mc), r.of_limit = median(of), r.of_limit1 = median(of1);
+      }
+      return r;
     };
-    rows.push_back(Row{n, "barrier", 0, timed(ProbeOp::kTimedBarrier, 200, 0, 0), 0, mbw1, mbw});
+    rows.push_back(timed(ProbeOp::kTimedBarrier, 200, 0, 0));
     for (uint64_t b : a.bytes)
       for (int algo : a.algos) {
         const uint64_t reps = std::clamp<uint64_t>((64ull << 20) / b, 5, 2000);
-        const double us = timed(ProbeOp::kTimedAllreduce, reps, b, static_cast<uint64_t>(algo));
-        const double bus = 2.0 * (n - 1) / n * static_cast<double>(b) / (us * 1000.0);
-        rows.push_back(Row{n, kAlgoNames[algo], b, us, bus, mbw1, mbw});
+        rows.push_back(timed(ProbeOp::kTimedAllreduce, reps, b, static_cast<uint64_t>(algo)));
       }
     (void)w.close();
   }
-  std::printf("memcpy: 1 thread and %u threads at once, measured before each rank count; limit = %u-thread "
-              "memcpy / ranks (1-thread x %u / ranks in brackets)\n\n",
-              cores, cores, cores);
+  std::printf("limit = memcpy of %u threads at once / ranks (1 thread's x %u / ranks in brackets), measured "
+              "before every sample; of limit = median over the samples\n\n",
+              cores, cores);
   std::printf("| ranks | op | bytes | us per op | bus GB/s | limit GB/s | of limit |\n|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
-    const double limit = r.mbw / r.ranks, limit1 = r.mbw1 * cores / r.ranks;
     if (r.what == "barrier")
       std::printf("| %d | barrier | - | %.2f | - | - | - |\n", r.ranks, r.us);
     else
       std::printf("| %d | allreduce %s | %llu | %.2f | %.3f | %.2f (%.2f) | %.0f %% (%.0f %%) |\n", r.ranks,
-                  r.what.c_str(), static_cast<unsigned long long>(r.bytes), r.us, r.bus_gbps, limit, limit1,
-                  100.0 * r.bus_gbps / limit, 100.0 * r.bus_gbps / limit1);
+                  r.what.c_str(), static_cast<unsigned long long>(r.bytes), r.us, r.bus_gbps, r.mbw / r.ranks,
+                  r.mbw1 * cores / r.ranks, 100.0 * r.of_limit, 100.0 * r.of_limit1);
   }
   if (!a.json.empty()) {
     std::ofstream j(a.json);
@@ -217,7 +244,8 @@ int main(int argc, char** argv) {
       const Row& r = rows[i];
       j << (i ? ", " : "") << "{\"impl\": \"taskring\", \"ranks\": " << r.ranks << ", \"op\": \"" << r.what
         << "\", \"bytes\": " << r.bytes << ", \"us\": " << r.us << ", \"bus_gbps\": " << r.bus_gbps
-        << ", \"memcpy1_gbps\": " << r.mbw1 << ", \"memcpy_gbps\": " << r.mbw << "}";
+        << ", \"memcpy1_gbps\": " << r.mbw1 << ", \"memcpy_gbps\": " << r.mbw << ", \"of_limit\": " << r.of_limit
+        << ", \"of_limit1\": " << r.of_limit1 << "}";
     }
     j << "]}\n";
   }

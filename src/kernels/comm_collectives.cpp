@@ -177,65 +177,104 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
   return true;
 }
 
-// Direct (reduce-scatter + allgather through the windows): every rank
-// stages (FP32) the chunks its peers reduce, not its own; rank r sums chunk
-// r in rank order 0..n-1 (the one-phase order, so the same bits), reading
-// its own part straight from its input, block by block in cache, and
-// writes the sum both into its window (for the peers) and into its output;
-// then every rank converts the n-1 other reduced chunks straight from their
-// owners' windows into its output. Per rank ~2 N read and ~2 N written
-// (one-phase reads n·N) and two meetings per segment (ring: 2(n-1)
-// hand-offs, each a park and wake when ranks outnumber cores). Segments
-// (direct_allreduce_segments) keep each step's data in cache between the
-// rank that writes it and the peers that read it: measured at 2 ranks on 2
-// cores, 4 MiB, six alternations, median 5.8 GB/s unsegmented vs 7.0 in
-// 512 KiB segments; 4 ranks 3.4-4.8 vs 4.5-5.1. The reduced chunk r goes
-// where rank r's own chunk r would be staged, which no other rank reads, so
-// the layout is the one-phase's (one slot per parity) and the two forms can
-// follow each other on the same scratch. `in` and `out` may be one tensor:
-// a block of chunk r is read before it is written, and every segment of
-// the other chunks is staged before that segment of the output is written.
+// Sums `count` elements from `first` on: rank q's part is `peer(q)` (FP32,
+// `count` long) for q != c.rank and this rank's input for q == c.rank, in
+// rank order 0..n-1; writes the sums to `reduced` and to `out` at `first`.
+// Block by block, so the accumulator stays in L1 and each block of the
+// input is read before the same block of `out` is written.
+template <typename Peer>
+void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t first, uint64_t count,
+                        Peer&& peer, float* reduced) {
+  constexpr uint64_t kBlock = 2048;
+  alignas(64) float acc[kBlock], own[kBlock];
+  for (uint64_t b = 0; b < count; b += kBlock) {
+    const uint64_t m = std::min(kBlock, count - b);
+    const float* mine = own;
+    if (in.dtype == DataType::FP32)
+      mine = reinterpret_cast<const float*>(in.data) + first + b;
+    else
+      to_f32(in, first + b, m, own);
+    const auto src = [&](int q) { return q == c.rank ? mine : peer(q) + b; };
+    if (c.nranks == 1) {
+      std::memcpy(acc, mine, m * 4);
+    } else {
+      const float* s0 = src(0);
+      const float* s1 = src(1);
+      for (uint64_t i = 0; i < m; ++i) acc[i] = s0[i] + s1[i];
+      for (int q = 2; q < c.nranks; ++q) {
+        const float* sq = src(q);
+        for (uint64_t i = 0; i < m; ++i) acc[i] += sq[i];
+      }
+    }
+    std::memcpy(reduced + b, acc, m * 4);
+    from_f32(acc, m, out, first + b);
+  }
+}
+
+// Direct: reduce-scatter + allgather through small window slots, segment
+// by segment. Rank r owns chunk r of the input (chunk_begin); each chunk is
+// cut into the same number of segments (direct_allreduce_plan), and for
+// segment j every rank
+//   stages its part of segment j of every other chunk q (FP32) into
+//     sub-slot q of its window slot,
+//   reduces segment j of its own chunk: sums rank 0..n-1's parts (its own
+//     straight from its input, the peers' from their sub-slots r; the
+//     one-phase order, so the same bits) into its sub-slot r and its output,
+//   gathers the peers' reduced segments j from their sub-slots q into its
+//     output.
+// The slots are small (n sub-slots of one segment) and reused every other
+// segment, so what a rank stages or reduces is read by its peers from a
+// cache, and the only memory traffic is reading the input and writing the
+// output once (the unsegmented form wrote and read a whole input-sized slot
+// through memory as well). One meeting per segment: its flag says "reduced
+// segment j and staged segment j+1", and the next stage overlaps the wait.
+// Segment j runs under sequence number seq0 + j and uses that number's
+// parity slot, so the rule that keeps back-to-back collectives apart holds
+// segment by segment: nothing is written into a parity slot before every
+// rank posted the meeting after the one whose data it held. `in` and `out`
+// may be one tensor: a block of the own chunk is read before it is written,
+// and segment j of the other chunks is staged before it is gathered.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
-  const uint32_t seq = cm::begin_collective(k, c, off, align_up(in.n * 4, 64));
+  const DirectAllreducePlan plan = direct_allreduce_plan(in.n, n);
+  uint32_t seq = cm::begin_collective(k, c, off, plan.slot_bytes);
   if (seq == 0) return false;
-  const uint64_t s_off = off + (seq & 1) * align_up(in.n * 4, 64);
-  float* staged = reinterpret_cast<float*>(cm::window_of(c, r) + s_off);
-  const auto peer_staged = [&](int q) { return reinterpret_cast<const float*>(cm::window_of(c, q) + s_off); };
-  // Segment j of chunk q: [sub(q, j), sub(q, j + 1)).
-  const uint64_t segs = direct_allreduce_segments(in.n, n);
-  const auto sub = [&](int q, uint64_t j) {
-    const uint64_t b = chunk_begin(in.n, n, q), e = chunk_begin(in.n, n, q + 1);
-    return b + (e - b) * j / segs;
+  // Sub-slot q of rank w's slot for sequence s (as mapped in this process).
+  const auto sub_slot = [&](int w, uint32_t s, int q) {
+    return reinterpret_cast<float*>(cm::window_of(c, w) + off + (s & 1) * plan.slot_bytes +
+                                    static_cast<uint64_t>(q) * plan.sub_bytes);
   };
-  constexpr uint64_t kBlock = 4096;
-  float acc[kBlock], own[kBlock];
-  for (uint64_t j = 0; j < segs; ++j) {
+  // Segment j of chunk q: [seg(q, j), seg(q, j + 1)).
+  const auto seg = [&](int q, uint64_t j) {
+    const uint64_t b = chunk_begin(in.n, n, q), e = chunk_begin(in.n, n, q + 1);
+    return b + (e - b) * j / plan.segs;
+  };
+  const auto stage = [&](uint64_t j, uint32_t s) {
     for (int q = 0; q < n; ++q)
-      if (q != r) to_f32(in, sub(q, j), sub(q, j + 1) - sub(q, j), staged + sub(q, j));
-    const uint32_t staged_tok = cm::token(seq, static_cast<uint32_t>(2 * j + 1));
+      if (q != r) to_f32(in, seg(q, j), seg(q, j + 1) - seg(q, j), sub_slot(r, s, q));
+  };
+  const auto meet = [&](uint32_t tok) {
     for (int p = 0; p < n; ++p)
-      if (p != r) cm::post_flag(c, p, staged_tok);
-    if (!cm::wait_flags(k, c, nullptr, 0, staged_tok, "direct allreduce: staged inputs")) return false;
-    for (uint64_t b = sub(r, j), e = sub(r, j + 1); b < e; b += kBlock) {
-      const uint64_t m = std::min(kBlock, e - b);
-      to_f32(in, b, m, own);
-      std::memcpy(acc, r == 0 ? own : peer_staged(0) + b, m * 4);
-      for (int q = 1; q < n; ++q) {
-        const float* src = q == r ? own : peer_staged(q) + b;
-        for (uint64_t i = 0; i < m; ++i) acc[i] += src[i];
-      }
-      std::memcpy(staged + b, acc, m * 4);
-      from_f32(acc, m, out, b);
+      if (p != r) cm::post_flag(c, p, tok);
+    return cm::wait_flags(k, c, nullptr, 0, tok, "direct allreduce: segment");
+  };
+  stage(0, seq);
+  if (!meet(cm::token(seq, 1))) return false;
+  for (uint64_t j = 0; j < plan.segs; ++j) {
+    reduce_own_segment(c, in, out, seg(r, j), seg(r, j + 1) - seg(r, j), [&](int q) { return sub_slot(q, seq, r); },
+                       sub_slot(r, seq, r));
+    uint32_t tok = cm::token(seq, 2), next = seq;
+    if (j + 1 < plan.segs) {
+      next = cm::begin_collective(c);
+      stage(j + 1, next);
+      tok = cm::token(next, 1);
     }
-    const uint32_t reduced_tok = cm::token(seq, static_cast<uint32_t>(2 * j + 2));
-    for (int p = 0; p < n; ++p)
-      if (p != r) cm::post_flag(c, p, reduced_tok);
-    if (!cm::wait_flags(k, c, nullptr, 0, reduced_tok, "direct allreduce: reduced chunks")) return false;
+    if (!meet(tok)) return false;
     for (int q0 = 1; q0 < n; ++q0) {
       const int q = (r + q0) % n;  // start at a different owner on every rank
-      from_f32(peer_staged(q) + sub(q, j), sub(q, j + 1) - sub(q, j), out, sub(q, j));
+      from_f32(sub_slot(q, seq, q), seg(q, j + 1) - seg(q, j), out, seg(q, j));
     }
+    seq = next;
   }
   return true;
 }
@@ -256,22 +295,31 @@ uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* sr
 
 }  // namespace
 
-uint64_t direct_allreduce_segments(uint64_t elems, int nranks) {
-  const uint64_t chunk_bytes = elems / static_cast<uint64_t>(std::max(nranks, 1)) * 4;
-  return std::clamp<uint64_t>(chunk_bytes / kDirectSegmentBytes, 1, kMaxDirectSegments);
+DirectAllreducePlan direct_allreduce_plan(uint64_t elems, int nranks) {
+  const uint64_t n = static_cast<uint64_t>(std::max(nranks, 1));
+  const uint64_t chunk = (elems + n - 1) / n;  // the longest chunk, in elements
+  DirectAllreducePlan p;
+  // Two parity slots of n sub-slots on each of n ranks stay hot: 2·n²·segment.
+  const uint64_t seg_bytes =
+      std::clamp<uint64_t>(kDirectHotBytes / (2 * n * n), kMinDirectSegmentBytes, kMaxDirectSegmentBytes);
+  p.segs = std::clamp<uint64_t>(chunk * 4 / seg_bytes, 1, kMaxDirectSegments);
+  p.sub_bytes = align_up((chunk + p.segs - 1) / p.segs * 4, 64);  // the longest segment
+  p.slot_bytes = n * p.sub_bytes;
+  return p;
 }
+
+uint64_t direct_allreduce_segments(uint64_t elems, int nranks) { return direct_allreduce_plan(elems, nranks).segs; }
 
 uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks) {
   switch (op) {
-    case CollectiveOp::kAllreduceOnePhase:
-    case CollectiveOp::kAllreduceDirect: return 2 * align_up(in_elems * 4, 64);
+    case CollectiveOp::kAllreduceOnePhase: return 2 * align_up(in_elems * 4, 64);
+    case CollectiveOp::kAllreduceDirect: return 2 * direct_allreduce_plan(in_elems, nranks).slot_bytes;
     case CollectiveOp::kAllreduceRing: return 4 * align_up(in_elems * 4, 64);
     case CollectiveOp::kReduceScatter: return 2 * align_up(in_elems * 4, 64);
     case CollectiveOp::kAllgather:
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kAllToAll: return 2 * align_up(in_elems * elem_size, 64);
   }
-  (void)nranks;
   return 0;
 }
 

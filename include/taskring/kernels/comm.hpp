@@ -229,8 +229,9 @@ inline uint32_t token(uint32_t seq, uint32_t step) { return seq * 256u + step; }
 // Posts `tok` to peer (flags[self] of peer's sync block) and rings it if
 // this post completes what the peer's wait_flags() waits for.
 void post_flag(const CommContext& c, int peer, uint32_t tok);
-// Waits until flags[src] >= tok for every src in `srcs` (nullptr: every
-// other rank); the error names the ranks still missing and `what`. One
+// Waits until flags[src] is at or past tok (modulo 2^32: a token up to
+// 2^31 - 1 ahead counts, so sequence numbers may wrap) for every src in
+// `srcs` (nullptr: every other rank); the error names the ranks still missing and `what`. One
 // wait_flags per rank at a time (collectives on a rank run in order); a
 // second concurrent one still ends, but may only notice its flags at the
 // next park slice.
