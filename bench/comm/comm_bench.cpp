@@ -12,11 +12,16 @@
 //       bandwidth is at most memcpy_cores / n; "of limit" is the median over
 //       the samples of each sample's fraction of its own limit. The figure
 //       of issue 17 (one thread's memcpy times `cores`) is printed too: the
-//       cores of a small VM need not double one core's memory bandwidth.
+//       cores of a small VM need not double one core's memory bandwidth;
+//   (d) the cross-core hand-off bandwidth (handoff_gbps), per rank count.
 // Open MPI's MPI_Allreduce / MPI_Barrier are measured by bench_comm_mpi in
 // the same run (bench/comm/run_comm_bench). Prints a table; --json FILE
 // writes the numbers. Quote `uptime` beside any number.
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +77,43 @@ class Copier {
   size_t round_ = 0;
 };
 
+// GB/s of a hand-off between two cores: one thread writes 256 KiB, the
+// other, pinned to another CPU, copies it out, in turns (both copies
+// counted). On a KVM guest this moves with where the host places the vCPUs
+// (2-vCPU AMD guest: 13-15 GB/s on one die, ~4 on two): the direct
+// allreduce hands its slots over this way, so it is printed beside the
+// results. 0 when the process may not run on two CPUs.
+double handoff_gbps() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0 || CPU_COUNT(&mask) < 2) return 0;
+  int cpu[2] = {-1, -1};
+  for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; ++c)
+    if (CPU_ISSET(c, &mask)) cpu[k++] = c;
+  constexpr size_t kBytes = 256 << 10;
+  constexpr int kRounds = 1024;
+  std::vector<char> slot(kBytes), src(kBytes, 1), dst(kBytes);
+  std::atomic<int> turn{0};
+  auto side = [&](int me, int c) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    for (int i = 0; i < kRounds; ++i) {
+      while (turn.load(std::memory_order_acquire) != me) {
+      }
+      if (me == 0)
+        std::memcpy(slot.data(), src.data(), kBytes);
+      else
+        std::memcpy(dst.data(), slot.data(), kBytes);
+      turn.store(1 - me, std::memory_order_release);
+    }
+  };
+  const uint64_t t0 = mono_ns();
+  std::thread a(side, 0, cpu[0]), b(side, 1, cpu[1]);
+  a.join(), b.join();
+  return 2.0 * kBytes * kRounds / static_cast<double>(mono_ns() - t0);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -97,6 +139,7 @@ struct Row {
   double mbw;       // `cores` threads' memcpy GB/s (median over the samples)
   double of_limit;  // median over the samples of bus GB/s / (mbw / ranks), each sample with its own memcpy
   double of_limit1; // the same against one thread's memcpy x cores
+  double handoff;   // handoff_gbps() before this rank count
 };
 
 }  // namespace
@@ -168,6 +211,7 @@ int main(int argc, char** argv) {
     // measures the memcpy limit right before it, so a sample and its limit
     // see the same host (on a shared host both move with the load).
     Copier copier(cores);
+    const double handoff = handoff_gbps();
     auto timed = [&](ProbeOp op, uint64_t reps, uint64_t bytes, uint64_t algo) -> Row {
       std::vector<double> samples, m1, mc, of, of1;
       for (int k = 0; k < a.samples; ++k) {
@@ -209,7 +253,7 @@ int main(int argc, char** argv) {
           of1.push_back(bus / (m1.back() * cores / n));
         }
       }
-      Row r{n, "barrier", bytes, median(samples), 0, 0, 0, 0, 0};
+      Row r{n, "barrier", bytes, median(samples), 0, 0, 0, 0, 0, handoff};
       if (op == ProbeOp::kTimedAllreduce) {
         r.what = kAlgoNames[algo];
         r.bus_gbps = 2.0 * (n - 1) / n * static_cast<double>(bytes) / (r.us * 1000.0);
@@ -231,7 +275,7 @@ int main(int argc, char** argv) {
   std::printf("| ranks | op | bytes | us per op | bus GB/s | limit GB/s | of limit |\n|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     if (r.what == "barrier")
-      std::printf("| %d | barrier | - | %.2f | - | - | - |\n", r.ranks, r.us);
+      std::printf("| %d | barrier | - | %.2f | - | - | hand-off %.1f GB/s |\n", r.ranks, r.us, r.handoff);
     else
       std::printf("| %d | allreduce %s | %llu | %.2f | %.3f | %.2f (%.2f) | %.0f %% (%.0f %%) |\n", r.ranks,
                   r.what.c_str(), static_cast<unsigned long long>(r.bytes), r.us, r.bus_gbps, r.mbw / r.ranks,
@@ -245,7 +289,7 @@ int main(int argc, char** argv) {
       j << (i ? ", " : "") << "{\"impl\": \"taskring\", \"ranks\": " << r.ranks << ", \"op\": \"" << r.what
         << "\", \"bytes\": " << r.bytes << ", \"us\": " << r.us << ", \"bus_gbps\": " << r.bus_gbps
         << ", \"memcpy1_gbps\": " << r.mbw1 << ", \"memcpy_gbps\": " << r.mbw << ", \"of_limit\": " << r.of_limit
-        << ", \"of_limit1\": " << r.of_limit1 << "}";
+        << ", \"of_limit1\": " << r.of_limit1 << ", \"handoff_gbps\": " << r.handoff << "}";
     }
     j << "]}\n";
   }
