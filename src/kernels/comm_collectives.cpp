@@ -63,6 +63,31 @@ void from_f32(const float* src, uint64_t count, const Flat& dst, uint64_t first)
   for (uint64_t i = 0; i < count; ++i) tile::write_from_float(dst.data + (first + i) * dst.es, dst.dtype, src[i]);
 }
 
+// acc[i] = ((s[0][i] + s[1][i]) + s[2][i]) + ... for i < m: the rank order,
+// in passes over up to four sources each, so acc is loaded and stored once
+// per four sources instead of once per source (an 8-rank 4 KiB one-phase
+// allreduce spent ~11-15 % of its samples in the one-source-per-pass loop).
+void sum_in_order(float* __restrict acc, const float* const* s, int ns, uint64_t m) {
+  int q = std::min(ns, 4);
+  const float *a = s[0], *b = ns > 1 ? s[1] : nullptr, *c = ns > 2 ? s[2] : nullptr, *d = ns > 3 ? s[3] : nullptr;
+  switch (q) {
+    case 1: std::memcpy(acc, a, m * 4); break;
+    case 2: for (uint64_t i = 0; i < m; ++i) acc[i] = a[i] + b[i]; break;
+    case 3: for (uint64_t i = 0; i < m; ++i) acc[i] = (a[i] + b[i]) + c[i]; break;
+    default: for (uint64_t i = 0; i < m; ++i) acc[i] = ((a[i] + b[i]) + c[i]) + d[i]; break;
+  }
+  for (; q < ns; q += 4) {
+    a = s[q], b = q + 1 < ns ? s[q + 1] : nullptr, c = q + 2 < ns ? s[q + 2] : nullptr;
+    d = q + 3 < ns ? s[q + 3] : nullptr;
+    switch (std::min(ns - q, 4)) {
+      case 1: for (uint64_t i = 0; i < m; ++i) acc[i] += a[i]; break;
+      case 2: for (uint64_t i = 0; i < m; ++i) acc[i] = (acc[i] + a[i]) + b[i]; break;
+      case 3: for (uint64_t i = 0; i < m; ++i) acc[i] = ((acc[i] + a[i]) + b[i]) + c[i]; break;
+      default: for (uint64_t i = 0; i < m; ++i) acc[i] = (((acc[i] + a[i]) + b[i]) + c[i]) + d[i]; break;
+    }
+  }
+}
+
 bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, uint64_t bytes, const char* op) {
   // These collectives read peers' windows directly (one-node domains only).
   if (c.offnode != 0)
@@ -91,14 +116,12 @@ bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Fl
     if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
   if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "allreduce: staged inputs")) return false;
   constexpr uint64_t kBlock = 4096;
-  float acc[kBlock];
+  alignas(64) float acc[kBlock];
+  const float* src[cm::kMaxRanks];
   for (uint64_t b = 0; b < in.n; b += kBlock) {
     const uint64_t m = std::min(kBlock, in.n - b);
-    std::memcpy(acc, cm::window_of(c, 0) + slot + b * 4, m * 4);
-    for (int q = 1; q < c.nranks; ++q) {
-      const float* s = reinterpret_cast<const float*>(cm::window_of(c, q) + slot) + b;
-      for (uint64_t i = 0; i < m; ++i) acc[i] += s[i];
-    }
+    for (int q = 0; q < c.nranks; ++q) src[q] = reinterpret_cast<const float*>(cm::window_of(c, q) + slot) + b;
+    sum_in_order(acc, src, c.nranks, m);
     from_f32(acc, m, out, b);
   }
   return true;
@@ -194,18 +217,9 @@ void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& ou
       mine = reinterpret_cast<const float*>(in.data) + first + b;
     else
       to_f32(in, first + b, m, own);
-    const auto src = [&](int q) { return q == c.rank ? mine : peer(q) + b; };
-    if (c.nranks == 1) {
-      std::memcpy(acc, mine, m * 4);
-    } else {
-      const float* s0 = src(0);
-      const float* s1 = src(1);
-      for (uint64_t i = 0; i < m; ++i) acc[i] = s0[i] + s1[i];
-      for (int q = 2; q < c.nranks; ++q) {
-        const float* sq = src(q);
-        for (uint64_t i = 0; i < m; ++i) acc[i] += sq[i];
-      }
-    }
+    const float* src[cm::kMaxRanks];
+    for (int q = 0; q < c.nranks; ++q) src[q] = q == c.rank ? mine : peer(q) + b;
+    sum_in_order(acc, src, c.nranks, m);
     std::memcpy(reduced + b, acc, m * 4);
     from_f32(acc, m, out, first + b);
   }
