@@ -14,6 +14,7 @@
 
 #include "builtin_util.hpp"
 #include "taskring/base/align.hpp"
+#include "taskring/base/clock.hpp"
 #include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 
@@ -225,6 +226,37 @@ void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& ou
   }
 }
 
+// Rank 0 times reading kDirectProbeBytes that rank 1 copied from its input
+// into its slot at `slot` (window offset) just before, and posts whether that ran below
+// kDirectSlowHandoffGbps to every rank (step 2 of `seq`); every rank stores
+// the verdict in `*whole`. Ranks other than 0 and 1 only wait for it.
+bool probe_handoff(const KernelArgs& k, const cm::CommContext& c, const void* in, uint64_t in_bytes, uint64_t slot,
+                   uint32_t seq, uint32_t* whole) {
+  const uint64_t bytes = std::min({kDirectProbeBytes, c.win_size - slot, in_bytes}) & ~uint64_t{63};
+  const int zero = 0, one = 1;
+  if (c.rank == 1) {
+    std::memcpy(cm::window_of(c, 1) + slot, in, bytes);  // as the segments stage
+    cm::post_flag(c, 0, cm::token(seq, 1));
+  } else if (c.rank == 0) {
+    if (!cm::wait_flags(k, c, &one, 1, cm::token(seq, 1), "direct allreduce: hand-off probe")) return false;
+    // An integer fold (vectorised; a float sum would time its add chain).
+    const auto* p = reinterpret_cast<const uint64_t*>(cm::window_of(c, 1) + slot);
+    const uint64_t t0 = mono_ns();
+    uint64_t fold = 0;
+    for (uint64_t i = 0; i < bytes / 8; ++i) fold ^= p[i];
+    const uint64_t dt = std::max<uint64_t>(mono_ns() - t0, 1);
+    const bool slow = static_cast<double>(bytes) / static_cast<double>(dt) < kDirectSlowHandoffGbps;
+    volatile uint64_t keep = fold;  // the reads must happen
+    (void)keep;
+    cm::sync_of(c, 0).direct_verdict.store(slow ? 1 : 0, std::memory_order_relaxed);
+    for (int q = 1; q < c.nranks; ++q) cm::post_flag(c, q, cm::token(seq, 2));
+  }
+  if (c.rank != 0 && !cm::wait_flags(k, c, &zero, 1, cm::token(seq, 2), "direct allreduce: hand-off verdict"))
+    return false;
+  *whole = cm::sync_of(c, 0).direct_verdict.load(std::memory_order_relaxed);
+  return true;
+}
+
 // Direct: reduce-scatter + allgather through small window slots, segment
 // by segment. Rank r owns chunk r of the input (chunk_begin); each chunk is
 // cut into the same number of segments (direct_allreduce_plan), and for
@@ -250,9 +282,18 @@ void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& ou
 // and segment j of the other chunks is staged before it is gathered.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
-  const DirectAllreducePlan plan = direct_allreduce_plan(in.n, n);
+  DirectAllreducePlan plan = direct_allreduce_plan(in.n, n);
   uint32_t seq = cm::begin_collective(k, c, off, plan.slot_bytes);
   if (seq == 0) return false;
+  if (plan.segs > 1) {
+    cm::SyncBlock& me = cm::sync_of(c, r);
+    if (me.direct_calls++ % kDirectProbeEvery == 0) {
+      if (!probe_handoff(k, c, in.data, in.n * in.es, off + (seq & 1) * plan.slot_bytes, seq, &me.direct_whole))
+        return false;
+      seq = cm::begin_collective(c);  // the probe took `seq` and its parity slot
+    }
+    if (me.direct_whole != 0) plan = direct_allreduce_plan(in.n, n, true);
+  }
   // Sub-slot q of rank w's slot for sequence s (as mapped in this process).
   const auto sub_slot = [&](int w, uint32_t s, int q) {
     return reinterpret_cast<float*>(cm::window_of(c, w) + off + (s & 1) * plan.slot_bytes +
@@ -309,16 +350,16 @@ uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* sr
 
 }  // namespace
 
-DirectAllreducePlan direct_allreduce_plan(uint64_t elems, int nranks) {
+DirectAllreducePlan direct_allreduce_plan(uint64_t elems, int nranks, bool whole) {
   const uint64_t n = static_cast<uint64_t>(std::max(nranks, 1));
   const uint64_t chunk = (elems + n - 1) / n;  // the longest chunk, in elements
   DirectAllreducePlan p;
   // Two parity slots of n sub-slots on each of n ranks stay hot: 2·n²·segment.
   const uint64_t seg_bytes =
       std::clamp<uint64_t>(kDirectHotBytes / (2 * n * n), kMinDirectSegmentBytes, kMaxDirectSegmentBytes);
-  p.segs = std::clamp<uint64_t>(chunk * 4 / seg_bytes, 1, kMaxDirectSegments);
-  p.sub_bytes = align_up((chunk + p.segs - 1) / p.segs * 4, 64);  // the longest segment
-  p.slot_bytes = n * p.sub_bytes;
+  p.segs = whole ? 1 : std::clamp<uint64_t>(chunk * 4 / seg_bytes, 1, kMaxDirectSegments);
+  p.sub_bytes = align_up((chunk + p.segs - 1) / p.segs * 4, 64);
+  p.slot_bytes = n * align_up(chunk * 4, 64);
   return p;
 }
 

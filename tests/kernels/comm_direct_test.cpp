@@ -1,10 +1,11 @@
 // The direct allreduce in segments through small window slots (one
-// sequence number and one meeting per segment), one thread per rank in one
-// process: results bit for bit against the one-phase summation order for
-// sizes of several segments that divide neither by the rank count nor by
-// the segment length, FP32 / BF16 / FP16, in place; back to back with
-// collectives that share its parity slots; across the wrap of the token
-// counter; and the plan's arithmetic.
+// sequence number and one meeting per segment) or in one segment (after a
+// slow hand-off probe), one thread per rank in one process: results bit for
+// bit against the one-phase summation order for sizes of several segments
+// that divide neither by the rank count nor by the segment length, FP32 /
+// BF16 / FP16, in place; back to back with collectives that share its
+// parity slots; across the wrap of the token counter; every rank taking
+// rank 0's probe verdict; and the plan's arithmetic.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +28,16 @@ uint64_t elems_for_segments(int n, uint64_t segs, uint64_t extra) {
   uint64_t m = static_cast<uint64_t>(n);
   while (direct_allreduce_segments(m, n) < segs) m += m / 8 + 1;
   return m + extra;
+}
+
+// Makes every rank's next direct allreduces skip the hand-off probe and run
+// in segments (or, `whole`, in one), as a probe verdict would.
+void force_direct_mode(LocalDomain& d, bool whole) {
+  for (int r = 0; r < d.n(); ++r) {
+    cm::SyncBlock& s = cm::sync_of(*d.ctx(r), r);
+    s.direct_calls = 1;
+    s.direct_whole = whole ? 1 : 0;
+  }
 }
 
 float round_to(DataType dt, float v) {
@@ -78,14 +89,19 @@ constexpr uint64_t kOnePhase = static_cast<uint64_t>(AllreduceAlgo::kOnePhase);
 // Several segments, an odd size (not a multiple of the rank count nor of the
 // segment length), each dtype, in place and not; 2, 3 and 5 ranks.
 TEST(CommDirect, SegmentedAllreduceMatchesTheRankOrderSums) {
-  for (int n : {2, 3, 5}) {
+  const std::vector<int> ranks = taskring::testing::kSanitizedBuild ? std::vector<int>{2, 3} : std::vector<int>{2, 3, 5};
+  for (int n : ranks) {
     const uint64_t m = elems_for_segments(n, 3, 2 * static_cast<uint64_t>(n) + 1);
     ASSERT_GE(direct_allreduce_segments(m, n), 3u);
     LocalDomain d(n, collective_scratch_bytes(CollectiveOp::kAllreduceDirect, m, 4, n));
-    for (DataType dt : {DataType::FP32, DataType::BF16, DataType::FP16}) {
-      check_allreduce(d, m, dt, kDirect, false);
-      check_allreduce(d, m, dt, kDirect, true);
-    }
+    for (bool whole : {false, true})
+      for (DataType dt : {DataType::FP32, DataType::BF16, DataType::FP16}) {
+        SCOPED_TRACE(whole ? "in one segment" : "in segments");
+        force_direct_mode(d, whole);
+        check_allreduce(d, m, dt, kDirect, false);
+        force_direct_mode(d, whole);
+        check_allreduce(d, m, dt, kDirect, true);
+      }
   }
 }
 
@@ -101,6 +117,7 @@ TEST(CommDirect, BackToBackWithACollectiveOfTheSameStrideStaysCorrect) {
   const uint64_t m1 = stride / 4;  // a one-phase allreduce of this size has the same stride
   ASSERT_EQ(collective_scratch_bytes(CollectiveOp::kAllreduceOnePhase, m1, 4, kRanks), 2 * stride);
   LocalDomain d(kRanks, 2 * stride);
+  force_direct_mode(d, false);
   const int iters = taskring::testing::test_scale(100, 10, 400);
   const uint64_t len_max = std::max(m, m1);
   std::vector<std::vector<float>> in(kRanks, std::vector<float>(len_max)), out(kRanks, std::vector<float>(len_max));
@@ -136,7 +153,10 @@ TEST(CommDirect, AllreducesAcrossTheTokenWrapStayCorrect) {
     cm::sync_of(*d.ctx(r), r).coll_seq = kStart;
     for (int q = 0; q < kRanks; ++q) cm::sync_of(*d.ctx(r), r).flags[q].store(cm::token(kStart, 2));
   }
-  for (int it = 0; it < 4; ++it) check_allreduce(d, m, DataType::FP32, kDirect, false);
+  for (int it = 0; it < 4; ++it) {
+    force_direct_mode(d, false);
+    check_allreduce(d, m, DataType::FP32, kDirect, false);
+  }
   EXPECT_LT(cm::sync_of(*d.ctx(0), 0).coll_seq, 1u << 25);
   EXPECT_GT(cm::sync_of(*d.ctx(0), 0).coll_seq, 1u << 24);
 }
@@ -161,6 +181,24 @@ TEST(CommDirect, AWaitForATokenPastTheWrapIgnoresOlderFlags) {
   EXPECT_TRUE(cm::wait_flags(k2, *d.ctx(0), nullptr, 0, after, "wrap")) << lc2.error_message;
 }
 
+// The hand-off probe (first call, then every kDirectProbeEvery-th): rank
+// 0's verdict reaches every rank, so all run the same plan, and the sums
+// stay right whichever it is.
+TEST(CommDirect, EveryRankFollowsRankZerosProbe) {
+  for (int n : {2, 3}) {
+    const uint64_t m = elems_for_segments(n, 3, 1);
+    LocalDomain d(n, collective_scratch_bytes(CollectiveOp::kAllreduceDirect, m, 4, n));
+    for (uint32_t it = 0; it <= kDirectProbeEvery; ++it) {
+      check_allreduce(d, m, DataType::FP32, kDirect, false);
+      for (int r = 0; r < n; ++r) {
+        const cm::SyncBlock& s = cm::sync_of(*d.ctx(r), r);
+        EXPECT_EQ(s.direct_calls, it + 1);
+        EXPECT_EQ(s.direct_whole, cm::sync_of(*d.ctx(0), 0).direct_verdict.load()) << "rank " << r;
+      }
+    }
+  }
+}
+
 // The plan covers every element with at most kMaxDirectSegments segments,
 // and a direct-sized scratch always fits what kAuto runs (callers size the
 // scratch of an auto allreduce as a direct one's).
@@ -175,7 +213,11 @@ TEST(CommDirect, ThePlanCoversTheChunksAndAutoFitsItsScratch) {
       EXPECT_LE(p.segs, kMaxDirectSegments);
       EXPECT_GE(p.sub_bytes * p.segs, chunk * 4);  // the longest segment fits a sub-slot
       EXPECT_EQ(p.sub_bytes % 64, 0u);
-      EXPECT_EQ(p.slot_bytes, p.sub_bytes * static_cast<uint64_t>(n));
+      const DirectAllreducePlan w = direct_allreduce_plan(m, n, true);
+      EXPECT_EQ(w.segs, 1u);
+      EXPECT_EQ(w.sub_bytes, (chunk * 4 + 63) / 64 * 64);
+      EXPECT_EQ(p.slot_bytes, w.sub_bytes * static_cast<uint64_t>(n));  // one layout either way
+      EXPECT_EQ(w.slot_bytes, p.slot_bytes);
       const AllreduceAlgo a = pick_allreduce(m, n);
       const CollectiveOp op = a == AllreduceAlgo::kOnePhase ? CollectiveOp::kAllreduceOnePhase
                                                             : CollectiveOp::kAllreduceDirect;

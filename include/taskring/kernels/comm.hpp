@@ -113,6 +113,14 @@ struct alignas(64) SyncBlock {
   alignas(64) uint32_t barrier_epoch;
   uint32_t coll_seq;
   uint64_t scratch_off, scratch_stride;
+  // Private to the owner: the direct allreduces in segments it ran, and
+  // whether they run in one segment, as rank 0's last hand-off probe
+  // decided (comm_collectives.cpp; every rank keeps the same value).
+  uint32_t direct_calls;
+  uint32_t direct_whole;
+  // Rank 0's only: the verdict of its latest probe, which the other ranks
+  // read after rank 0's probe flag.
+  alignas(64) std::atomic<uint32_t> direct_verdict;
 };
 
 // What a member kernel receives (as a scalar: its address in the member's
