@@ -226,10 +226,11 @@ void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& ou
   }
 }
 
-// Rank 0 times reading kDirectProbeBytes that rank 1 copied from its input
-// into its slot at `slot` (window offset) just before, and posts whether that ran below
-// kDirectSlowHandoffGbps to every rank (step 2 of `seq`); every rank stores
-// the verdict in `*whole`. Ranks other than 0 and 1 only wait for it.
+// Rank 0 times reading up to kDirectProbeBytes (at most `in_bytes`) that
+// rank 1 copied from its input into its slot at window offset `slot` just
+// before, and posts whether that ran below kDirectSlowHandoffGbps to every
+// rank (step 2 of `seq`); every rank stores the verdict in `*whole`. Ranks
+// other than 0 and 1 only wait for it. Needs two ranks or more.
 bool probe_handoff(const KernelArgs& k, const cm::CommContext& c, const void* in, uint64_t in_bytes, uint64_t slot,
                    uint32_t seq, uint32_t* whole) {
   const uint64_t bytes = std::min({kDirectProbeBytes, c.win_size - slot, in_bytes}) & ~uint64_t{63};
@@ -271,8 +272,9 @@ bool probe_handoff(const KernelArgs& k, const cm::CommContext& c, const void* in
 // The slots are small (n sub-slots of one segment) and reused every other
 // segment, so what a rank stages or reduces is read by its peers from a
 // cache, and the only memory traffic is reading the input and writing the
-// output once (the unsegmented form wrote and read a whole input-sized slot
-// through memory as well). One meeting per segment: its flag says "reduced
+// output once (in one segment the slots are as large as the input and go
+// through memory too: the better choice only when the cores' hand-off is
+// slower than memory, which probe_handoff() detects, comm_kernels.hpp). One meeting per segment: its flag says "reduced
 // segment j and staged segment j+1", and the next stage overlaps the wait.
 // Segment j runs under sequence number seq0 + j and uses that number's
 // parity slot, so the rule that keeps back-to-back collectives apart holds
@@ -285,10 +287,11 @@ bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat&
   DirectAllreducePlan plan = direct_allreduce_plan(in.n, n);
   uint32_t seq = cm::begin_collective(k, c, off, plan.slot_bytes);
   if (seq == 0) return false;
-  if (plan.segs > 1) {
+  if (plan.segs > 1 && n > 1) {
     cm::SyncBlock& me = cm::sync_of(c, r);
     if (me.direct_calls++ % kDirectProbeEvery == 0) {
-      if (!probe_handoff(k, c, in.data, in.n * in.es, off + (seq & 1) * plan.slot_bytes, seq, &me.direct_whole))
+      const uint64_t probe_bytes = std::min(in.n * in.es, plan.slot_bytes);  // within this parity's slot
+      if (!probe_handoff(k, c, in.data, probe_bytes, off + (seq & 1) * plan.slot_bytes, seq, &me.direct_whole))
         return false;
       seq = cm::begin_collective(c);  // the probe took `seq` and its parity slot
     }

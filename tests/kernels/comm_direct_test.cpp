@@ -199,6 +199,16 @@ TEST(CommDirect, EveryRankFollowsRankZerosProbe) {
   }
 }
 
+// One rank in segments: no peer to probe the hand-off with, so it must not
+// wait for one (it would run into the deadline).
+TEST(CommDirect, OneRankInSegmentsNeedsNoProbe) {
+  const uint64_t m = elems_for_segments(1, 3, 7);
+  ASSERT_GE(direct_allreduce_segments(m, 1), 3u);
+  LocalDomain d(1, collective_scratch_bytes(CollectiveOp::kAllreduceDirect, m, 4, 1), /*timeout_ms=*/2000);
+  check_allreduce(d, m, DataType::FP32, kDirect, false);
+  check_allreduce(d, m, DataType::BF16, kDirect, true);
+}
+
 // The plan covers every element with at most kMaxDirectSegments segments,
 // and a direct-sized scratch always fits what kAuto runs (callers size the
 // scratch of an auto allreduce as a direct one's).
