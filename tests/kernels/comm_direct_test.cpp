@@ -199,8 +199,8 @@ TEST(CommDirect, EveryRankFollowsRankZerosProbe) {
   }
 }
 
-// One rank in segments: no peer to probe the hand-off with, so it must not
-// wait for one (it would run into the deadline).
+// One rank in segments: there is no peer to probe the hand-off with (the
+// probe would read the window of a rank 1 that does not exist).
 TEST(CommDirect, OneRankInSegmentsNeedsNoProbe) {
   const uint64_t m = elems_for_segments(1, 3, 7);
   ASSERT_GE(direct_allreduce_segments(m, 1), 3u);
