@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"impl\": \"openmpi\", \"ranks\": %d, \"op\": \"barrier\", \"bytes\": 0, \"us\": %.3f, \"bus_gbps\": 0}\n", n,
         bar);
-  for (long bytes : {4096L, 65536L, 1L << 20, 4L << 20}) {
+  for (long bytes : {4096L, 65536L, 1L << 20, 4L << 20, 16L << 20}) {
     std::vector<float> in(bytes / 4, 1.0f), out(bytes / 4);
     const int reps = static_cast<int>(std::clamp<long>((64L << 20) / bytes, 5, 2000));
     const double us = timed(

@@ -131,9 +131,12 @@ uint64_t mask_of(const CommContext& c, const int* srcs, int nsrcs) {
   return m & ~(uint64_t{1} << c.rank);
 }
 
+// Tokens compare modulo 2^32 (as rank_list does): the sequence number wraps
+// after 2^24 collectives (a direct allreduce takes one per segment), and a
+// plain `<` would then take every peer's pre-wrap token for the new one.
 bool flags_reached(const SyncBlock& s, uint64_t mask, uint32_t tok) {
   for (; mask != 0; mask &= mask - 1)
-    if (s.flags[__builtin_ctzll(mask)].load(std::memory_order_seq_cst) < tok) return false;
+    if (static_cast<int32_t>(s.flags[__builtin_ctzll(mask)].load(std::memory_order_seq_cst) - tok) < 0) return false;
   return true;
 }
 

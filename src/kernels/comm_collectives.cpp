@@ -14,6 +14,7 @@
 
 #include "builtin_util.hpp"
 #include "taskring/base/align.hpp"
+#include "taskring/base/clock.hpp"
 #include "taskring/kernels/comm.hpp"
 #include "taskring/kernels/comm_kernels.hpp"
 
@@ -63,6 +64,31 @@ void from_f32(const float* src, uint64_t count, const Flat& dst, uint64_t first)
   for (uint64_t i = 0; i < count; ++i) tile::write_from_float(dst.data + (first + i) * dst.es, dst.dtype, src[i]);
 }
 
+// acc[i] = ((s[0][i] + s[1][i]) + s[2][i]) + ... for i < m: the rank order,
+// in passes over up to four sources each, so acc is loaded and stored once
+// per four sources instead of once per source (an 8-rank 4 KiB one-phase
+// allreduce spent ~11-15 % of its samples in the one-source-per-pass loop).
+void sum_in_order(float* __restrict acc, const float* const* s, int ns, uint64_t m) {
+  int q = std::min(ns, 4);
+  const float *a = s[0], *b = ns > 1 ? s[1] : nullptr, *c = ns > 2 ? s[2] : nullptr, *d = ns > 3 ? s[3] : nullptr;
+  switch (q) {
+    case 1: std::memcpy(acc, a, m * 4); break;
+    case 2: for (uint64_t i = 0; i < m; ++i) acc[i] = a[i] + b[i]; break;
+    case 3: for (uint64_t i = 0; i < m; ++i) acc[i] = (a[i] + b[i]) + c[i]; break;
+    default: for (uint64_t i = 0; i < m; ++i) acc[i] = ((a[i] + b[i]) + c[i]) + d[i]; break;
+  }
+  for (; q < ns; q += 4) {
+    a = s[q], b = q + 1 < ns ? s[q + 1] : nullptr, c = q + 2 < ns ? s[q + 2] : nullptr;
+    d = q + 3 < ns ? s[q + 3] : nullptr;
+    switch (std::min(ns - q, 4)) {
+      case 1: for (uint64_t i = 0; i < m; ++i) acc[i] += a[i]; break;
+      case 2: for (uint64_t i = 0; i < m; ++i) acc[i] = (acc[i] + a[i]) + b[i]; break;
+      case 3: for (uint64_t i = 0; i < m; ++i) acc[i] = ((acc[i] + a[i]) + b[i]) + c[i]; break;
+      default: for (uint64_t i = 0; i < m; ++i) acc[i] = (((acc[i] + a[i]) + b[i]) + c[i]) + d[i]; break;
+    }
+  }
+}
+
 bool scratch_fits(const KernelArgs& k, const cm::CommContext& c, uint64_t off, uint64_t bytes, const char* op) {
   // These collectives read peers' windows directly (one-node domains only).
   if (c.offnode != 0)
@@ -91,14 +117,12 @@ bool allreduce_one_phase(const KernelArgs& k, const cm::CommContext& c, const Fl
     if (p != c.rank) cm::post_flag(c, p, cm::token(seq, 1));
   if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "allreduce: staged inputs")) return false;
   constexpr uint64_t kBlock = 4096;
-  float acc[kBlock];
+  alignas(64) float acc[kBlock];
+  const float* src[cm::kMaxRanks];
   for (uint64_t b = 0; b < in.n; b += kBlock) {
     const uint64_t m = std::min(kBlock, in.n - b);
-    std::memcpy(acc, cm::window_of(c, 0) + slot + b * 4, m * 4);
-    for (int q = 1; q < c.nranks; ++q) {
-      const float* s = reinterpret_cast<const float*>(cm::window_of(c, q) + slot) + b;
-      for (uint64_t i = 0; i < m; ++i) acc[i] += s[i];
-    }
+    for (int q = 0; q < c.nranks; ++q) src[q] = reinterpret_cast<const float*>(cm::window_of(c, q) + slot) + b;
+    sum_in_order(acc, src, c.nranks, m);
     from_f32(acc, m, out, b);
   }
   return true;
@@ -177,65 +201,138 @@ bool allreduce_ring(const KernelArgs& k, const cm::CommContext& c, const Flat& i
   return true;
 }
 
-// Direct (reduce-scatter + allgather through the windows): every rank
-// stages (FP32) the chunks its peers reduce, not its own; rank r sums chunk
-// r in rank order 0..n-1 (the one-phase order, so the same bits), reading
-// its own part straight from its input, block by block in cache, and
-// writes the sum both into its window (for the peers) and into its output;
-// then every rank converts the n-1 other reduced chunks straight from their
-// owners' windows into its output. Per rank ~2 N read and ~2 N written
-// (one-phase reads n·N) and two meetings per segment (ring: 2(n-1)
-// hand-offs, each a park and wake when ranks outnumber cores). Segments
-// (direct_allreduce_segments) keep each step's data in cache between the
-// rank that writes it and the peers that read it: measured at 2 ranks on 2
-// cores, 4 MiB, six alternations, median 5.8 GB/s unsegmented vs 7.0 in
-// 512 KiB segments; 4 ranks 3.4-4.8 vs 4.5-5.1. The reduced chunk r goes
-// where rank r's own chunk r would be staged, which no other rank reads, so
-// the layout is the one-phase's (one slot per parity) and the two forms can
-// follow each other on the same scratch. `in` and `out` may be one tensor:
-// a block of chunk r is read before it is written, and every segment of
-// the other chunks is staged before that segment of the output is written.
+// Sums `count` elements from `first` on: rank q's part is `peer(q)` (FP32,
+// `count` long) for q != c.rank and this rank's input for q == c.rank, in
+// rank order 0..n-1; writes the sums to `reduced` and to `out` at `first`.
+// Block by block, so the accumulator stays in L1 and each block of the
+// input is read before the same block of `out` is written.
+template <typename Peer>
+void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t first, uint64_t count,
+                        Peer&& peer, float* reduced) {
+  constexpr uint64_t kBlock = 2048;
+  alignas(64) float acc[kBlock], own[kBlock];
+  for (uint64_t b = 0; b < count; b += kBlock) {
+    const uint64_t m = std::min(kBlock, count - b);
+    const float* mine = own;
+    if (in.dtype == DataType::FP32)
+      mine = reinterpret_cast<const float*>(in.data) + first + b;
+    else
+      to_f32(in, first + b, m, own);
+    const float* src[cm::kMaxRanks];
+    for (int q = 0; q < c.nranks; ++q) src[q] = q == c.rank ? mine : peer(q) + b;
+    sum_in_order(acc, src, c.nranks, m);
+    std::memcpy(reduced + b, acc, m * 4);
+    from_f32(acc, m, out, first + b);
+  }
+}
+
+// Rank 0 times reading up to kDirectProbeBytes (at most `in_bytes`) that
+// rank 1 copied from its input into its slot at window offset `slot` just
+// before, and posts whether that ran below kDirectSlowHandoffGbps to every
+// rank (step 2 of `seq`); every rank stores the verdict in `*whole`. Ranks
+// other than 0 and 1 only wait for it. Needs two ranks or more.
+bool probe_handoff(const KernelArgs& k, const cm::CommContext& c, const void* in, uint64_t in_bytes, uint64_t slot,
+                   uint32_t seq, uint32_t* whole) {
+  const uint64_t bytes = std::min({kDirectProbeBytes, c.win_size - slot, in_bytes}) & ~uint64_t{63};
+  const int zero = 0, one = 1;
+  if (c.rank == 1) {
+    std::memcpy(cm::window_of(c, 1) + slot, in, bytes);  // as the segments stage
+    cm::post_flag(c, 0, cm::token(seq, 1));
+  } else if (c.rank == 0) {
+    if (!cm::wait_flags(k, c, &one, 1, cm::token(seq, 1), "direct allreduce: hand-off probe")) return false;
+    // An integer fold (vectorised; a float sum would time its add chain).
+    const auto* p = reinterpret_cast<const uint64_t*>(cm::window_of(c, 1) + slot);
+    const uint64_t t0 = mono_ns();
+    uint64_t fold = 0;
+    for (uint64_t i = 0; i < bytes / 8; ++i) fold ^= p[i];
+    const uint64_t dt = std::max<uint64_t>(mono_ns() - t0, 1);
+    const bool slow = static_cast<double>(bytes) / static_cast<double>(dt) < kDirectSlowHandoffGbps;
+    volatile uint64_t keep = fold;  // the reads must happen
+    (void)keep;
+    cm::sync_of(c, 0).direct_verdict.store(slow ? 1 : 0, std::memory_order_relaxed);
+    for (int q = 1; q < c.nranks; ++q) cm::post_flag(c, q, cm::token(seq, 2));
+  }
+  if (c.rank != 0 && !cm::wait_flags(k, c, &zero, 1, cm::token(seq, 2), "direct allreduce: hand-off verdict"))
+    return false;
+  *whole = cm::sync_of(c, 0).direct_verdict.load(std::memory_order_relaxed);
+  return true;
+}
+
+// Direct: reduce-scatter + allgather through small window slots, segment
+// by segment. Rank r owns chunk r of the input (chunk_begin); each chunk is
+// cut into the same number of segments (direct_allreduce_plan), and for
+// segment j every rank
+//   stages its part of segment j of every other chunk q (FP32) into
+//     sub-slot q of its window slot,
+//   reduces segment j of its own chunk: sums rank 0..n-1's parts (its own
+//     straight from its input, the peers' from their sub-slots r; the
+//     one-phase order, so the same bits) into its sub-slot r and its output,
+//   gathers the peers' reduced segments j from their sub-slots q into its
+//     output.
+// The slots are small (n sub-slots of one segment) and reused every other
+// segment, so what a rank stages or reduces is read by its peers from a
+// cache, and the only memory traffic is reading the input and writing the
+// output once (in one segment the slots are as large as the input and go
+// through memory too: the better choice only when the cores' hand-off is
+// slower than memory, which probe_handoff() detects, comm_kernels.hpp). One meeting per segment: its flag says "reduced
+// segment j and staged segment j+1", and the next stage overlaps the wait.
+// Segment j runs under sequence number seq0 + j and uses that number's
+// parity slot, so the rule that keeps back-to-back collectives apart holds
+// segment by segment: nothing is written into a parity slot before every
+// rank posted the meeting after the one whose data it held. `in` and `out`
+// may be one tensor: a block of the own chunk is read before it is written,
+// and segment j of the other chunks is staged before it is gathered.
 bool allreduce_direct(const KernelArgs& k, const cm::CommContext& c, const Flat& in, const Flat& out, uint64_t off) {
   const int n = c.nranks, r = c.rank;
-  const uint32_t seq = cm::begin_collective(k, c, off, align_up(in.n * 4, 64));
+  DirectAllreducePlan plan = direct_allreduce_plan(in.n, n);
+  uint32_t seq = cm::begin_collective(k, c, off, plan.slot_bytes);
   if (seq == 0) return false;
-  const uint64_t s_off = off + (seq & 1) * align_up(in.n * 4, 64);
-  float* staged = reinterpret_cast<float*>(cm::window_of(c, r) + s_off);
-  const auto peer_staged = [&](int q) { return reinterpret_cast<const float*>(cm::window_of(c, q) + s_off); };
-  // Segment j of chunk q: [sub(q, j), sub(q, j + 1)).
-  const uint64_t segs = direct_allreduce_segments(in.n, n);
-  const auto sub = [&](int q, uint64_t j) {
-    const uint64_t b = chunk_begin(in.n, n, q), e = chunk_begin(in.n, n, q + 1);
-    return b + (e - b) * j / segs;
-  };
-  constexpr uint64_t kBlock = 4096;
-  float acc[kBlock], own[kBlock];
-  for (uint64_t j = 0; j < segs; ++j) {
-    for (int q = 0; q < n; ++q)
-      if (q != r) to_f32(in, sub(q, j), sub(q, j + 1) - sub(q, j), staged + sub(q, j));
-    const uint32_t staged_tok = cm::token(seq, static_cast<uint32_t>(2 * j + 1));
-    for (int p = 0; p < n; ++p)
-      if (p != r) cm::post_flag(c, p, staged_tok);
-    if (!cm::wait_flags(k, c, nullptr, 0, staged_tok, "direct allreduce: staged inputs")) return false;
-    for (uint64_t b = sub(r, j), e = sub(r, j + 1); b < e; b += kBlock) {
-      const uint64_t m = std::min(kBlock, e - b);
-      to_f32(in, b, m, own);
-      std::memcpy(acc, r == 0 ? own : peer_staged(0) + b, m * 4);
-      for (int q = 1; q < n; ++q) {
-        const float* src = q == r ? own : peer_staged(q) + b;
-        for (uint64_t i = 0; i < m; ++i) acc[i] += src[i];
-      }
-      std::memcpy(staged + b, acc, m * 4);
-      from_f32(acc, m, out, b);
+  if (plan.segs > 1 && n > 1) {
+    cm::SyncBlock& me = cm::sync_of(c, r);
+    if (me.direct_calls++ % kDirectProbeEvery == 0) {
+      const uint64_t probe_bytes = std::min(in.n * in.es, plan.slot_bytes);  // within this parity's slot
+      if (!probe_handoff(k, c, in.data, probe_bytes, off + (seq & 1) * plan.slot_bytes, seq, &me.direct_whole))
+        return false;
+      seq = cm::begin_collective(c);  // the probe took `seq` and its parity slot
     }
-    const uint32_t reduced_tok = cm::token(seq, static_cast<uint32_t>(2 * j + 2));
+    if (me.direct_whole != 0) plan = direct_allreduce_plan(in.n, n, true);
+  }
+  // Sub-slot q of rank w's slot for sequence s (as mapped in this process).
+  const auto sub_slot = [&](int w, uint32_t s, int q) {
+    return reinterpret_cast<float*>(cm::window_of(c, w) + off + (s & 1) * plan.slot_bytes +
+                                    static_cast<uint64_t>(q) * plan.sub_bytes);
+  };
+  // Segment j of chunk q: [seg(q, j), seg(q, j + 1)).
+  const auto seg = [&](int q, uint64_t j) {
+    const uint64_t b = chunk_begin(in.n, n, q), e = chunk_begin(in.n, n, q + 1);
+    return b + (e - b) * j / plan.segs;
+  };
+  const auto stage = [&](uint64_t j, uint32_t s) {
+    for (int q = 0; q < n; ++q)
+      if (q != r) to_f32(in, seg(q, j), seg(q, j + 1) - seg(q, j), sub_slot(r, s, q));
+  };
+  const auto meet = [&](uint32_t tok) {
     for (int p = 0; p < n; ++p)
-      if (p != r) cm::post_flag(c, p, reduced_tok);
-    if (!cm::wait_flags(k, c, nullptr, 0, reduced_tok, "direct allreduce: reduced chunks")) return false;
+      if (p != r) cm::post_flag(c, p, tok);
+    return cm::wait_flags(k, c, nullptr, 0, tok, "direct allreduce: segment");
+  };
+  stage(0, seq);
+  if (!meet(cm::token(seq, 1))) return false;
+  for (uint64_t j = 0; j < plan.segs; ++j) {
+    reduce_own_segment(c, in, out, seg(r, j), seg(r, j + 1) - seg(r, j), [&](int q) { return sub_slot(q, seq, r); },
+                       sub_slot(r, seq, r));
+    uint32_t tok = cm::token(seq, 2), next = seq;
+    if (j + 1 < plan.segs) {
+      next = cm::begin_collective(c);
+      stage(j + 1, next);
+      tok = cm::token(next, 1);
+    }
+    if (!meet(tok)) return false;
     for (int q0 = 1; q0 < n; ++q0) {
       const int q = (r + q0) % n;  // start at a different owner on every rank
-      from_f32(peer_staged(q) + sub(q, j), sub(q, j + 1) - sub(q, j), out, sub(q, j));
+      from_f32(sub_slot(q, seq, q), seg(q, j + 1) - seg(q, j), out, seg(q, j));
     }
+    seq = next;
   }
   return true;
 }
@@ -256,22 +353,31 @@ uint64_t stage_all(const KernelArgs& k, const cm::CommContext& c, const void* sr
 
 }  // namespace
 
-uint64_t direct_allreduce_segments(uint64_t elems, int nranks) {
-  const uint64_t chunk_bytes = elems / static_cast<uint64_t>(std::max(nranks, 1)) * 4;
-  return std::clamp<uint64_t>(chunk_bytes / kDirectSegmentBytes, 1, kMaxDirectSegments);
+DirectAllreducePlan direct_allreduce_plan(uint64_t elems, int nranks, bool whole) {
+  const uint64_t n = static_cast<uint64_t>(std::max(nranks, 1));
+  const uint64_t chunk = (elems + n - 1) / n;  // the longest chunk, in elements
+  DirectAllreducePlan p;
+  // Two parity slots of n sub-slots on each of n ranks stay hot: 2·n²·segment.
+  const uint64_t seg_bytes =
+      std::clamp<uint64_t>(kDirectHotBytes / (2 * n * n), kMinDirectSegmentBytes, kMaxDirectSegmentBytes);
+  p.segs = whole ? 1 : std::clamp<uint64_t>(chunk * 4 / seg_bytes, 1, kMaxDirectSegments);
+  p.sub_bytes = align_up((chunk + p.segs - 1) / p.segs * 4, 64);
+  p.slot_bytes = n * align_up(chunk * 4, 64);
+  return p;
 }
+
+uint64_t direct_allreduce_segments(uint64_t elems, int nranks) { return direct_allreduce_plan(elems, nranks).segs; }
 
 uint64_t collective_scratch_bytes(CollectiveOp op, uint64_t in_elems, uint64_t elem_size, int nranks) {
   switch (op) {
-    case CollectiveOp::kAllreduceOnePhase:
-    case CollectiveOp::kAllreduceDirect: return 2 * align_up(in_elems * 4, 64);
+    case CollectiveOp::kAllreduceOnePhase: return 2 * align_up(in_elems * 4, 64);
+    case CollectiveOp::kAllreduceDirect: return 2 * direct_allreduce_plan(in_elems, nranks).slot_bytes;
     case CollectiveOp::kAllreduceRing: return 4 * align_up(in_elems * 4, 64);
     case CollectiveOp::kReduceScatter: return 2 * align_up(in_elems * 4, 64);
     case CollectiveOp::kAllgather:
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kAllToAll: return 2 * align_up(in_elems * elem_size, 64);
   }
-  (void)nranks;
   return 0;
 }
 

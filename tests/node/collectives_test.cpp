@@ -181,8 +181,10 @@ TEST_P(CollectivesTest, MatchTheSingleProcessReference) {
 // staged before the same segment of the output is overwritten).
 TEST(Collectives, DirectAllreduceInSegmentsMatchesTheReference) {
   for (const auto& [n, segs] : {std::pair{2, uint64_t{2}}, std::pair{3, uint64_t{3}}}) {
-    // The smallest odd size that gives `segs` segments.
-    const uint64_t m = segs * (kernels::kDirectSegmentBytes / 4) * static_cast<uint64_t>(n) + 3;
+    // About the smallest size that gives `segs` segments, made odd.
+    uint64_t m = static_cast<uint64_t>(n);
+    while (kernels::direct_allreduce_segments(m, n) < segs) m += m / 16 + 1;
+    m |= 1;
     ASSERT_EQ(kernels::direct_allreduce_segments(m, n), segs);
     SCOPED_TRACE("ranks " + std::to_string(n) + ", " + std::to_string(m) + " elements");
     NodeConfig cfg;

@@ -113,6 +113,14 @@ struct alignas(64) SyncBlock {
   alignas(64) uint32_t barrier_epoch;
   uint32_t coll_seq;
   uint64_t scratch_off, scratch_stride;
+  // Private to the owner: the direct allreduces in segments it ran, and
+  // whether they run in one segment, as rank 0's last hand-off probe
+  // decided (comm_collectives.cpp; every rank keeps the same value).
+  uint32_t direct_calls;
+  uint32_t direct_whole;
+  // Rank 0's only: the verdict of its latest probe, which the other ranks
+  // read after rank 0's probe flag.
+  alignas(64) std::atomic<uint32_t> direct_verdict;
 };
 
 // What a member kernel receives (as a scalar: its address in the member's
@@ -229,8 +237,9 @@ inline uint32_t token(uint32_t seq, uint32_t step) { return seq * 256u + step; }
 // Posts `tok` to peer (flags[self] of peer's sync block) and rings it if
 // this post completes what the peer's wait_flags() waits for.
 void post_flag(const CommContext& c, int peer, uint32_t tok);
-// Waits until flags[src] >= tok for every src in `srcs` (nullptr: every
-// other rank); the error names the ranks still missing and `what`. One
+// Waits until flags[src] is at or past tok (modulo 2^32: a token up to
+// 2^31 - 1 ahead counts, so sequence numbers may wrap) for every src in
+// `srcs` (nullptr: every other rank); the error names the ranks still missing and `what`. One
 // wait_flags per rank at a time (collectives on a rank run in order); a
 // second concurrent one still ends, but may only notice its flags at the
 // next park slice.

@@ -52,8 +52,8 @@ std::span<const CommKernel> comm_kernels();
 // kOnePhase: every rank reads every rank's whole input (one meeting);
 // kRing: reduce-scatter then allgather around the ring (2(n-1) hand-offs);
 // kDirect: each rank reduces its 1/n chunk straight from every rank's
-// window, then every rank gathers the reduced chunks (two meetings per
-// segment, direct_allreduce_segments);
+// window, then every rank gathers the reduced chunks, segment by segment
+// through small slots (one meeting per segment, direct_allreduce_plan);
 // kAuto: kOnePhase up to 8 KiB per rank, kDirect above (pick_allreduce).
 // kOnePhase, kDirect and kAuto give the same bits (sums in rank order).
 enum class AllreduceAlgo : uint32_t { kOnePhase = 0, kRing = 1, kDirect = 2, kAuto = 3 };
@@ -70,13 +70,44 @@ enum class CollectiveOp : uint32_t {
 // What kAuto runs for `elems` FP32 elements per rank on `nranks` ranks.
 AllreduceAlgo pick_allreduce(uint64_t elems, int nranks);
 
-// A direct allreduce cuts each rank's chunk into this many segments and runs
-// stage, reduce and gather segment by segment, so peers read what a rank
-// staged or reduced while it is still in a cache: chunk bytes (FP32) /
-// kDirectSegmentBytes, at least 1 and at most kMaxDirectSegments. A function
-// of the shape only, so every rank counts the same meetings.
-inline constexpr uint64_t kDirectSegmentBytes = 512u << 10;
-inline constexpr uint64_t kMaxDirectSegments = 127;  // two tokens each, within a token's 255 steps
+// A direct allreduce cuts each rank's chunk into `segs` segments and runs
+// stage, reduce and gather segment by segment through two window slots of
+// `slot_bytes` (one sub-slot of `sub_bytes`, the longest segment in FP32,
+// per rank, at the start of each slot), so peers read what a rank staged or
+// reduced from a cache. The
+// segment length is kDirectHotBytes / (2·n²) (the slots of all n ranks,
+// both parities, then take kDirectHotBytes), clamped to [kMin, kMax]
+// DirectSegmentBytes; segs = chunk bytes (FP32) / that, at least 1 and at
+// most kMaxDirectSegments (each segment takes one collective sequence
+// number). A function of the shape only, so every rank counts the same
+// meetings. Measured on 2 vCPUs (docs/comm.md): 2 ranks best at 128-512
+// KiB segments, 8 ranks at 32 KiB.
+inline constexpr uint64_t kDirectHotBytes = 4u << 20;
+inline constexpr uint64_t kMinDirectSegmentBytes = 16u << 10;
+inline constexpr uint64_t kMaxDirectSegmentBytes = 512u << 10;
+inline constexpr uint64_t kMaxDirectSegments = 254;
+// When the cross-core hand-off is slow (a KVM guest whose two vCPUs the
+// host placed on different dies: ~4 GB/s against ~14 on one die), a peer
+// reading lines still modified in another core's cache is slower than
+// memory, and the direct allreduce runs in one segment instead (`whole`):
+// measured on 2 ranks, 16 MiB, in that placement, 1.9 GB/s in 512 KiB
+// segments, 4.4-4.8 in one; on one die 6.4-6.8 against 4.7. Every
+// kDirectProbeEvery-th direct allreduce in segments (the first included),
+// rank 0 times reading kDirectProbeBytes that rank 1 just copied into its
+// slot and tells every rank whether it ran below kDirectSlowHandoffGbps
+// (that read took 43-56 GB/s on one die, 11-24 on two); the ranks keep
+// that until the next probe. The layout (2 slots of n sub-slots of the
+// longest whole chunk) is the same either way, so the scratch does not
+// depend on the verdict.
+inline constexpr uint32_t kDirectProbeEvery = 8;
+inline constexpr uint64_t kDirectProbeBytes = 256u << 10;
+inline constexpr double kDirectSlowHandoffGbps = 30.0;
+struct DirectAllreducePlan {
+  uint64_t segs = 1;
+  uint64_t sub_bytes = 0;   // the longest segment, FP32, 64-aligned
+  uint64_t slot_bytes = 0;  // n sub-slots of the longest whole chunk: one parity's stride
+};
+DirectAllreducePlan direct_allreduce_plan(uint64_t elems, int nranks, bool whole = false);
 uint64_t direct_allreduce_segments(uint64_t elems, int nranks);
 
 // Window scratch bytes a collective needs at its scratch offset, for
