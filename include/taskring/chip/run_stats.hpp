@@ -3,7 +3,7 @@
 // windows), taken once the run ended. Its job: the device-side half of a
 // chip run's report, the same on tmr and hbg.
 //
-// The chip's run summaries, one job each: engine::RunCounters (src/chip/engine)
+// The chip's run summaries, one job each: l2::RunCounters (src/chip/l2)
 // is the live, executor-written atomics a RunStats is filled from and never
 // leaves the runtime; RunStats is that snapshot; RunReport (chip_worker.hpp)
 // is what ChipWorker::finalize returns: RunStats plus the host side (copies,

@@ -60,7 +60,7 @@ struct BoundarySignature {
 struct NodeDef {
   int32_t kernels[3];
   int16_t block_num;
-  uint8_t shape;           // engine::TaskShape values
+  uint8_t shape;           // l2::TaskShape values
   uint8_t sync_start = 0;  // require_sync_start
   uint32_t tensor_first, tensor_count, scalar_first, scalar_count;
   uint64_t heap_offset, output_bytes;

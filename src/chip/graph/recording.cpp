@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/submit_checks.hpp"
+#include "l2/submit_checks.hpp"
 #include "sanitize/arg_tag.hpp"
 
 namespace taskring::graph {
@@ -202,7 +202,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       }
       uint64_t bytes = ci.nbytes();
       uint64_t off = vtop_;
-      auto made = engine::make_output_tensor(ci, kRecordVirtualBase + off,
+      auto made = l2::make_output_tensor(ci, kRecordVirtualBase + off,
                                              PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx)));
       if (!made.ok()) {
         fail(std::string(op) + " (node " + std::to_string(idx) + "): OUTPUT argument " + std::to_string(i) + ": " +
@@ -211,7 +211,7 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
       }
       ChipTensor t = *made;
       sanitize::stamp_tag(t, TensorArgType::OUTPUT);
-      vtop_ += engine::output_heap_bytes(ci);
+      vtop_ += l2::output_heap_bytes(ci);
       ChipTensor* out = new_output(t);
       g_.tmpl.push_back(t);
       g_.src.push_back(

@@ -2,7 +2,7 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "engine/task_shape.hpp"
+#include "l2/task_shape.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
 #include "taskring/base/align.hpp"
@@ -25,7 +25,7 @@ void HbgRuntime::run_inline(const char* why, const std::string& body, GraphInvok
                             const GraphTaskArgs& args, bool warn) {
   if (warn) {
     std::string msg = "Graph '" + body + "': " + why + "; running the body as ordinary tasks";
-    engine::orchestration_log(PTO2LogLevel::WARN, "rt_submit_graph", msg.c_str());
+    l2::orchestration_log(PTO2LogLevel::WARN, "rt_submit_graph", msg.c_str());
   }
   invoke(args, closure);
 }

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "deps/build_tracker.hpp"
-#include "engine/runtime_base.hpp"
-#include "engine/submit_kind.hpp"
+#include "l2/runtime_base.hpp"
+#include "l2/submit_kind.hpp"
 #include "graph/aligned_buffer.hpp"
 #include "graph/recording.hpp"
 #include "graph/submission_arena.hpp"
@@ -41,7 +41,7 @@
 
 namespace taskring::hbg {
 
-class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
+class HbgRuntime final : public l2::RuntimeBase<HbgRuntime, Runnable> {
  public:
   ~HbgRuntime() override;
 
@@ -54,15 +54,15 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   bool host_phase_only_supported() const override { return true; }
   GraphRunStats graph_stats() const override;
 
-  // ---- orchestration ops (host thread; engine/runtime_ops.hpp) ----
-  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
+  // ---- orchestration ops (host thread; l2/runtime_ops.hpp) ----
+  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, l2::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
   GraphSubmitResult submit_graph(uint64_t key, const char* name, GraphInvokeFn invoke, const void* closure,
                                  const GraphTaskArgs& args);
 
-  // ---- executor side (engine/runtime_base.hpp's hooks) ----
+  // ---- executor side (l2/runtime_base.hpp's hooks) ----
   // A run of consumers: base[index16[k]] or base[index32[k]] for k in
   // [next, count); counts_fanin: each is ready when its fanin reaches zero
   // (false for a Graph's roots, ready as they are).
@@ -77,11 +77,11 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
     int32_t count = 0;
     bool counts_fanin = true;
   };
-  using Completion = engine::Completion<Readied>;
+  using Completion = l2::Completion<Readied>;
   // A GRAPH task expands into its replay (its roots come back ready, or
   // one executor runs it through as a loop and it completes at once);
   // everything else runs its kernels.
-  engine::Started<Readied> start(Runnable* r, int executor, engine::LocalReady<Runnable>* local);
+  l2::Started<Readied> start(Runnable* r, int executor, l2::LocalReady<Runnable>* local);
   Completion complete(Runnable* r);
   Runnable* next_ready(Readied& x);
   void retire(Runnable*) {}
@@ -89,7 +89,7 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
   std::string task_name(const Runnable* r) const;
 
  private:
-  friend class engine::RuntimeBase<HbgRuntime, Runnable>;  // create()
+  friend class l2::RuntimeBase<HbgRuntime, Runnable>;  // create()
   explicit HbgRuntime(const L2RuntimeConfig& config);
   Status init();
 
@@ -126,8 +126,8 @@ class HbgRuntime final : public engine::RuntimeBase<HbgRuntime, Runnable> {
 
   // Device half (hbg_scheduler.cpp).
   void boot();
-  engine::Started<Readied> expand_graph(Runnable* r, int executor, engine::LocalReady<Runnable>* local);
-  void run_replay_loop(GraphExec* exec, int executor, engine::LocalReady<Runnable>* local);
+  l2::Started<Readied> expand_graph(Runnable* r, int executor, l2::LocalReady<Runnable>* local);
+  void run_replay_loop(GraphExec* exec, int executor, l2::LocalReady<Runnable>* local);
   // Returns the replay's state to its pool; the GRAPH task it ran for is
   // returned, to complete.
   Runnable* finish_replay(GraphExec* exec);

@@ -78,15 +78,15 @@ void HbgRuntime::boot() {
 
 std::string HbgRuntime::task_name(const Runnable* r) const { return runnable_name(*r); }
 
-engine::Started<HbgRuntime::Readied> HbgRuntime::start(Runnable* r, int executor,
-                                                       engine::LocalReady<Runnable>* local) {
+l2::Started<HbgRuntime::Readied> HbgRuntime::start(Runnable* r, int executor,
+                                                       l2::LocalReady<Runnable>* local) {
   if (r->kind == RunKind::kGraph) return expand_graph(r, executor, local);
   return {};
 }
 
-engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r, int executor,
-                                                              engine::LocalReady<Runnable>* local) {
-  using Started = engine::Started<Readied>;
+l2::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r, int executor,
+                                                              l2::LocalReady<Runnable>* local) {
+  using Started = l2::Started<Readied>;
   auto fail = [&](const std::string& why) {
     report_fatal(PTO2_ERROR_INVALID_ARGS, runnable_name(*r) + ": " + why);
     return Started{Started::kCompleteNow, {}};
@@ -148,7 +148,7 @@ engine::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r, int e
                  Readied{exec->nodes, def.roots(), nullptr, nullptr, 0, static_cast<int32_t>(h.root_count), false}};
 }
 
-void HbgRuntime::run_replay_loop(GraphExec* exec, int executor, engine::LocalReady<Runnable>* local) {
+void HbgRuntime::run_replay_loop(GraphExec* exec, int executor, l2::LocalReady<Runnable>* local) {
   // One executor: node order is a topological order, so the replay is a
   // loop; no counter, no queue, no hand-off. A node of one block on one
   // core (the common case) is launched with the place made once here; the
@@ -163,14 +163,14 @@ void HbgRuntime::run_replay_loop(GraphExec* exec, int executor, engine::LocalRea
   for (uint32_t i = 0, n = exec->node_count; i < n; ++i) {
     Runnable* x = &nodes[i];
     auto name = [x] { return runnable_name(*x); };
-    const auto shape = static_cast<engine::TaskShape>(x->shape);
-    if (!plain || x->block_num != 1 || shape == engine::TaskShape::kMix || shape == engine::TaskShape::kDummy) {
+    const auto shape = static_cast<l2::TaskShape>(x->shape);
+    if (!plain || x->block_num != 1 || shape == l2::TaskShape::kMix || shape == l2::TaskShape::kDummy) {
       execute_task(x, executor, local);
       continue;
     }
     if (is_fatal()) continue;
     const exec::LaunchTask task{x->tensors, x->tensor_count, x->scalars, x->scalar_count, x->kernels, 1, x->index};
-    if (!engine::run_block(task, 0, place, *config_.device, request_.kernels, counters_, name, &failure)) {
+    if (!l2::run_block(task, 0, place, *config_.device, request_.kernels, counters_, name, &failure)) {
       report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
     }
   }

@@ -1,8 +1,8 @@
 // hbg host half: ordinary submits, scopes and tensor access.
 #include <algorithm>
 
-#include "engine/element_access.hpp"
-#include "engine/submit_checks.hpp"
+#include "l2/element_access.hpp"
+#include "l2/submit_checks.hpp"
 #include "hbg_runtime.hpp"
 #include "sanitize/arg_tag.hpp"
 
@@ -31,7 +31,7 @@ bool HbgRuntime::new_task(const char* op, HostTask** out) {
   HostTask* t = &build_.tasks.back();
   t->kernels[0] = t->kernels[1] = t->kernels[2] = INVALID_KERNEL_ID;
   t->block_num = 1;
-  t->shape = static_cast<uint8_t>(engine::TaskShape::kDummy);
+  t->shape = static_cast<uint8_t>(l2::TaskShape::kDummy);
   t->kind = TaskKind::kTask;
   t->tensor_first = static_cast<uint32_t>(build_.tensors.size());
   t->scalar_first = static_cast<uint32_t>(build_.scalars.size());
@@ -72,16 +72,16 @@ void HbgRuntime::register_access(const ChipTensor& t, TensorArgType tag, int32_t
   map_.insert(t, task, tag != TensorArgType::INPUT);
 }
 
-TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind) {
+TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, l2::SubmitKind kind) {
   TaskOutputTensors result;
   if (is_fatal()) return result;
-  const char* op = engine::submit_op_name(kind);
-  const bool dummy = kind != engine::SubmitKind::kKernel;
-  const bool alloc_only = kind == engine::SubmitKind::kAllocOnly;
+  const char* op = l2::submit_op_name(kind);
+  const bool dummy = kind != l2::SubmitKind::kKernel;
+  const bool alloc_only = kind == l2::SubmitKind::kAllocOnly;
   // After an unrecordable construct the rest of the body is ignored so the
   // run reports that construct, not its consequences.
   if (recording_ != nullptr && recording_->failed()) return result;
-  engine::SubmitPolicy policy;
+  l2::SubmitPolicy policy;
   policy.kernels = request_.kernels;
   policy.device = config_.device;
   // A recording checks initial values itself (it names the Graph node).
@@ -95,9 +95,9 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
     policy.predicate_why = "inside a Graph body is not supported on hbg";
   }
   policy.window = config_.device->linear_window();
-  engine::TaskShape tshape = engine::TaskShape::kDummy;
-  engine::SubmitError bad;
-  if (!engine::check_submit(kind, !scopes_.empty(), kernels, args, policy, &tshape, &bad)) {
+  l2::TaskShape tshape = l2::TaskShape::kDummy;
+  l2::SubmitError bad;
+  if (!l2::check_submit(kind, !scopes_.empty(), kernels, args, policy, &tshape, &bad)) {
     report_fatal(bad.code, bad.message);
     return result;
   }
@@ -123,7 +123,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
   for (int i = 0; i < nt; ++i) {
     TensorArgType tag = args.tag(i);
     if (tag == TensorArgType::OUTPUT) {
-      heap_bytes += engine::output_heap_bytes(*args.create_info(i));
+      heap_bytes += l2::output_heap_bytes(*args.create_info(i));
     } else if (!manual) {
       collect_deps(*args.tensor(i), tag);
     }
@@ -154,7 +154,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
       continue;
     }
     const TensorCreateInfo& ci = *args.create_info(i);
-    auto made = engine::make_output_tensor(ci, out_addr, id);
+    auto made = l2::make_output_tensor(ci, out_addr, id);
     if (!made.ok()) {
       // check_submit accepted `ci`: a runtime bug, reported; nothing runs.
       fail_args(op, "argument " + std::to_string(i) + " (OUTPUT): " + made.status().message());
@@ -163,7 +163,7 @@ TaskOutputTensors HbgRuntime::submit(const MixedKernels& kernels, const CoreTask
       build_.tensors.push_back(*made);
     }
     sanitize::stamp_tag(build_.tensors.back(), TensorArgType::OUTPUT);
-    out_addr += engine::output_heap_bytes(ci);
+    out_addr += l2::output_heap_bytes(ci);
     if (result.count < CORE_MAX_TENSOR_ARGS) result.outputs[result.count++] = &build_.tensors.back();
   }
   if (!manual) {
@@ -223,7 +223,7 @@ bool HbgRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
     recording_->fail(std::string(op) + " cannot be recorded (a replay has no host step)");
     return false;
   }
-  auto found = engine::locate_element(*config_.device, t, ndims, idx, bytes);
+  auto found = l2::locate_element(*config_.device, t, ndims, idx, bytes);
   if (!found.ok()) {
     fail_args(op, found.status().message());
     return false;

@@ -29,7 +29,7 @@ struct alignas(64) Runnable {
   std::atomic<int32_t> next_block{0};
   std::atomic<int32_t> blocks_done{0};
   RunKind kind = RunKind::kTask;
-  uint8_t shape = 3;  // engine::TaskShape
+  uint8_t shape = 3;  // l2::TaskShape
   int16_t block_num = 1;
   bool sync_start = false;  // require_sync_start: all blocks start together
   int32_t kernels[3] = {-1, -1, -1};

@@ -27,7 +27,7 @@ enum class TaskKind : uint8_t { kTask = 0, kGraph = 1 };
 struct ImageTask {
   int32_t kernels[3];
   int16_t block_num;
-  uint8_t shape;  // engine::TaskShape values
+  uint8_t shape;  // l2::TaskShape values
   TaskKind kind;
   int32_t tensor_count, scalar_count, fanin_count, fanout_count;
   SelfRelative<ChipTensor> tensors;

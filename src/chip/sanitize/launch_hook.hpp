@@ -1,5 +1,5 @@
 // What the sanitizer does around one block launch of a chip runtime
-// (engine::RuntimeBase::launch): the schedule fuzzer may delay the launch
+// (l2::RuntimeBase::launch): the schedule fuzzer may delay the launch
 // (write_log.hpp), the launch runs under the tag checker when that is on
 // (tag_checker.hpp), and the fuzzer records the task's writable views once
 // it returned (so the record is in completion order). The runtime

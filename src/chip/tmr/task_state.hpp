@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "deps/owner.hpp"
-#include "engine/task_shape.hpp"
+#include "l2/task_shape.hpp"
 #include "exec/predicate.hpp"
 #include "taskring/base/waiter.hpp"
 #include "taskring/chip/orchestration_api.hpp"
@@ -69,7 +69,7 @@ struct alignas(64) TaskSlot : deps::Owner {
   DepNode* fanout_head = nullptr;  // guarded by fanout_lock
 
   // ---- written by the orchestrator before publication, read by executors ----
-  engine::TaskShape shape = engine::TaskShape::kDummy;
+  l2::TaskShape shape = l2::TaskShape::kDummy;
   uint8_t ring = 0;
   int16_t block_num = 1;
   bool sync_start = false;  // require_sync_start: all blocks start together

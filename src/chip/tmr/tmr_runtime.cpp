@@ -80,7 +80,7 @@ TmrRuntime::~TmrRuntime() {
 Status TmrRuntime::start_run(const RunRequest& request) {
   TASKRING_RETURN_IF_ERROR(begin_run(request, "TmrRuntime"));
   for (auto& ring : rings_) ring.reset_counters();
-  policy_ = engine::SubmitPolicy();
+  policy_ = l2::SubmitPolicy();
   policy_.kernels = request_.kernels;
   policy_.device = config_.device;
   policy_.topology = topo_;

@@ -22,14 +22,14 @@
 #include <vector>
 
 #include "deps/tensor_map.hpp"
-#include "engine/runtime_base.hpp"
-#include "engine/submit_checks.hpp"
-#include "engine/submit_kind.hpp"
+#include "l2/runtime_base.hpp"
+#include "l2/submit_checks.hpp"
+#include "l2/submit_kind.hpp"
 #include "task_ring.hpp"
 
 namespace taskring::tmr {
 
-class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
+class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
  public:
   ~TmrRuntime() override;
 
@@ -37,20 +37,20 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   // runs the whole run here.
   Status start_run(const RunRequest& request) override;
 
-  // ---- orchestration ops (orchestrator thread; engine/runtime_ops.hpp) ----
-  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind);
+  // ---- orchestration ops (orchestrator thread; l2/runtime_ops.hpp) ----
+  TaskOutputTensors submit(const MixedKernels& kernels, const CoreTaskArgs& args, l2::SubmitKind kind);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end();
   bool tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes, bool write);
 
-  // ---- executor side (engine/runtime_base.hpp's hooks) ----
+  // ---- executor side (l2/runtime_base.hpp's hooks) ----
   // The consumers on a completed task's fanout list.
   struct Readied {
     DepNode* node = nullptr;
   };
-  using Completion = engine::Completion<Readied>;
+  using Completion = l2::Completion<Readied>;
   // Always its kernels (a dummy: none).
-  engine::Started<Readied> start(TaskSlot*, int, engine::LocalReady<TaskSlot>*) { return {}; }
+  l2::Started<Readied> start(TaskSlot*, int, l2::LocalReady<TaskSlot>*) { return {}; }
   // Closes `t`'s fanout list (no consumer joins after) and marks it completed.
   Completion complete(TaskSlot* t);
   // The next consumer whose last unfinished producer this was.
@@ -61,7 +61,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   std::string task_name(const TaskSlot* t) const;
 
  private:
-  friend class engine::RuntimeBase<TmrRuntime, TaskSlot>;  // create()
+  friend class l2::RuntimeBase<TmrRuntime, TaskSlot>;  // create()
   explicit TmrRuntime(const L2RuntimeConfig& config);
   Status init();
   void wake_blocked() override;
@@ -86,12 +86,12 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   // Forced inline: they are submit()'s body in named pieces, and as calls
   // they cost ~70 instructions per submit in argument passing and reloads.
   [[gnu::always_inline]] inline bool check(const MixedKernels& kernels, const CoreTaskArgs& args,
-                                           engine::SubmitKind kind, engine::TaskShape* shape,
+                                           l2::SubmitKind kind, l2::TaskShape* shape,
                                            exec::ResolvedPredicate* predicate);
   [[gnu::always_inline]] inline int collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers);
   [[gnu::always_inline]] inline void materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off,
                                                  const MixedKernels& kernels, const CoreTaskArgs& args,
-                                                 engine::SubmitKind kind, engine::TaskShape shape,
+                                                 l2::SubmitKind kind, l2::TaskShape shape,
                                                  const exec::ResolvedPredicate& predicate, const char* op,
                                                  TaskOutputTensors* result);
   [[gnu::always_inline]] inline void register_accesses(TaskSlot* t, const CoreTaskArgs& args);
@@ -116,7 +116,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
   deps::TensorMap tensor_map_;
 
   // Orchestrator state.
-  engine::SubmitPolicy policy_;  // the run's admission rules (start_run)
+  l2::SubmitPolicy policy_;  // the run's admission rules (start_run)
   std::vector<Scope> scopes_;
   std::vector<TaskSlot*> scope_tasks_;
   uint64_t submitted_ = 0;  // orchestrator only; published via submitted_pub_
@@ -134,7 +134,7 @@ class TmrRuntime final : public engine::RuntimeBase<TmrRuntime, TaskSlot> {
 };
 
 // The executor-side hooks, inline: RuntimeBase::finish_task runs them once
-// per task (engine/runtime_base.hpp).
+// per task (l2/runtime_base.hpp).
 
 inline TmrRuntime::Completion TmrRuntime::complete(TaskSlot* t) {
   t->fanout_lock.lock();

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/element_access.hpp"
-#include "engine/submit_checks.hpp"
+#include "l2/element_access.hpp"
+#include "l2/submit_checks.hpp"
 #include "sanitize/arg_tag.hpp"
 #include "task_name.hpp"
 #include "taskring/base/clock.hpp"
@@ -81,17 +81,17 @@ void TmrRuntime::add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId
 // Submit, in the order its steps run: check, collect producers, allocate,
 // materialise, register, wire. Each step after allocate() works on the slot
 // it returned; the first failure latches the run's fatal error.
-TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind) {
+TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTaskArgs& args, l2::SubmitKind kind) {
   TaskOutputTensors result;
   if (is_fatal()) return result;
-  const char* op = engine::submit_op_name(kind);
-  engine::TaskShape shape = engine::TaskShape::kDummy;
+  const char* op = l2::submit_op_name(kind);
+  l2::TaskShape shape = l2::TaskShape::kDummy;
   exec::ResolvedPredicate predicate;
   if (!check(kernels, args, kind, &shape, &predicate)) return result;
   const int nt = args.tensor_count();
   uint64_t heap_bytes = 0;
   for (int i = 0; i < nt; ++i) {
-    if (args.tag(i) == TensorArgType::OUTPUT) heap_bytes += engine::output_heap_bytes(*args.create_info(i));
+    if (args.tag(i) == TensorArgType::OUTPUT) heap_bytes += l2::output_heap_bytes(*args.create_info(i));
   }
   const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
 
@@ -111,9 +111,9 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   TaskSlot* t = nullptr;
   if (!allocate(ring, heap_bytes, static_cast<uint64_t>(np), &heap_off, &pool_off, &t)) return result;
   ++submitted_;
-  if (kind == engine::SubmitKind::kAllocOnly)
+  if (kind == l2::SubmitKind::kAllocOnly)
     ++stats_.alloc_tasks;
-  else if (kind != engine::SubmitKind::kKernel)
+  else if (kind != l2::SubmitKind::kKernel)
     ++stats_.dummy_tasks;
   else
     ++stats_.kernel_tasks;
@@ -125,10 +125,10 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   scope_tasks_.push_back(t);
   ring.pinned_by_open_scopes++;
 
-  if (kind == engine::SubmitKind::kAllocOnly) {
+  if (kind == l2::SubmitKind::kAllocOnly) {
     // Completes at once: no kernel, and its outputs live until its scope
     // and retaining consumers let go.
-    engine::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
+    l2::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
     if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_task(t, &here);
     if (here.next != nullptr) push_ready(here.next);
     return result;
@@ -137,18 +137,18 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
   return result;
 }
 
-// Step 1: the submit's arguments are admissible (engine/submit_checks.hpp)
+// Step 1: the submit's arguments are admissible (l2/submit_checks.hpp)
 // and its dispatch predicate, if any, resolves.
-bool TmrRuntime::check(const MixedKernels& kernels, const CoreTaskArgs& args, engine::SubmitKind kind,
-                       engine::TaskShape* shape, exec::ResolvedPredicate* predicate) {
-  engine::SubmitError bad;
-  if (!engine::check_submit(kind, !scopes_.empty(), kernels, args, policy_, shape, &bad)) {
+bool TmrRuntime::check(const MixedKernels& kernels, const CoreTaskArgs& args, l2::SubmitKind kind,
+                       l2::TaskShape* shape, exec::ResolvedPredicate* predicate) {
+  l2::SubmitError bad;
+  if (!l2::check_submit(kind, !scopes_.empty(), kernels, args, policy_, shape, &bad)) {
     report_fatal(bad.code, bad.message);
     return false;
   }
   if (args.predicate().op != PredicateOp::NONE) {
     if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, predicate); !ps.ok()) {
-      fail_args(engine::submit_op_name(kind), ps.message());
+      fail_args(l2::submit_op_name(kind), ps.message());
       return false;
     }
   }
@@ -184,9 +184,9 @@ int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, P
 // Step 4: the slot's launch fields, its copies of the input descriptors and
 // fresh heap tensors for its OUTPUTs (also handed back in `result`).
 void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, const MixedKernels& kernels,
-                             const CoreTaskArgs& args, engine::SubmitKind kind, engine::TaskShape shape,
+                             const CoreTaskArgs& args, l2::SubmitKind kind, l2::TaskShape shape,
                              const exec::ResolvedPredicate& predicate, const char* op, TaskOutputTensors* result) {
-  const bool dummy = kind != engine::SubmitKind::kKernel;
+  const bool dummy = kind != l2::SubmitKind::kKernel;
   const int nt = args.tensor_count();
   t->shape = shape;
   t->block_num = dummy ? 1 : args.launch_spec.blocks();
@@ -210,7 +210,7 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
     const TensorCreateInfo& ci = *args.create_info(i);
     const uint64_t bytes = ci.nbytes();
     ChipTensor& dst = t->tensors[i];
-    auto made = engine::make_output_tensor(ci, ring.heap_base + out_off, t->id);
+    auto made = l2::make_output_tensor(ci, ring.heap_base + out_off, t->id);
     if (made.ok()) {
       dst = *made;
     } else {
@@ -226,7 +226,7 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
       size_t es = element_size(ci.dtype);
       for (uint64_t b = 0; b < bytes; b += es) std::memcpy(p + b, &ci.initial_value_bits, es);
     }
-    out_off += engine::output_heap_bytes(ci);
+    out_off += l2::output_heap_bytes(ci);
     if (result->count < CORE_MAX_TENSOR_ARGS) result->outputs[result->count++] = &dst;
   }
   result->set_task_id(t->id);
@@ -275,7 +275,7 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
                                bool write) {
   const char* op = write ? "set_tensor_data" : "get_tensor_data";
   if (is_fatal()) return false;
-  auto found = engine::locate_element(*config_.device, t, ndims, idx, bytes);
+  auto found = l2::locate_element(*config_.device, t, ndims, idx, bytes);
   if (!found.ok()) {
     fail_args(op, found.status().message());
     return false;

@@ -10,7 +10,7 @@
 #include "taskring/device/device.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 struct ElementRef {
   ChipTensor view;  // `t` narrowed to the one element (a 1-element view)
@@ -23,4 +23,4 @@ struct ElementRef {
 Expected<ElementRef> locate_element(const Device& device, const ChipTensor& t, uint32_t ndims, const uint32_t* idx,
                                     uint32_t bytes);
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

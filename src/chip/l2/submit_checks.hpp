@@ -14,13 +14,13 @@
 #include "taskring/device/device.hpp"
 #include "taskring/kernels/kernel_abi.h"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 // What a runtime accepts beyond the common rules.
 struct SubmitPolicy {
   const taskring_kernel_fn* kernels = nullptr;  // TASKRING_MAX_FUNC_ID entries; nullptr = unregistered
   const Device* device = nullptr;
-  Topology topology;  // places for require_sync_start blocks (engine/sync_start.hpp)
+  Topology topology;  // places for require_sync_start blocks (l2/sync_start.hpp)
   // Non-null when the runtime cannot evaluate dispatch predicates here: the
   // rest of the message ("... <why>").
   const char* predicate_why = nullptr;
@@ -70,4 +70,4 @@ uint64_t output_heap_bytes(const TensorCreateInfo& ci);
 // Status of try_make_tensor otherwise (never for a checked `ci`).
 Expected<ChipTensor> make_output_tensor(const TensorCreateInfo& ci, uint64_t addr, PTO2TaskId owner);
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -16,7 +16,7 @@
 #include "taskring/base/status.hpp"
 #include "taskring/base/waiter.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 class RunGate {
  public:
@@ -106,4 +106,4 @@ class RunGate {
   Waiter idle_;
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

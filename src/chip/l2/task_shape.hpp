@@ -6,7 +6,7 @@
 
 #include "taskring/chip/orchestration_api.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 enum class TaskShape : uint8_t { kAic = 0, kAiv = 1, kMix = 2, kDummy = 3 };
 inline constexpr int kNumShapes = 4;
@@ -25,4 +25,4 @@ inline TaskShape shape_of(const MixedKernels& k) {
   return aic ? TaskShape::kAic : TaskShape::kAiv;
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -10,7 +10,7 @@
 #include "task_shape.hpp"
 #include "taskring/device/device.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 // Places for one block of a task of `shape`: a cluster for AIC and MIX
 // tasks, an AIV core for AIV tasks.
@@ -28,4 +28,4 @@ inline std::string sync_start_violation(const char* op, TaskShape shape, int32_t
          std::to_string(cap) + (shape == TaskShape::kAiv ? " AIV cores" : " clusters") + " can hold its blocks at once";
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

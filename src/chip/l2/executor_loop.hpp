@@ -4,7 +4,7 @@
 // Between runs it parks on the gate. In a run it pops a ready item, executes
 // it (RuntimeBase::execute: start, kernels, finish; a completion may leave one
 // newly ready consumer in `local.next`, run without a queue round trip so a
-// dependency chain stays on one thread; engine/local_ready.hpp), and when idle spins a while
+// dependency chain stays on one thread; l2/local_ready.hpp), and when idle spins a while
 // (yielding, so a runnable orchestrator sharing the hardware thread is not
 // starved: a futex wake costs more than the tasks it would deliver), then
 // parks until new work or the run's end.
@@ -24,7 +24,7 @@
 #include "local_ready.hpp"
 #include "run_gate.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 // Idle polls before an executor parks (~100 µs with yields on the build
 // machines).
@@ -82,4 +82,4 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
   }
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

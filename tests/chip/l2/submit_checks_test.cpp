@@ -7,11 +7,11 @@
 
 #include <random>
 
-#include "engine/submit_checks.hpp"
+#include "l2/submit_checks.hpp"
 #include "taskring/device/sim_device.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 namespace {
 
 void fake_kernel(int64_t*) {}
@@ -114,4 +114,4 @@ TEST_F(SubmitChecks, FastPathAgreesWithTheFullRules) {
 }
 
 }  // namespace
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -2,7 +2,7 @@
 
 #include <span>
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 Expected<ElementRef> locate_element(const Device& device, const ChipTensor& t, uint32_t ndims, const uint32_t* idx,
                                     uint32_t bytes) {
@@ -31,4 +31,4 @@ Expected<ElementRef> locate_element(const Device& device, const ChipTensor& t, u
   return e;
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

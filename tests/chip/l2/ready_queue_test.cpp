@@ -1,9 +1,9 @@
-// The ready queue (engine/ready_queue.hpp): FIFO, full and empty exactly at
+// The ready queue (l2/ready_queue.hpp): FIFO, full and empty exactly at
 // its capacity, over many laps of a small ring (each cell stores its
 // sequence number minus its index, so the arithmetic must hold from the
 // zero page on and across every wrap), re-init, and many producers and
 // consumers handing over every item exactly once.
-#include "engine/ready_queue.hpp"
+#include "l2/ready_queue.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "test_scale.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 namespace {
 
 TEST(ReadyQueue, FullAndEmptyAtItsCapacityOverManyLaps) {
@@ -80,4 +80,4 @@ TEST(ReadyQueue, ManyProducersAndConsumersHandOverEveryItemOnce) {
 }
 
 }  // namespace
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -2,11 +2,11 @@
 // runtime class keeps only what differs (tmr: streaming orchestration over
 // rings; hbg: a prebuilt self-relative image).
 //
-// It owns the executor threads (engine/executor_loop.hpp) and what they work
+// It owns the executor threads (l2/executor_loop.hpp) and what they work
 // on: the per-shape ready queues, the run gate, the counters and the fatal
 // latch, plus the PTO2Runtime binding the orchestration API dispatches
-// through (engine/runtime_ops.hpp). `Item` is the runtime's queued unit, with
-// a `shape` member (engine::TaskShape values).
+// through (l2/runtime_ops.hpp). `Item` is the runtime's queued unit, with
+// a `shape` member (l2::TaskShape values).
 //
 // One task's life on an executor is one call, execute(): it asks the runtime
 // how to start the item, runs its kernels, and finishes it (finish_task):
@@ -52,7 +52,7 @@
 #include "task_shape.hpp"
 #include "taskring/chip/error_codes.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 // The id a task carries in the device profile: its ring task id (tmr) or
 // its index in the run's image (hbg).
@@ -110,14 +110,14 @@ class RuntimeBase : public L2Runtime {
     wake_blocked();
   }
 
-  // ---- orchestration side (engine/runtime_ops.hpp) ----
+  // ---- orchestration side (l2/runtime_ops.hpp) ----
   bool is_fatal() const { return fatal_.is_set(); }
   int32_t cluster_count() const { return topo_.clusters; }
   int32_t aiv_count() const { return topo_.aiv_count(); }
   Device* device() const { return config_.device; }
   PTO2Runtime* api() { return &api_.rt; }
 
-  // ---- executor side (engine/executor_loop.hpp, engine/local_ready.hpp) ----
+  // ---- executor side (l2/executor_loop.hpp, l2/local_ready.hpp) ----
   // The executor's own queue first (what its completions made ready), then
   // the shared queues in kPopOrder, then the other executors' own queues
   // (steal, oldest first). Every kSharedEvery local tasks the shared queues
@@ -150,7 +150,7 @@ class RuntimeBase : public L2Runtime {
     }
     return false;
   }
-  // Publishes the completions `local` counted (engine/local_ready.hpp);
+  // Publishes the completions `local` counted (l2/local_ready.hpp);
   // returns the run's total after them, or 0 when there was nothing to add.
   uint64_t publish_completions(LocalReady<Item>& local) {
     if (local.unpublished == 0) return 0;
@@ -254,7 +254,7 @@ class RuntimeBase : public L2Runtime {
   }
   // `c` was made ready by a completion on `local`'s thread: it becomes the
   // immediate successor when there is none yet and the fairness bound allows
-  // (engine/local_ready.hpp), else it goes to that executor's own queue
+  // (l2/local_ready.hpp), else it goes to that executor's own queue
   // (other executors steal from it), or to the shared queue off an executor
   // or when the own queue is full.
   void hand_off(Item* c, LocalReady<Item>* local) {
@@ -360,7 +360,7 @@ class RuntimeBase : public L2Runtime {
       if (exec::predicate_allows_run(it->predicate, *config_.device) && !is_fatal() &&
           !(config_.sanitizer != nullptr
                 ? launch_sanitized(task, /*block=*/-1, false, place, task_name, &failure)
-                : engine::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
+                : l2::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
                                           request_.kernels, counters_, task_name, &failure))) {
         report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
       }
@@ -377,9 +377,9 @@ class RuntimeBase : public L2Runtime {
           if (is_fatal()) return;
           // TASKRING_SANITIZE on: out of line; off, this branch is all it costs.
           const bool ok = config_.sanitizer != nullptr ? launch_sanitized(task, block, mix, place, task_name, &failure)
-                          : mix ? engine::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
+                          : mix ? l2::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
                                                           request_.kernels, counters_, task_name, &failure)
-                                : engine::run_block(task, block, place, *config_.device, request_.kernels, counters_,
+                                : l2::run_block(task, block, place, *config_.device, request_.kernels, counters_,
                                                     task_name, &failure);
           if (!ok) report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
         },
@@ -395,12 +395,12 @@ class RuntimeBase : public L2Runtime {
                                           const exec::LaunchPlace& place, NameFn& task_name, std::string* failure) {
     return sanitize::sanitized_launch(*config_.sanitizer, task, task_name, failure, [&](const exec::LaunchTask& t) {
       if (block < 0) {
-        return engine::run_co_resident(t, 0, t.block_num, /*whole_task=*/true, place, *config_.device, request_.kernels,
+        return l2::run_co_resident(t, 0, t.block_num, /*whole_task=*/true, place, *config_.device, request_.kernels,
                                        counters_, task_name, failure);
       }
-      return mix ? engine::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device, request_.kernels,
+      return mix ? l2::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device, request_.kernels,
                                            counters_, task_name, failure)
-                 : engine::run_block(t, block, place, *config_.device, request_.kernels, counters_, task_name, failure);
+                 : l2::run_block(t, block, place, *config_.device, request_.kernels, counters_, task_name, failure);
     });
   }
 
@@ -418,7 +418,7 @@ class RuntimeBase : public L2Runtime {
  private:
   RuntimeBinding<Derived> api_{};
   ReadyQueue<Item> queues_[kNumShapes];      // shared, per shape
-  std::unique_ptr<ReadyQueue<Item>[]> own_;  // per executor (engine/local_ready.hpp)
+  std::unique_ptr<ReadyQueue<Item>[]> own_;  // per executor (l2/local_ready.hpp)
   uint64_t own_capacity_ = 0;                // of every queue, shared and own
   std::atomic<bool> run_finished_{true};
   Waiter done_;
@@ -426,4 +426,4 @@ class RuntimeBase : public L2Runtime {
   LocalReady<Item> inline_local_{};  // executor 0's state on an inline run
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -11,7 +11,7 @@
 #include "exec/kernel_launch.hpp"
 #include "run_counters.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 std::string block_failure_message(const std::string& task, const int32_t kernels[3], int block, int block_num,
                                   const exec::LaunchFailure& f);
@@ -43,4 +43,4 @@ bool run_co_resident(const exec::LaunchTask& task, int first, int count, bool wh
   return false;
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -1,4 +1,4 @@
-// RunGate (engine/run_gate.hpp): quiesce() returns only once every executor
+// RunGate (l2/run_gate.hpp): quiesce() returns only once every executor
 // and every admitted non-executor thread (tmr's orchestrator) has left the
 // run, so a runtime may reset its run state without a thread of the previous
 // run still reading it.
@@ -7,9 +7,9 @@
 #include <atomic>
 #include <thread>
 
-#include "engine/run_gate.hpp"
+#include "l2/run_gate.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 namespace {
 
 TEST(RunGate, EnterFailsOnceClosedAndQuiesceSeesEveryLeave) {
@@ -48,4 +48,4 @@ TEST(RunGate, QuiesceWaitsForAnAdmittedThreadAfterTheRunClosed) {
 }
 
 }  // namespace
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -2,7 +2,7 @@
 
 #include "taskring/chip/error_codes.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 bool FatalLatch::report(int32_t code, const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -25,4 +25,4 @@ void FatalLatch::reset() {
   message_.clear();
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 enum class SubmitKind : uint8_t { kKernel, kDummy, kAllocOnly };
 
@@ -14,4 +14,4 @@ inline const char* submit_op_name(SubmitKind k) {
                                      : "rt_submit_task";
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

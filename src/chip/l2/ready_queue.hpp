@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <new>
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 template <typename T>
 class ReadyQueue {
@@ -118,4 +118,4 @@ class ReadyQueue {
   Cell* cells_ = nullptr;
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

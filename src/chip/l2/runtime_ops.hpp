@@ -28,7 +28,7 @@
 #include "taskring/chip/graph_api.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 template <typename R>
 struct RuntimeBinding {
@@ -119,4 +119,4 @@ const PTO2RuntimeOps* runtime_ops() {
   return &kOps;
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -18,7 +18,7 @@
 #include "taskring/base/clock.hpp"
 #include "taskring/chip/run_stats.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 struct RunCounters {
   struct alignas(64) Lane {
@@ -52,7 +52,7 @@ struct RunCounters {
     first_ns.compare_exchange_strong(zero, mono_ns(), std::memory_order_relaxed);
   }
   // Counts `n` completed tasks; returns the count including them. Executors
-  // call it once per batch (engine/local_ready.hpp), so the clock read that
+  // call it once per batch (l2/local_ready.hpp), so the clock read that
   // stamps `last_ns` is paid per batch too: the last batch of a run is
   // published as soon as its executor finds nothing left to run.
   uint64_t add_completed(uint64_t n) {
@@ -71,4 +71,4 @@ struct RunCounters {
   }
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

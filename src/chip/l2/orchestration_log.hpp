@@ -4,8 +4,8 @@
 
 #include "taskring/chip/orchestration_api.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 void orchestration_log(PTO2LogLevel level, const char* func, const char* message);
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

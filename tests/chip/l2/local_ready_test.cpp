@@ -1,4 +1,4 @@
-// Per-executor ready queues (engine/local_ready.hpp): the consumers one
+// Per-executor ready queues (l2/local_ready.hpp): the consumers one
 // completion makes ready stay on the completing executor (the first as its
 // immediate successor, the rest in its own queue), and an idle executor
 // must steal from that queue. Here two consumers of one producer meet at a

@@ -6,7 +6,7 @@
 #include "sync_start.hpp"
 #include "taskring/chip/error_codes.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 namespace {
 
@@ -167,4 +167,4 @@ SubmitError explain_submit(SubmitKind kind, bool in_scope, const MixedKernels& k
 
 }  // namespace
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 // Claims and runs one block of `t`: push(t) requeues it while blocks remain,
 // run(block) runs one block (skipped by the caller after a fatal error),
@@ -38,4 +38,4 @@ template <typename Task, typename Admit, typename Push, typename Run, typename C
   if (t->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete();
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

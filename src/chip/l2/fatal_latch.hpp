@@ -12,7 +12,7 @@
 
 #include "taskring/base/status.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 class FatalLatch {
  public:
@@ -31,4 +31,4 @@ class FatalLatch {
   std::string message_;  // guarded by mu_
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

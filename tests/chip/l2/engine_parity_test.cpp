@@ -1,4 +1,4 @@
-// What tmr and hbg share through src/chip/engine behaves the same on both:
+// What tmr and hbg share through src/chip/l2 behaves the same on both:
 // the KERNEL_FAILED message names the task, kernel, block and core, and
 // rt_log goes through the project logger (TASKRING_LOG_LEVEL applies; hbg used
 // to write straight to stderr).

@@ -2,7 +2,7 @@
 
 #include "taskring/log/logger.hpp"
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 void orchestration_log(PTO2LogLevel level, const char* func, const char* message) {
   log::Level l = level == PTO2LogLevel::DEBUG  ? log::Level::kDebug
@@ -13,4 +13,4 @@ void orchestration_log(PTO2LogLevel level, const char* func, const char* message
   log::logf(l, func != nullptr ? func : "orchestration", "%s", message != nullptr ? message : "");
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 inline constexpr uint32_t kSharedEvery = 64;
 inline constexpr uint32_t kPublishEvery = 64;
@@ -38,4 +38,4 @@ struct LocalReady {
   uint32_t unpublished = 0;  // completions not yet in RunCounters::completed
 };
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace taskring::engine {
+namespace taskring::l2 {
 
 std::string block_failure_message(const std::string& task, const int32_t kernels[3], int block, int block_num,
                                   const exec::LaunchFailure& f) {
@@ -12,4 +12,4 @@ std::string block_failure_message(const std::string& task, const int32_t kernels
   return task + where + " failed with code " + std::to_string(f.code) + ": " + f.message;
 }
 
-}  // namespace taskring::engine
+}  // namespace taskring::l2
