@@ -230,15 +230,22 @@ void reduce_own_segment(const cm::CommContext& c, const Flat& in, const Flat& ou
 // rank 1 copied from its input into its slot at window offset `slot` just
 // before, and posts whether that ran below kDirectSlowHandoffGbps to every
 // rank (step 2 of `seq`); every rank stores the verdict in `*whole`. Ranks
-// other than 0 and 1 only wait for it. Needs two ranks or more.
+// other than 0 and 1 post step 1 without data (a full meeting, see below)
+// and wait for the verdict. Needs two ranks or more.
 bool probe_handoff(const KernelArgs& k, const cm::CommContext& c, const void* in, uint64_t in_bytes, uint64_t slot,
                    uint32_t seq, uint32_t* whole) {
   const uint64_t bytes = std::min({kDirectProbeBytes, c.win_size - slot, in_bytes}) & ~uint64_t{63};
   const int zero = 0, one = 1;
-  if (c.rank == 1) {
-    std::memcpy(cm::window_of(c, 1) + slot, in, bytes);  // as the segments stage
+  // Every rank posts step 1 and rank 0 waits for all of them: the probe
+  // takes a sequence number, and the segments after it write the parity
+  // slot of the collective before it, so no rank may leave the probe before
+  // every rank has left that collective (a rank that only waited for the
+  // verdict could still be reading a peer's slot; TSan found it, and
+  // CommDirect.BackToBack... saw a wrong sum once).
+  if (c.rank != 0) {
+    if (c.rank == 1) std::memcpy(cm::window_of(c, 1) + slot, in, bytes);  // as the segments stage
     cm::post_flag(c, 0, cm::token(seq, 1));
-  } else if (c.rank == 0) {
+  } else {
     if (!cm::wait_flags(k, c, &one, 1, cm::token(seq, 1), "direct allreduce: hand-off probe")) return false;
     // An integer fold (vectorised; a float sum would time its add chain).
     const auto* p = reinterpret_cast<const uint64_t*>(cm::window_of(c, 1) + slot);
@@ -250,6 +257,7 @@ bool probe_handoff(const KernelArgs& k, const cm::CommContext& c, const void* in
     volatile uint64_t keep = fold;  // the reads must happen
     (void)keep;
     cm::sync_of(c, 0).direct_verdict.store(slow ? 1 : 0, std::memory_order_relaxed);
+    if (!cm::wait_flags(k, c, nullptr, 0, cm::token(seq, 1), "direct allreduce: hand-off probe")) return false;
     for (int q = 1; q < c.nranks; ++q) cm::post_flag(c, q, cm::token(seq, 2));
   }
   if (c.rank != 0 && !cm::wait_flags(k, c, &zero, 1, cm::token(seq, 2), "direct allreduce: hand-off verdict"))
