@@ -61,24 +61,24 @@ Status write_chrome_trace(const Trace& t, const std::vector<Invocation>& invs, c
     if (!s.attrs.empty()) args["attrs"] = s.attrs;
     json e = {{"name", t.name(s)}, {"ph", "X"}, {"pid", s.pid}, {"dur", us(s.dur_ns)}};
     if (s.device_clock) {
-      auto it = origin.find({s.pid, s.inv});
-      if (it == origin.end()) {
+      // A device span with no host anchor (or one that overflows) is listed
+      // as it is, not drawn.
+      auto keep_unaligned = [&] {
         unaligned.push_back({{"name", t.name(s)},
                              {"pid", s.pid},
                              {"tid", s.tid},
                              {"ts_ns", std::to_string(s.ts_ns)},
                              {"dur_ns", std::to_string(s.dur_ns)},
                              {"args", args}});
+      };
+      auto it = origin.find({s.pid, s.inv});
+      if (it == origin.end()) {
+        keep_unaligned();
         continue;
       }
       int64_t at = 0;
       if (__builtin_add_overflow(it->second, s.ts_ns, &at)) {
-        unaligned.push_back({{"name", t.name(s)},
-                             {"pid", s.pid},
-                             {"tid", s.tid},
-                             {"ts_ns", std::to_string(s.ts_ns)},
-                             {"dur_ns", std::to_string(s.dur_ns)},
-                             {"args", args}});
+        keep_unaligned();
         continue;
       }
       args["clock"] = "dev; drawn from the invocation's runner_run host start";

@@ -205,6 +205,33 @@ TEST_F(TraceCli, JsonReportAndChromeTrace) {
   EXPECT_EQ(c["clockAnchors"].size(), 2u);
 }
 
+// Device-clock spans whose invocation lost its host spans (runner_run and
+// the chip.run root) have no origin to be drawn from: the Chrome trace lists them, with their own
+// times, under unalignedDeviceSpans instead of placing them anywhere.
+TEST_F(TraceCli, DeviceSpansWithoutTheirHostSpanAreListedNotDrawn) {
+  RunSpec s;
+  s.ranks = 1;
+  s.dispatches = 2;
+  s.drop = [](int, int d, Part p) { return d == 0 && (p == Part::kBind || p == Part::kRoot); };
+  std::string log = write("run.log", run_log(s));
+  std::string chrome = dir_ + "/unaligned.json";
+  run("trace " + log + " --chrome " + chrome);
+  std::ifstream f(chrome);
+  ASSERT_TRUE(f.good()) << out_;
+  auto c = nlohmann::json::parse(f);
+  ASSERT_TRUE(c.contains("unalignedDeviceSpans")) << c.dump().substr(0, 400);
+  const auto& u = c["unalignedDeviceSpans"];
+  ASSERT_EQ(u.size(), 3u);  // orch, sched and device_wall of dispatch 0
+  for (const auto& e : u) {
+    EXPECT_NE(e["name"].get<std::string>().find("device_wall"), std::string::npos) << e.dump();
+    EXPECT_TRUE(e.contains("ts_ns") && e.contains("dur_ns") && e.contains("args")) << e.dump();
+  }
+  size_t device_drawn = 0;
+  for (auto& e : c["traceEvents"])
+    if (e["ph"] == "X" && e.value("cat", "") == "device") ++device_drawn;
+  EXPECT_EQ(device_drawn, 3u);  // dispatch 1's three device spans still are
+}
+
 // Bad option values get a sentence naming the option and its range (issue 11:
 // `--expect-ranks 0` used to answer with a 300-digit number).
 TEST_F(TraceCli, BadOptionValuesAreExplained) {
