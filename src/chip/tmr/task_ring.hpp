@@ -1,5 +1,6 @@
 // One ring level: a window of task slots, a heap for runtime-allocated
-// outputs and a pool of dependency nodes, all reclaimed in submission order.
+// outputs, a pool of dependency nodes and a pool of task arguments, all
+// reclaimed in submission order.
 //
 // The orchestrator owns the heads (next_seq, heap and pool tops); executors
 // own the tail: whoever makes the oldest live task CONSUMED advances
@@ -71,8 +72,14 @@ struct TaskRing {
   uint64_t window = 0;  // power of two
   TaskSlot* slots = nullptr;
   DepNode* dep_nodes = nullptr;
+  // Task arguments (ArgLayout units), dense in submission order so that
+  // consecutive tasks share lines and pages. Sized (window + 1) x
+  // ArgLayout::kMaxUnits: it never runs out before the window does, so it
+  // has no knob and no deadlock of its own.
+  ChipTensor* arg_units = nullptr;
   BumpRing heap;      // bytes
   BumpRing dep_pool;  // nodes
+  BumpRing args;      // ArgLayout units
   DeviceAddr heap_base = 0;
   uint64_t next_seq = 0;                   // orchestrator only
   std::atomic<uint64_t> published_seq{0};  // next_seq as executors see it
@@ -96,6 +103,7 @@ struct TaskRing {
     wake_at.store(kNoWaiter, std::memory_order_relaxed);
     heap.reset();
     dep_pool.reset();
+    args.reset();
     pinned_by_open_scopes = 0;
   }
 };

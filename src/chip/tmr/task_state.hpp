@@ -55,6 +55,14 @@ inline constexpr int kMaxRetainedProducers = 96;
 // sequence number (64-bit, never wraps), Owner::id the task id, and
 // Owner::completed the completion, readable without the fanout lock (set
 // with seq_cst: get/set_tensor_data waits on it).
+//
+// A slot is its header only (two cache lines); what a task carries beside it
+// (tensor descriptors, scalars, retained producers) lives in its ring's
+// argument pool (task_ring.hpp), packed in submission order. With the
+// arrays inline a slot was 5 KiB, so a 16384-task window spanned 80 MiB:
+// every submit and every execution touched a cold line of a page no
+// prefetcher would cross, and mix8 cost 2-4x more under a busy neighbour
+// (docs/benchmarks.md#l2-hot-path).
 struct alignas(64) TaskSlot : deps::Owner {
   static TaskSlot* of(deps::Owner* o) { return static_cast<TaskSlot*>(o); }
 
@@ -76,13 +84,33 @@ struct alignas(64) TaskSlot : deps::Owner {
   int32_t kernels[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
   int32_t tensor_count = 0;
   int32_t scalar_count = 0;
-  uint64_t heap_end = 0;  // heap top after this task's allocation (ring-relative)
-  uint64_t dep_mark = 0;  // dependency-pool head after this task's submit
   int32_t retained_count = 0;
+  uint64_t heap_end = 0;  // heap top after this task's allocation (ring-relative)
+  uint64_t dep_mark = 0;  // dependency-pool top after this task's submit
+  uint64_t arg_mark = 0;  // argument-pool top after this task's submit
   exec::ResolvedPredicate predicate;  // inactive unless the submit set one
-  TaskSlot* retained[kMaxRetainedProducers];
-  ChipTensor tensors[CORE_MAX_TENSOR_ARGS];
-  uint64_t scalars[CORE_MAX_SCALAR_ARGS];
+  // In the ring's argument pool: tensor_count descriptors, then the scalars,
+  // then the retained producers (ArgLayout).
+  ChipTensor* tensors = nullptr;
+  uint64_t* scalars = nullptr;
+  TaskSlot** retained = nullptr;
+};
+static_assert(sizeof(TaskSlot) <= 192, "a task slot is its header: keep the window's footprint small");
+
+// A task's share of its ring's argument pool, in 128-byte units (one tensor
+// descriptor each; scalars and retained-producer pointers pack 16 to a unit).
+struct ArgLayout {
+  static constexpr uint64_t kPerUnit = sizeof(ChipTensor) / sizeof(uint64_t);  // 16
+  static_assert(sizeof(TaskSlot*) == sizeof(uint64_t));
+  // The most one task can take: every tensor, every scalar, every producer.
+  static constexpr uint64_t kMaxUnits = CORE_MAX_TENSOR_ARGS + (CORE_MAX_SCALAR_ARGS + kPerUnit - 1) / kPerUnit +
+                                        (kMaxRetainedProducers + kPerUnit - 1) / kPerUnit;
+  uint64_t tensors, scalar_units, retained_units;
+  static ArgLayout of(int tensors, int scalars, int retained) {
+    return ArgLayout{static_cast<uint64_t>(tensors), (static_cast<uint64_t>(scalars) + kPerUnit - 1) / kPerUnit,
+                     (static_cast<uint64_t>(retained) + kPerUnit - 1) / kPerUnit};
+  }
+  uint64_t units() const { return tensors + scalar_units + retained_units; }
 };
 
 }  // namespace taskring::tmr

@@ -78,8 +78,38 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
   }
 }
 
-bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off,
-                          uint64_t* pool_off, TaskSlot** out) {
+bool TmrRuntime::take_from(TaskRing& ring, BumpRing& pool, uint64_t need, uint64_t* off, int32_t code,
+                           const char* what, const char* unit, const char* knob) {
+  // Each pass snapshots last_alive *before* testing for room: the
+  // structural check then reasons about a consistent set of live tasks, and
+  // the wait returns at once if a task retired after the snapshot.
+  // (The tiny-ring flake of issue 9 came from getting this wrong: a snapshot
+  // taken after the failed try_alloc could be newer than the tail it saw, so
+  // "every live task is pinned" held for the newer set while the pool already
+  // had room -> a false DEP_POOL_OVERFLOW; and a wait that re-read the value
+  // itself missed a retirement in between and waited for one that never came
+  // -> a FLOW_CONTROL_DEADLOCK stall. TaskRing::advance's fence and
+  // BumpRing::advance_tail's monotonic tail close the other two stalls.)
+  while (true) {
+    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
+    if (pool.try_alloc(need, off)) return true;
+    // Structural: every live task is pinned by an open scope, so the pool can
+    // only be reclaimed after this (blocked) thread closes one.
+    uint64_t live = ring.next_seq - alive;
+    if (live > 0 && live <= ring.pinned_by_open_scopes) {
+      report_fatal(code, "ring " + std::to_string(ring.index) + ": " + what + " full (" + std::to_string(pool.size) + " " +
+                             unit + ", request " + std::to_string(need) + ") and the oldest live " +
+                             tmr::task_name(ring.slot(alive).id) + " is pinned by an open scope, as is every live " +
+                             "task; raise " + knob + " or close the scope");
+      return false;
+    }
+    std::string waiting = std::string(what) + " full";
+    if (!wait_for_ring(ring, alive, waiting.c_str(), knob)) return false;
+  }
+}
+
+bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, const ArgLayout& args,
+                          Allocation* out) {
   if (heap_bytes > ring.heap.size) {
     // Upstream reports this as a heap-ring deadlock (2): the request can
     // never fit, so the ring can never make room for it.
@@ -109,57 +139,31 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
                      std::to_string(ring.window) + "; raise PTO2_RING_TASK_WINDOW or split the scope");
     return false;
   }
-  // Each wait below snapshots last_alive *before* testing for room: the
-  // structural checks then reason about a consistent set of live tasks, and
-  // the wait returns at once if a task retired after the snapshot.
-  // (The tiny-ring flake of issue 9 came from getting this wrong: a snapshot
-  // taken after the failed try_alloc could be newer than the tail it saw, so
-  // "every live task is pinned" held for the newer set while the pool already
-  // had room -> a false DEP_POOL_OVERFLOW; and a wait that re-read the value
-  // itself missed a retirement in between and waited for one that never came
-  // -> a FLOW_CONTROL_DEADLOCK stall. TaskRing::advance's fence and
-  // BumpRing::advance_tail's monotonic tail close the other two stalls.)
   for (uint64_t alive = ring.last_alive.load(std::memory_order_acquire); ring.next_seq - alive >= ring.window;
        alive = ring.last_alive.load(std::memory_order_acquire)) {
     if (!wait_for_ring(ring, alive, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
   }
-  uint64_t saved_heap_top = ring.heap.top;
-  // A task without OUTPUTs takes no heap: try_alloc(0) always succeeds and
-  // moves nothing, so skip it (most submits).
-  *heap_off = 0;
-  while (heap_bytes != 0) {
-    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
-    if (ring.heap.try_alloc(heap_bytes, heap_off)) break;
-    // Structural: every live task is pinned by an open scope, so the heap can
-    // only be reclaimed after this (blocked) thread closes one.
-    uint64_t live = ring.next_seq - alive;
-    if (live > 0 && live <= ring.pinned_by_open_scopes) {
-      TaskSlot& oldest = ring.slot(alive);
-      report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK,
-                   "ring " + std::to_string(ring.index) + ": heap full (" + std::to_string(ring.heap.size) +
-                       " bytes, request " + std::to_string(heap_bytes) + ") and the oldest live " +
-                       tmr::task_name(oldest.id) + " is pinned by an open scope; raise PTO2_RING_HEAP or close the scope");
-      return false;
-    }
-    if (!wait_for_ring(ring, alive, "heap full", "PTO2_RING_HEAP")) return false;
+  // A pool a task takes nothing from is skipped: try_alloc(0) always
+  // succeeds and moves nothing (most tasks have no OUTPUT, many no producer).
+  const uint64_t saved_heap_top = ring.heap.top, saved_pool_top = ring.dep_pool.top;
+  *out = Allocation{};
+  if (heap_bytes != 0 && !take_from(ring, ring.heap, heap_bytes, &out->heap_off, PTO2_ERROR_HEAP_RING_DEADLOCK,
+                                    "heap", "bytes", "PTO2_RING_HEAP"))
+    return false;
+  if (dep_nodes != 0 && !take_from(ring, ring.dep_pool, dep_nodes, &out->pool_off, PTO2_ERROR_DEP_POOL_OVERFLOW,
+                                   "dependency pool", "entries", "PTO2_RING_DEP_POOL")) {
+    ring.heap.top = saved_heap_top;
+    return false;
   }
-  *pool_off = 0;
-  while (dep_nodes != 0) {  // likewise for a task with no producer
-    uint64_t alive = ring.last_alive.load(std::memory_order_acquire);
-    if (ring.dep_pool.try_alloc(dep_nodes, pool_off)) break;
-    uint64_t live = ring.next_seq - alive;
-    if (live > 0 && live <= ring.pinned_by_open_scopes) {
-      ring.heap.top = saved_heap_top;
-      report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW, "ring " + std::to_string(ring.index) + ": dependency pool full (" +
-                                                     std::to_string(ring.dep_pool.size) +
-                                                     " entries) and every live task is pinned by an open "
-                                                     "scope; raise PTO2_RING_DEP_POOL");
-      return false;
-    }
-    if (!wait_for_ring(ring, alive, "dependency pool full", "PTO2_RING_DEP_POOL")) {
-      ring.heap.top = saved_heap_top;
-      return false;
-    }
+  // The argument pool holds (window + 1) x the largest task, so with the
+  // window checked above it always has room; a wait here would be a sizing
+  // bug, reported as a flow-control deadlock naming the window.
+  if (const uint64_t units = args.units();
+      units != 0 && !take_from(ring, ring.args, units, &out->arg_off, PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
+                               "argument pool", "units", "PTO2_RING_TASK_WINDOW")) {
+    ring.heap.top = saved_heap_top;
+    ring.dep_pool.top = saved_pool_top;
+    return false;
   }
   uint64_t seq = ring.next_seq++;
   TaskSlot* t = &ring.slot(seq);
@@ -168,6 +172,7 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   t->ring = static_cast<uint8_t>(ring.index);
   t->heap_end = ring.heap.top;
   t->dep_mark = ring.dep_pool.top;
+  t->arg_mark = ring.args.top;
   t->fanout_closed = false;
   t->completed.store(false, std::memory_order_relaxed);
   t->consumed.store(false, std::memory_order_relaxed);
@@ -178,8 +183,12 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   // Guard + scope reference + own completion.
   t->fanin_pending.store(1, std::memory_order_relaxed);
   t->release_pending.store(2, std::memory_order_relaxed);
+  ChipTensor* units = ring.arg_units + out->arg_off;
+  t->tensors = units;
+  t->scalars = reinterpret_cast<uint64_t*>(units + args.tensors);
+  t->retained = reinterpret_cast<TaskSlot**>(units + args.tensors + args.scalar_units);
   ring.published_seq.store(ring.next_seq, std::memory_order_release);
-  *out = t;
+  out->slot = t;
   return true;
 }
 

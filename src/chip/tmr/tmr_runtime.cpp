@@ -41,7 +41,17 @@ Status TmrRuntime::init() {
     return unavailable("TmrRuntime: cannot reserve " + std::to_string(dep_memory_bytes_) +
                        " bytes of dependency nodes");
   }
+  uint64_t total_arg_units = 0;
+  for (int r = 0; r < kRingLevels; ++r) total_arg_units += (config_.rings.task_window[r] + 1) * ArgLayout::kMaxUnits;
+  arg_memory_bytes_ = total_arg_units * sizeof(ChipTensor);
+  arg_memory_ =
+      mmap(nullptr, arg_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (arg_memory_ == MAP_FAILED) {
+    arg_memory_ = nullptr;
+    return unavailable("TmrRuntime: cannot reserve " + std::to_string(arg_memory_bytes_) + " bytes of task arguments");
+  }
   TaskSlot* slots = static_cast<TaskSlot*>(slot_memory_);
+  ChipTensor* arg_units = static_cast<ChipTensor*>(arg_memory_);
   DepNode* nodes = static_cast<DepNode*>(dep_memory_);
   for (int r = 0; r < kRingLevels; ++r) {
     TaskRing& ring = rings_[r];
@@ -52,6 +62,9 @@ Status TmrRuntime::init() {
     ring.dep_nodes = nodes;
     ring.dep_pool.size = config_.rings.dep_pool[r];
     nodes += ring.dep_pool.size;
+    ring.arg_units = arg_units;
+    ring.args.size = (ring.window + 1) * ArgLayout::kMaxUnits;
+    arg_units += ring.args.size;
     ring.heap.size = config_.rings.heap[r];
     auto heap = config_.device->malloc(ring.heap.size, 1024, "tmr heap ring " + std::to_string(r));
     if (!heap.ok())
@@ -73,6 +86,7 @@ TmrRuntime::~TmrRuntime() {
   }
   if (slot_memory_ != nullptr) munmap(slot_memory_, slot_memory_bytes_);
   if (dep_memory_ != nullptr) munmap(dep_memory_, dep_memory_bytes_);
+  if (arg_memory_ != nullptr) munmap(arg_memory_, arg_memory_bytes_);
 }
 
 // ---------------------------------------------------------------- run control

@@ -77,8 +77,19 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   };
 
   // Orchestrator helpers (tmr_submit.cpp, tmr_alloc.cpp).
-  bool allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, uint64_t* heap_off, uint64_t* pool_off,
-                TaskSlot** out);
+  // What allocate() hands a submit: its slot and its offsets into the ring's
+  // heap, dependency pool and argument pool.
+  struct Allocation {
+    TaskSlot* slot = nullptr;
+    uint64_t heap_off = 0;
+    uint64_t pool_off = 0;
+    uint64_t arg_off = 0;
+  };
+  bool allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, const ArgLayout& args, Allocation* out);
+  // Takes `need` units of `pool` (waiting for retirements), or latches the
+  // pool's deadlock verdict (`code`, naming `what` and `knob`) and fails.
+  bool take_from(TaskRing& ring, BumpRing& pool, uint64_t need, uint64_t* off, int32_t code, const char* what,
+                 const char* unit, const char* knob);
   bool wait_for_ring(TaskRing& ring, uint64_t observed_alive, const char* what, const char* knob);
   // The oldest live slot of `ring`, for stall messages.
   std::string stall_diagnostics(TaskRing& ring);
@@ -88,8 +99,9 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   [[gnu::always_inline]] inline bool check(const MixedKernels& kernels, const CoreTaskArgs& args,
                                            l2::SubmitKind kind, l2::TaskShape* shape,
                                            exec::ResolvedPredicate* predicate);
-  [[gnu::always_inline]] inline int collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers);
-  [[gnu::always_inline]] inline void materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off,
+  [[gnu::always_inline]] inline int collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers,
+                                                       int* retaining);
+  [[gnu::always_inline]] inline void materialize(TaskSlot* t, TaskRing& ring, const Allocation& at,
                                                  const MixedKernels& kernels, const CoreTaskArgs& args,
                                                  l2::SubmitKind kind, l2::TaskShape shape,
                                                  const exec::ResolvedPredicate& predicate, const char* op,
@@ -113,6 +125,8 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   size_t slot_memory_bytes_ = 0;
   void* dep_memory_ = nullptr;  // every ring's dependency nodes (a mapping of their own)
   size_t dep_memory_bytes_ = 0;
+  void* arg_memory_ = nullptr;  // every ring's argument pool (a mapping of its own)
+  size_t arg_memory_bytes_ = 0;
   deps::TensorMap tensor_map_;
 
   // Orchestrator state.

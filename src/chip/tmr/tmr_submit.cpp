@@ -102,14 +102,16 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     ProducerBuffer() {}
     Producer at[kMaxRetainedProducers];
   } buffer;
-  const int np = collect_producers(args, manual_scope, buffer.at);
+  int retaining = 0;
+  const int np = collect_producers(args, manual_scope, buffer.at, &retaining);
   if (is_fatal()) return result;
 
   uint32_t ring_index = static_cast<uint32_t>(std::min<size_t>(scopes_.size() - 1, kRingLevels - 1));
   TaskRing& ring = rings_[ring_index];
-  uint64_t heap_off = 0, pool_off = 0;
-  TaskSlot* t = nullptr;
-  if (!allocate(ring, heap_bytes, static_cast<uint64_t>(np), &heap_off, &pool_off, &t)) return result;
+  Allocation at;
+  if (!allocate(ring, heap_bytes, static_cast<uint64_t>(np), ArgLayout::of(nt, args.scalar_count(), retaining), &at))
+    return result;
+  TaskSlot* t = at.slot;
   ++submitted_;
   if (kind == l2::SubmitKind::kAllocOnly)
     ++stats_.alloc_tasks;
@@ -119,9 +121,9 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     ++stats_.kernel_tasks;
   stats_.heap_bytes += heap_bytes;
 
-  materialize(t, ring, heap_off, kernels, args, kind, shape, predicate, op, &result);
+  materialize(t, ring, at, kernels, args, kind, shape, predicate, op, &result);
   if (!manual_scope) register_accesses(t, args);
-  wire(t, ring.dep_nodes + pool_off, buffer.at, np);
+  wire(t, ring.dep_nodes + at.pool_off, buffer.at, np);
   scope_tasks_.push_back(t);
   ring.pinned_by_open_scopes++;
 
@@ -158,8 +160,9 @@ bool TmrRuntime::check(const MixedKernels& kernels, const CoreTaskArgs& args, l2
 // Step 2: the live tasks this one depends on (explicit ids, the creators of
 // its tensors, and the TensorMap's overlapping writers/readers), before
 // allocation so the dependency-pool reservation is exact. Only ids are
-// looked up; nothing is pinned yet.
-int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers) {
+// looked up; nothing is pinned yet. `retaining` counts those it may retain
+// (DEP_RETAIN), the room wire() needs for them.
+int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, Producer* producers, int* retaining) {
   int np = 0;
   for (int i = 0; i < args.dependency_count(); ++i) {
     PTO2TaskId id = args.dependency_ids()[i];
@@ -178,12 +181,14 @@ int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, P
     tensor_map_.for_each_dependency(
         t, writer, [&](deps::Owner* o) { add_producer(producers, &np, TaskSlot::of(o), o->id, DEP_WAIT); });
   }
+  for (int i = 0; i < np; ++i) *retaining += (producers[i].flags & DEP_RETAIN) != 0;
   return np;
 }
 
-// Step 4: the slot's launch fields, its copies of the input descriptors and
-// fresh heap tensors for its OUTPUTs (also handed back in `result`).
-void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, const MixedKernels& kernels,
+// Step 4: the slot's launch fields, and in its argument units its scalars,
+// its copies of the input descriptors and fresh heap tensors for its OUTPUTs
+// (also handed back in `result`).
+void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, const Allocation& at, const MixedKernels& kernels,
                              const CoreTaskArgs& args, l2::SubmitKind kind, l2::TaskShape shape,
                              const exec::ResolvedPredicate& predicate, const char* op, TaskOutputTensors* result) {
   const bool dummy = kind != l2::SubmitKind::kKernel;
@@ -200,7 +205,7 @@ void TmrRuntime::materialize(TaskSlot* t, TaskRing& ring, uint64_t heap_off, con
   // Most tasks pass few scalars (often none): a loop, not a library call.
   for (int i = 0; i < args.scalar_count(); ++i) t->scalars[i] = args.scalars()[i];
 
-  uint64_t out_off = heap_off;
+  uint64_t out_off = at.heap_off;
   for (int i = 0; i < nt; ++i) {
     if (args.tag(i) != TensorArgType::OUTPUT) {
       t->tensors[i] = *args.tensor(i);
