@@ -73,13 +73,20 @@ struct TaskRing {
   TaskSlot* slots = nullptr;
   DepNode* dep_nodes = nullptr;
   // Task arguments (ArgLayout units), dense in submission order so that
-  // consecutive tasks share lines and pages. Sized (window + 1) x
-  // ArgLayout::kMaxUnits: it never runs out before the window does, so it
-  // has no knob and no deadlock of its own.
+  // consecutive tasks share lines and pages, in two pools. A task takes its
+  // units from the small hot pool when they fit there now (never waiting for
+  // it), else from the cold pool, sized (window + 1) x ArgLayout::kMaxUnits
+  // so that it never runs out before the window does: neither has a knob or
+  // a deadlock of its own. While a ring's live arguments fit the hot pool
+  // (kHotArgUnits), they cycle through its 1 MiB and stay in cache; the cold
+  // pool alone would stream through 80 MiB per window.
+  static constexpr uint64_t kHotArgUnits = 8192;
+  ChipTensor* hot_arg_units = nullptr;
   ChipTensor* arg_units = nullptr;
   BumpRing heap;      // bytes
   BumpRing dep_pool;  // nodes
-  BumpRing args;      // ArgLayout units
+  BumpRing hot_args;  // ArgLayout units of hot_arg_units
+  BumpRing args;      // ArgLayout units of arg_units
   DeviceAddr heap_base = 0;
   uint64_t next_seq = 0;                   // orchestrator only
   std::atomic<uint64_t> published_seq{0};  // next_seq as executors see it
@@ -103,6 +110,7 @@ struct TaskRing {
     wake_at.store(kNoWaiter, std::memory_order_relaxed);
     heap.reset();
     dep_pool.reset();
+    hot_args.reset();
     args.reset();
     pinned_by_open_scopes = 0;
   }

@@ -87,7 +87,8 @@ struct alignas(64) TaskSlot : deps::Owner {
   int32_t retained_count = 0;
   uint64_t heap_end = 0;  // heap top after this task's allocation (ring-relative)
   uint64_t dep_mark = 0;  // dependency-pool top after this task's submit
-  uint64_t arg_mark = 0;  // argument-pool top after this task's submit
+  uint64_t hot_arg_mark = 0;  // hot argument-pool top after this task's submit
+  uint64_t arg_mark = 0;      // cold argument-pool top after this task's submit
   exec::ResolvedPredicate predicate;  // inactive unless the submit set one
   // In the ring's argument pool: tensor_count descriptors, then the scalars,
   // then the retained producers (ArgLayout).

@@ -155,15 +155,23 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
     ring.heap.top = saved_heap_top;
     return false;
   }
-  // The argument pool holds (window + 1) x the largest task, so with the
-  // window checked above it always has room; a wait here would be a sizing
-  // bug, reported as a flow-control deadlock naming the window.
-  if (const uint64_t units = args.units();
-      units != 0 && !take_from(ring, ring.args, units, &out->arg_off, PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
-                               "argument pool", "units", "PTO2_RING_TASK_WINDOW")) {
-    ring.heap.top = saved_heap_top;
-    ring.dep_pool.top = saved_pool_top;
-    return false;
+  // Arguments: the hot pool if they fit there now, else the cold pool, which
+  // holds (window + 1) x the largest task, so with the window checked above
+  // it always has room; a wait there would be a sizing bug, reported as a
+  // flow-control deadlock naming the window.
+  ChipTensor* units = nullptr;
+  if (const uint64_t need = args.units(); need != 0) {
+    uint64_t off = 0;
+    if (ring.hot_args.try_alloc(need, &off)) {
+      units = ring.hot_arg_units + off;
+    } else if (take_from(ring, ring.args, need, &off, PTO2_ERROR_FLOW_CONTROL_DEADLOCK, "argument pool", "units",
+                         "PTO2_RING_TASK_WINDOW")) {
+      units = ring.arg_units + off;
+    } else {
+      ring.heap.top = saved_heap_top;
+      ring.dep_pool.top = saved_pool_top;
+      return false;
+    }
   }
   uint64_t seq = ring.next_seq++;
   TaskSlot* t = &ring.slot(seq);
@@ -172,6 +180,7 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   t->ring = static_cast<uint8_t>(ring.index);
   t->heap_end = ring.heap.top;
   t->dep_mark = ring.dep_pool.top;
+  t->hot_arg_mark = ring.hot_args.top;
   t->arg_mark = ring.args.top;
   t->fanout_closed = false;
   t->completed.store(false, std::memory_order_relaxed);
@@ -183,7 +192,6 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   // Guard + scope reference + own completion.
   t->fanin_pending.store(1, std::memory_order_relaxed);
   t->release_pending.store(2, std::memory_order_relaxed);
-  ChipTensor* units = ring.arg_units + out->arg_off;
   t->tensors = units;
   t->scalars = reinterpret_cast<uint64_t*>(units + args.tensors);
   t->retained = reinterpret_cast<TaskSlot**>(units + args.tensors + args.scalar_units);

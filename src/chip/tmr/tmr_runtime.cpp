@@ -42,7 +42,8 @@ Status TmrRuntime::init() {
                        " bytes of dependency nodes");
   }
   uint64_t total_arg_units = 0;
-  for (int r = 0; r < kRingLevels; ++r) total_arg_units += (config_.rings.task_window[r] + 1) * ArgLayout::kMaxUnits;
+  for (int r = 0; r < kRingLevels; ++r)
+    total_arg_units += TaskRing::kHotArgUnits + (config_.rings.task_window[r] + 1) * ArgLayout::kMaxUnits;
   arg_memory_bytes_ = total_arg_units * sizeof(ChipTensor);
   arg_memory_ =
       mmap(nullptr, arg_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -62,6 +63,9 @@ Status TmrRuntime::init() {
     ring.dep_nodes = nodes;
     ring.dep_pool.size = config_.rings.dep_pool[r];
     nodes += ring.dep_pool.size;
+    ring.hot_arg_units = arg_units;
+    ring.hot_args.size = TaskRing::kHotArgUnits;
+    arg_units += ring.hot_args.size;
     ring.arg_units = arg_units;
     ring.args.size = (ring.window + 1) * ArgLayout::kMaxUnits;
     arg_units += ring.args.size;

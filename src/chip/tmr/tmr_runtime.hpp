@@ -77,13 +77,12 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   };
 
   // Orchestrator helpers (tmr_submit.cpp, tmr_alloc.cpp).
-  // What allocate() hands a submit: its slot and its offsets into the ring's
-  // heap, dependency pool and argument pool.
+  // What allocate() hands a submit: its slot (its argument units set) and
+  // its offsets into the ring's heap and dependency pool.
   struct Allocation {
     TaskSlot* slot = nullptr;
     uint64_t heap_off = 0;
     uint64_t pool_off = 0;
-    uint64_t arg_off = 0;
   };
   bool allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, const ArgLayout& args, Allocation* out);
   // Takes `need` units of `pool` (waiting for retirements), or latches the
