@@ -7,7 +7,8 @@ namespace {
 // Coordinates of a view's first element on the lattice of its strides, when
 // the strides form a row-major chain (each a multiple of the next, the last
 // 1) and the view fits the lattice; false otherwise.
-bool lattice_coords(const ChipTensor& t, uint64_t* coords) {
+template <typename View>
+bool lattice_coords(const View& t, uint64_t* coords) {
   uint32_t n = t.ndims;
   if (t.strides[n - 1] != 1) return false;
   uint64_t off = t.start_offset;
@@ -24,9 +25,8 @@ bool lattice_coords(const ChipTensor& t, uint64_t* coords) {
   return true;
 }
 
-}  // namespace
-
-Overlap compute_overlap(const ChipTensor& p, const ChipTensor& e) {
+template <typename Entry>
+Overlap overlap_of(const ChipTensor& p, const Entry& e) {
   if (p.extent_elem_cache == 0 || e.extent_elem_cache == 0) return Overlap::kNone;
   uint64_t pb = p.start_offset * p.elem_size(), pe = pb + p.extent_bytes();
   uint64_t eb = e.start_offset * e.elem_size(), ee = eb + e.extent_bytes();
@@ -48,5 +48,10 @@ Overlap compute_overlap(const ChipTensor& p, const ChipTensor& e) {
   }
   return covers ? Overlap::kCovered : Overlap::kPartial;
 }
+
+}  // namespace
+
+Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry) { return overlap_of(probe, entry); }
+Overlap compute_overlap(const ChipTensor& probe, const Footprint& entry) { return overlap_of(probe, entry); }
 
 }  // namespace taskring::deps

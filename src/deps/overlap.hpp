@@ -12,8 +12,39 @@ namespace taskring::deps {
 
 enum class Overlap : uint8_t { kNone, kPartial, kCovered };
 
+// What compute_overlap reads of a view, and all a TensorMap entry keeps of
+// one: 64 bytes where a ChipTensor is 128 (aligned to 64, so an entry
+// holding one took 192). Members are named as ChipTensor's.
+struct Footprint {
+  uint64_t start_offset = 0;       // elements
+  uint64_t extent_elem_cache = 0;  // 1 + sum of (shape - 1) * stride, 0 if empty
+  uint32_t shapes[MAX_TENSOR_DIMS] = {};
+  uint32_t strides[MAX_TENSOR_DIMS] = {};
+  uint32_t ndims = 0;
+  DataType dtype = DataType::FLOAT32;
+  bool is_contiguous = false;
+
+  static Footprint of(const ChipTensor& t) {
+    Footprint f;
+    f.start_offset = t.start_offset;
+    f.extent_elem_cache = t.extent_elem_cache;
+    for (uint32_t i = 0; i < MAX_TENSOR_DIMS; ++i) {
+      f.shapes[i] = t.shapes[i];
+      f.strides[i] = t.strides[i];
+    }
+    f.ndims = t.ndims;
+    f.dtype = t.dtype;
+    f.is_contiguous = t.is_contiguous;
+    return f;
+  }
+  size_t elem_size() const { return element_size(dtype); }
+  uint64_t extent_bytes() const { return extent_elem_cache * elem_size(); }
+};
+static_assert(sizeof(Footprint) == 64, "a footprint is one cache line");
+
 // Overlap of `probe` against `entry`, both views of the same buffer.
 // kCovered: probe contains every element of entry.
 Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry);
+Overlap compute_overlap(const ChipTensor& probe, const Footprint& entry);
 
 }  // namespace taskring::deps

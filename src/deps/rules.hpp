@@ -25,7 +25,8 @@ struct Verdict {
 };
 
 // The verdict for `entry` (a writer, or a reader met by a writer probe).
-inline Verdict judge(const ChipTensor& probe, bool probe_is_writer, const ChipTensor& entry) {
+template <typename Entry>  // ChipTensor or Footprint
+inline Verdict judge(const ChipTensor& probe, bool probe_is_writer, const Entry& entry) {
   const Overlap o = compute_overlap(probe, entry);
   return Verdict{o != Overlap::kNone, probe_is_writer && o == Overlap::kCovered};
 }

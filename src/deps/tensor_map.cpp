@@ -161,7 +161,7 @@ void TensorMap::insert(const ChipTensor& t, Owner* owner, bool is_writer) {
   }
   uint32_t i = new_entry();
   Entry& e = pool_[i];
-  e.view = t;
+  e.view = Footprint::of(t);
   e.owner = owner;
   e.seq = owner->seq;
   if (is_writer && b.index) {

@@ -65,7 +65,7 @@ class TensorMap {
   // Entries live in one pool and are chained per bucket by index, so a
   // submit allocates nothing once the pool has warmed up.
   struct Entry {
-    ChipTensor view;
+    Footprint view;
     Owner* owner;
     uint64_t seq;  // owner->seq at insert
     uint32_t next;
@@ -102,7 +102,10 @@ class TensorMap {
   uint32_t purge(WriterIndex& index);
   // Moves a bucket's writer chain into a new index.
   void build_index(Bucket& b);
-  static uint64_t first_byte(const ChipTensor& t) { return t.start_offset * t.elem_size(); }
+  template <typename View>
+  static uint64_t first_byte(const View& t) {
+    return t.start_offset * t.elem_size();
+  }
 
   std::vector<Bucket> buckets_;
   uint32_t shift_ = 64;  // buckets_.size() == 2^(64 - shift_)

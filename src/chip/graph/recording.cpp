@@ -200,7 +200,6 @@ TaskOutputTensors Recording::record(const char* op, const MixedKernels& kernels,
              " has an initial value, which hbg cannot provide (the device heap is not host-writable)");
         return result;
       }
-      uint64_t bytes = ci.nbytes();
       uint64_t off = vtop_;
       auto made = l2::make_output_tensor(ci, kRecordVirtualBase + off,
                                              PTO2TaskId::make(kRecordRing, static_cast<uint32_t>(idx)));
