@@ -27,13 +27,6 @@ bool lattice_coords(const View& t, uint64_t* coords) {
 
 template <typename Entry>
 Overlap overlap_of(const ChipTensor& p, const Entry& e) {
-  if (p.extent_elem_cache == 0 || e.extent_elem_cache == 0) return Overlap::kNone;
-  uint64_t pb = p.start_offset * p.elem_size(), pe = pb + p.extent_bytes();
-  uint64_t eb = e.start_offset * e.elem_size(), ee = eb + e.extent_bytes();
-  if (pe <= eb || ee <= pb) return Overlap::kNone;
-  if (p.is_contiguous && e.is_contiguous) {
-    return (pb <= eb && ee <= pe) ? Overlap::kCovered : Overlap::kPartial;
-  }
   if (p.dtype != e.dtype || p.ndims != e.ndims) return Overlap::kPartial;
   for (uint32_t i = 0; i < p.ndims; ++i) {
     if (p.strides[i] != e.strides[i]) return Overlap::kPartial;
@@ -51,7 +44,7 @@ Overlap overlap_of(const ChipTensor& p, const Entry& e) {
 
 }  // namespace
 
-Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry) { return overlap_of(probe, entry); }
-Overlap compute_overlap(const ChipTensor& probe, const Footprint& entry) { return overlap_of(probe, entry); }
+Overlap strided_overlap(const ChipTensor& probe, const ChipTensor& entry) { return overlap_of(probe, entry); }
+Overlap strided_overlap(const ChipTensor& probe, const Footprint& entry) { return overlap_of(probe, entry); }
 
 }  // namespace taskring::deps

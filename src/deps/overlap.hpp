@@ -42,9 +42,23 @@ struct Footprint {
 };
 static_assert(sizeof(Footprint) == 64, "a footprint is one cache line");
 
-// Overlap of `probe` against `entry`, both views of the same buffer.
-// kCovered: probe contains every element of entry.
-Overlap compute_overlap(const ChipTensor& probe, const ChipTensor& entry);
-Overlap compute_overlap(const ChipTensor& probe, const Footprint& entry);
+// The strided case of compute_overlap (overlap.cpp): the byte ranges meet
+// and one view is not contiguous.
+Overlap strided_overlap(const ChipTensor& probe, const ChipTensor& entry);
+Overlap strided_overlap(const ChipTensor& probe, const Footprint& entry);
+
+// Overlap of `probe` against `entry` (a ChipTensor or a Footprint), both
+// views of the same buffer. kCovered: probe contains every element of entry.
+// Inline for the common case (disjoint or both contiguous: a submit asks
+// once per tracked tensor and entry met).
+template <typename Entry>
+inline Overlap compute_overlap(const ChipTensor& p, const Entry& e) {
+  if (p.extent_elem_cache == 0 || e.extent_elem_cache == 0) return Overlap::kNone;
+  const uint64_t pb = p.start_offset * p.elem_size(), pe = pb + p.extent_bytes();
+  const uint64_t eb = e.start_offset * e.elem_size(), ee = eb + e.extent_bytes();
+  if (pe <= eb || ee <= pb) return Overlap::kNone;
+  if (p.is_contiguous && e.is_contiguous) return (pb <= eb && ee <= pe) ? Overlap::kCovered : Overlap::kPartial;
+  return strided_overlap(p, e);
+}
 
 }  // namespace taskring::deps

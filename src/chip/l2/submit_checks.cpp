@@ -53,39 +53,6 @@ Expected<ChipTensor> make_output_tensor(const TensorCreateInfo& ci, uint64_t add
 
 namespace {
 
-// The common case, decided with no message built: true only when every rule
-// of explain_submit holds. Anything less usual (OUTPUT create infos,
-// alloc_tensors, predicates, a device without a linear window) returns false
-// and goes through explain_submit, which accepts it or says why not.
-bool plainly_admissible(SubmitKind kind, bool in_scope, const MixedKernels& kernels, const CoreTaskArgs& args,
-                        const SubmitPolicy& policy, TaskShape* shape) {
-  if (!in_scope || args.has_error() || args.launch_spec.blocks() < 1 || policy.window.bytes == 0 ||
-      args.predicate().op != PredicateOp::NONE || kind == SubmitKind::kAllocOnly) {
-    return false;
-  }
-  if (kind == SubmitKind::kKernel) {
-    *shape = shape_of(kernels);
-    if (*shape == TaskShape::kDummy) return false;
-    for (int32_t id : {kernels.aic_kernel_id, kernels.aiv0_kernel_id, kernels.aiv1_kernel_id}) {
-      if (id == INVALID_KERNEL_ID) continue;
-      if (id < 0 || id >= TASKRING_MAX_FUNC_ID || policy.kernels[id] == nullptr) return false;
-    }
-    if (args.launch_spec.require_sync_start() &&
-        args.launch_spec.blocks() > co_resident_capacity(*shape, policy.topology)) {
-      return false;
-    }
-  } else {
-    *shape = TaskShape::kDummy;
-  }
-  for (int i = 0; i < args.tensor_count(); ++i) {
-    if (args.tag(i) == TensorArgType::OUTPUT) return false;
-    const ChipTensor& t = *args.tensor(i);
-    if (tensor_detail::check_descriptor(t) != ViewError::kNone) return false;
-    if (!policy.window.contains(t.buffer.addr) && t.buffer.addr < policy.virtual_base) return false;
-  }
-  return true;
-}
-
 // Every rule of check_submit, with the message of the first one broken.
 SubmitError explain_submit(SubmitKind kind, bool in_scope, const MixedKernels& kernels, const CoreTaskArgs& args,
                            const SubmitPolicy& policy, TaskShape* shape);

@@ -147,11 +147,14 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   // succeeds and moves nothing (most tasks have no OUTPUT, many no producer).
   const uint64_t saved_heap_top = ring.heap.top, saved_pool_top = ring.dep_pool.top;
   *out = Allocation{};
-  if (heap_bytes != 0 && !take_from(ring, ring.heap, heap_bytes, &out->heap_off, PTO2_ERROR_HEAP_RING_DEADLOCK,
-                                    "heap", "bytes", "PTO2_RING_HEAP"))
+  // try_alloc first, inline: take_from (a call) only when there is no room.
+  if (heap_bytes != 0 && !ring.heap.try_alloc(heap_bytes, &out->heap_off) &&
+      !take_from(ring, ring.heap, heap_bytes, &out->heap_off, PTO2_ERROR_HEAP_RING_DEADLOCK, "heap", "bytes",
+                 "PTO2_RING_HEAP"))
     return false;
-  if (dep_nodes != 0 && !take_from(ring, ring.dep_pool, dep_nodes, &out->pool_off, PTO2_ERROR_DEP_POOL_OVERFLOW,
-                                   "dependency pool", "entries", "PTO2_RING_DEP_POOL")) {
+  if (dep_nodes != 0 && !ring.dep_pool.try_alloc(dep_nodes, &out->pool_off) &&
+      !take_from(ring, ring.dep_pool, dep_nodes, &out->pool_off, PTO2_ERROR_DEP_POOL_OVERFLOW, "dependency pool",
+                 "entries", "PTO2_RING_DEP_POOL")) {
     ring.heap.top = saved_heap_top;
     return false;
   }

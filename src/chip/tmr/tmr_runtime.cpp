@@ -61,15 +61,15 @@ Status TmrRuntime::init() {
     ring.slots = slots;
     slots += ring.window;
     ring.dep_nodes = nodes;
-    ring.dep_pool.size = config_.rings.dep_pool[r];
+    ring.dep_pool.set_size(config_.rings.dep_pool[r]);
     nodes += ring.dep_pool.size;
     ring.hot_arg_units = arg_units;
-    ring.hot_args.size = TaskRing::kHotArgUnits;
+    ring.hot_args.set_size(TaskRing::kHotArgUnits);
     arg_units += ring.hot_args.size;
     ring.arg_units = arg_units;
-    ring.args.size = (ring.window + 1) * ArgLayout::kMaxUnits;
+    ring.args.set_size((ring.window + 1) * ArgLayout::kMaxUnits);
     arg_units += ring.args.size;
-    ring.heap.size = config_.rings.heap[r];
+    ring.heap.set_size(config_.rings.heap[r]);
     auto heap = config_.device->malloc(ring.heap.size, 1024, "tmr heap ring " + std::to_string(r));
     if (!heap.ok())
       return heap.status().with_context("TmrRuntime: heap ring " + std::to_string(r) + " (PTO2_RING_HEAP)");

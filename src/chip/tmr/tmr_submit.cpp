@@ -143,10 +143,12 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
 // and its dispatch predicate, if any, resolves.
 bool TmrRuntime::check(const MixedKernels& kernels, const CoreTaskArgs& args, l2::SubmitKind kind,
                        l2::TaskShape* shape, exec::ResolvedPredicate* predicate) {
-  l2::SubmitError bad;
-  if (!l2::check_submit(kind, !scopes_.empty(), kernels, args, policy_, shape, &bad)) {
-    report_fatal(bad.code, bad.message);
-    return false;
+  if (!l2::plainly_admissible(kind, !scopes_.empty(), kernels, args, policy_, shape)) {
+    l2::SubmitError bad;  // a message is built only here, off the common path
+    if (!l2::check_submit(kind, !scopes_.empty(), kernels, args, policy_, shape, &bad)) {
+      report_fatal(bad.code, bad.message);
+      return false;
+    }
   }
   if (args.predicate().op != PredicateOp::NONE) {
     if (Status ps = exec::resolve_predicate(args.predicate(), *config_.device, predicate); !ps.ok()) {
@@ -181,7 +183,9 @@ int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, P
     tensor_map_.for_each_dependency(
         t, writer, [&](deps::Owner* o) { add_producer(producers, &np, TaskSlot::of(o), o->id, DEP_WAIT); });
   }
-  for (int i = 0; i < np; ++i) *retaining += (producers[i].flags & DEP_RETAIN) != 0;
+  for (int i = 0; i < np; ++i) {
+    if (producers[i].flags & DEP_RETAIN) ++*retaining;
+  }
   return np;
 }
 

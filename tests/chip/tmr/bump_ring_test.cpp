@@ -11,7 +11,7 @@ namespace {
 
 TEST(BumpRing, WrapsWithoutStraddlingTheEnd) {
   taskring::tmr::BumpRing r;
-  r.size = 10;
+  r.set_size(10);
   uint64_t off = 0;
   ASSERT_TRUE(r.try_alloc(4, &off));
   EXPECT_EQ(off, 0u);
@@ -36,7 +36,7 @@ TEST(BumpRing, RandomFifoModel) {
   std::mt19937 rng(7);
   for (uint64_t size : {4ull, 7ull, 16ull, 1024ull}) {
     taskring::tmr::BumpRing r;
-    r.size = size;
+    r.set_size(size);
     struct Live {
       uint64_t off, len, end_top;
     };
