@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "deps/build_tracker.hpp"
-#include "deps/overlap.hpp"
+#include "deps/rules.hpp"
 #include "test_scale.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // Unit tests of the dependency component's rules and its TensorMap:
-// compute_overlap (deps/overlap.hpp) and TensorMap over owner records
+// compute_overlap (deps/rules.hpp) and TensorMap over owner records
 // (deps/tensor_map.hpp).
 #include <gtest/gtest.h>
 

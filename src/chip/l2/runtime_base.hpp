@@ -2,7 +2,7 @@
 // runtime class keeps only what differs (tmr: streaming orchestration over
 // rings; hbg: a prebuilt self-relative image).
 //
-// It owns the executor threads (l2/executor_loop.hpp) and what they work
+// It owns the executor threads (executor_loop, below) and what they work
 // on: the per-shape ready queues, the run gate, the counters and the fatal
 // latch, plus the PTO2Runtime binding the orchestration API dispatches
 // through (l2/runtime_ops.hpp). `Item` is the runtime's queued unit, with
@@ -30,6 +30,8 @@
 // publish_finished(). A run that schedules nothing only publishes.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -37,9 +39,8 @@
 #include <thread>
 #include <vector>
 
-#include "block_runner.hpp"
+#include "blocks.hpp"
 #include "exec/predicate.hpp"
-#include "executor_loop.hpp"
 #include "fatal_latch.hpp"
 #include "l2_runtime.hpp"
 #include "local_ready.hpp"
@@ -48,11 +49,86 @@
 #include "run_gate.hpp"
 #include "runtime_ops.hpp"
 #include "sanitize/launch_hook.hpp"
-#include "spmd.hpp"
 #include "task_shape.hpp"
 #include "taskring/chip/error_codes.hpp"
 
 namespace taskring::l2 {
+
+// The executor thread of an L2 runtime on sim: the control processor's
+// scheduler and the cores in one loop.
+//
+// Between runs it parks on the gate. In a run it pops a ready item, executes
+// it (RuntimeBase::execute: start, kernels, finish; a completion may leave one
+// newly ready consumer in `local.next`, run without a queue round trip so a
+// dependency chain stays on one thread; l2/local_ready.hpp), and when idle spins a while
+// (yielding, so a runnable orchestrator sharing the hardware thread is not
+// starved: a futex wake costs more than the tasks it would deliver), then
+// parks until new work or the run's end.
+//
+// `Sched` provides:
+//   Item* pop_ready(LocalReady<Item>&);   // own queue, shared queues, steal
+//   void execute(Item*, int executor, LocalReady<Item>*);
+//   bool has_ready() const;   // any queue non-empty (a hint)
+//   void on_idle(LocalReady<Item>&);  // a poll found nothing: publish the
+//                                     // executor's completions, check the end
+
+
+// Idle polls before an executor parks (~100 µs with yields on the build
+// machines).
+inline constexpr uint32_t kIdleSpins = 4096;
+
+template <typename Sched>
+void executor_loop(RunGate& gate, Sched& sched, int index) {
+  uint64_t seen = 0;
+  while (!gate.shutting_down()) {
+    uint64_t gen = gate.generation();
+    if (gen == seen || !gate.active()) {
+      uint32_t epoch = gate.work().begin_park();
+      if (gate.shutting_down() || (gate.generation() != seen && gate.active())) {
+        gate.work().cancel_park();
+        continue;
+      }
+      gate.work().finish_park(epoch, 50'000'000);
+      continue;
+    }
+    if (!gate.enter()) continue;
+    seen = gen;
+    LocalReady<typename Sched::Item> local;
+    local.executor = index;
+    uint32_t idle = 0;
+    bool searching = false;  // RunGate::set_searching: pushers skip the wake
+    while (gate.active()) {
+      auto* item = local.next != nullptr ? local.next : sched.pop_ready(local);
+      local.next = nullptr;
+      if (item != nullptr) {
+        if (searching) gate.set_searching(index, searching = false);
+        idle = 0;
+        sched.execute(item, index, &local);
+        continue;
+      }
+      if (!searching) gate.set_searching(index, searching = true);
+      sched.on_idle(local);
+      if (++idle < kIdleSpins) {
+        if ((idle & 31) == 0)
+          sched_yield();
+        else
+          Waiter::cpu_relax();
+        continue;
+      }
+      gate.set_searching(index, searching = false);  // before the park is announced
+      uint32_t epoch = gate.work().begin_park();
+      if (!gate.active() || sched.has_ready()) {
+        gate.work().cancel_park();
+        continue;
+      }
+      gate.work().finish_park(epoch, 2'000'000);
+    }
+    if (searching) gate.set_searching(index, false);
+    sched.on_idle(local);  // a run closed early (fatal) still counts what this executor completed
+    gate.leave();
+  }
+}
+
 
 // The id a task carries in the device profile: its ring task id (tmr) or
 // its index in the run's image (hbg).
@@ -117,7 +193,7 @@ class RuntimeBase : public L2Runtime {
   Device* device() const { return config_.device; }
   PTO2Runtime* api() { return &api_.rt; }
 
-  // ---- executor side (l2/executor_loop.hpp, l2/local_ready.hpp) ----
+  // ---- executor side (executor_loop above, l2/local_ready.hpp) ----
   // The executor's own queue first (what its completions made ready), then
   // the shared queues in kPopOrder, then the other executors' own queues
   // (steal, oldest first). Every kSharedEvery local tasks the shared queues

@@ -76,7 +76,7 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
     size_t first_task;  // index into scope_tasks_
   };
 
-  // Orchestrator helpers (tmr_submit.cpp, tmr_alloc.cpp).
+  // Orchestrator helpers (tmr_submit.cpp, tmr_backpressure.cpp).
   // What allocate() hands a submit: its slot (its argument units set) and
   // its offsets into the ring's heap and dependency pool.
   struct Allocation {
@@ -116,7 +116,7 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   void orchestrate();
   void finish_orchestration();
 
-  // Executor helpers (tmr_scheduler.cpp).
+  // Executor helpers (tmr_retire.cpp).
   void release(TaskSlot* t);
 
   TaskRing rings_[kRingLevels];

@@ -1,6 +1,6 @@
-// The orchestrator's side of tmr: scopes, submit (dependencies from the
-// TensorMap and explicit ids, then wiring onto producers' fanout lists), and
-// get/set_tensor_data.
+// The orchestrator's side of tmr: scopes and submit (dependencies from the
+// TensorMap and explicit ids, a slot and its ring's room, then wiring onto
+// producers' fanout lists).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -189,6 +189,104 @@ int TmrRuntime::collect_producers(const CoreTaskArgs& args, bool manual_scope, P
   return np;
 }
 
+// Step 3: a slot, heap bytes for the OUTPUTs, dependency nodes and argument
+// units from the ring; take_from (tmr_backpressure.cpp) waits when one is
+// full or latches its deadlock verdict.
+bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_nodes, const ArgLayout& args,
+                          Allocation* out) {
+  if (heap_bytes > ring.heap.size) {
+    // Upstream reports this as a heap-ring deadlock (2): the request can
+    // never fit, so the ring can never make room for it.
+    report_fatal(PTO2_ERROR_HEAP_RING_DEADLOCK, "ring " + std::to_string(ring.index) + ": one task needs " +
+                                                    std::to_string(heap_bytes) +
+                                                    " heap bytes but the heap ring holds " +
+                                                    std::to_string(ring.heap.size) + "; raise PTO2_RING_HEAP");
+    return false;
+  }
+  if (dep_nodes > ring.dep_pool.size) {
+    report_fatal(PTO2_ERROR_DEP_POOL_OVERFLOW, "ring " + std::to_string(ring.index) + ": one task needs " +
+                                                   std::to_string(dep_nodes) +
+                                                   " dependency entries but the pool holds " +
+                                                   std::to_string(ring.dep_pool.size) + "; raise PTO2_RING_DEP_POOL");
+    return false;
+  }
+  // Every task of an open scope stays live until the scope ends: a scope
+  // with a full window of tasks can never make room for another.
+  if (ring.pinned_by_open_scopes >= ring.window) {
+    // Upstream's distinction: the innermost scope alone filling the window is
+    // a scope deadlock (1); nested scopes that share the last ring filling it
+    // together is a flow-control deadlock (3).
+    const size_t own = scopes_.empty() ? 0 : scope_tasks_.size() - scopes_.back().first_task;
+    report_fatal(own >= ring.window ? PTO2_ERROR_SCOPE_DEADLOCK : PTO2_ERROR_FLOW_CONTROL_DEADLOCK,
+                 "ring " + std::to_string(ring.index) + ": open scopes hold " +
+                     std::to_string(ring.pinned_by_open_scopes) + " live tasks and the task window is " +
+                     std::to_string(ring.window) + "; raise PTO2_RING_TASK_WINDOW or split the scope");
+    return false;
+  }
+  for (uint64_t alive = ring.last_alive.load(std::memory_order_acquire); ring.next_seq - alive >= ring.window;
+       alive = ring.last_alive.load(std::memory_order_acquire)) {
+    if (!wait_for_ring(ring, alive, "task window full", "PTO2_RING_TASK_WINDOW")) return false;
+  }
+  // A pool a task takes nothing from is skipped: try_alloc(0) always
+  // succeeds and moves nothing (most tasks have no OUTPUT, many no producer).
+  const uint64_t saved_heap_top = ring.heap.top, saved_pool_top = ring.dep_pool.top;
+  *out = Allocation{};
+  // try_alloc first, inline: take_from (a call) only when there is no room.
+  if (heap_bytes != 0 && !ring.heap.try_alloc(heap_bytes, &out->heap_off) &&
+      !take_from(ring, ring.heap, heap_bytes, &out->heap_off, PTO2_ERROR_HEAP_RING_DEADLOCK, "heap", "bytes",
+                 "PTO2_RING_HEAP"))
+    return false;
+  if (dep_nodes != 0 && !ring.dep_pool.try_alloc(dep_nodes, &out->pool_off) &&
+      !take_from(ring, ring.dep_pool, dep_nodes, &out->pool_off, PTO2_ERROR_DEP_POOL_OVERFLOW, "dependency pool",
+                 "entries", "PTO2_RING_DEP_POOL")) {
+    ring.heap.top = saved_heap_top;
+    return false;
+  }
+  // Arguments: the hot pool if they fit there now, else the cold pool, which
+  // holds (window + 1) x the largest task, so with the window checked above
+  // it always has room; a wait there would be a sizing bug, reported as a
+  // flow-control deadlock naming the window.
+  ChipTensor* units = nullptr;
+  if (const uint64_t need = args.units(); need != 0) {
+    uint64_t off = 0;
+    if (ring.hot_args.try_alloc(need, &off)) {
+      units = ring.hot_arg_units + off;
+    } else if (take_from(ring, ring.args, need, &off, PTO2_ERROR_FLOW_CONTROL_DEADLOCK, "argument pool", "units",
+                         "PTO2_RING_TASK_WINDOW")) {
+      units = ring.arg_units + off;
+    } else {
+      ring.heap.top = saved_heap_top;
+      ring.dep_pool.top = saved_pool_top;
+      return false;
+    }
+  }
+  uint64_t seq = ring.next_seq++;
+  TaskSlot* t = &ring.slot(seq);
+  t->seq = seq;
+  t->id = PTO2TaskId::make(static_cast<uint32_t>(ring.index), static_cast<uint32_t>(seq));
+  t->ring = static_cast<uint8_t>(ring.index);
+  t->heap_end = ring.heap.top;
+  t->dep_mark = ring.dep_pool.top;
+  t->hot_arg_mark = ring.hot_args.top;
+  t->arg_mark = ring.args.top;
+  t->fanout_closed = false;
+  t->completed.store(false, std::memory_order_relaxed);
+  t->consumed.store(false, std::memory_order_relaxed);
+  t->fanout_head = nullptr;
+  t->retained_count = 0;
+  t->next_block.store(0, std::memory_order_relaxed);
+  t->blocks_done.store(0, std::memory_order_relaxed);
+  // Guard + scope reference + own completion.
+  t->fanin_pending.store(1, std::memory_order_relaxed);
+  t->release_pending.store(2, std::memory_order_relaxed);
+  t->tensors = units;
+  t->scalars = reinterpret_cast<uint64_t*>(units + args.tensors);
+  t->retained = reinterpret_cast<TaskSlot**>(units + args.tensors + args.scalar_units);
+  ring.published_seq.store(ring.next_seq, std::memory_order_release);
+  out->slot = t;
+  return true;
+}
+
 // Step 4: the slot's launch fields, and in its argument units its scalars,
 // its copies of the input descriptors and fresh heap tensors for its OUTPUTs
 // (also handed back in `result`).
@@ -276,68 +374,6 @@ void TmrRuntime::wire(TaskSlot* t, DepNode* nodes, const Producer* producers, in
     }
     p->fanout_lock.unlock();
   }
-}
-
-// ---------------------------------------------------------------- tensor data
-
-bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32_t* idx, void* data, uint32_t bytes,
-                               bool write) {
-  const char* op = write ? "set_tensor_data" : "get_tensor_data";
-  if (is_fatal()) return false;
-  auto found = l2::locate_element(*config_.device, t, ndims, idx, bytes);
-  if (!found.ok()) {
-    fail_args(op, found.status().message());
-    return false;
-  }
-  // The element as a 1-element view: wait for its creator and every earlier
-  // writer (and, to write, every earlier reader) that overlaps it.
-  const ChipTensor& elem = found->view;
-  std::vector<TaskSlot*> waits;
-  if (TaskSlot* p = slot_of(t.owner_task_id)) waits.push_back(p);
-  if (!t.manual_dep) {
-    // A read removes nothing; a write probe would drop covered entries, so
-    // collect via a reader probe plus an explicit reader scan when writing.
-    tensor_map_.for_each_dependency(elem, false, [&](deps::Owner* o) { waits.push_back(TaskSlot::of(o)); });
-    if (write) {
-      // Tasks submitted later must still order after this write: register it
-      // as if a writer task covering the element had run, by waiting for all
-      // readers too.
-      tensor_map_.for_each_dependency(elem, true, [&](deps::Owner* o) { waits.push_back(TaskSlot::of(o)); });
-    }
-  }
-  Deadline deadline = Deadline::after_ms(config_.tensor_wait_timeout_ms);
-  for (TaskSlot* p : waits) {
-    PTO2TaskId id = p->id;
-    auto done = [&] { return is_fatal() || p->id != id || p->completed.load(std::memory_order_seq_cst); };
-    if (config_.run_inline) {
-      // Nobody else runs tasks: run them here until the producer is done.
-      while (!done() && run_one_inline()) {
-      }
-      if (is_fatal()) return false;
-      if (!done()) {
-        report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT,
-                     std::string(op) + ": " + tmr::task_name(id) + " cannot complete (inline run, nothing ready)");
-        return false;
-      }
-      continue;
-    }
-    wake_on_completion_.store(true, std::memory_order_seq_cst);
-    Status w = ring_progress_.wait(done, deadline, op);
-    wake_on_completion_.store(false, std::memory_order_relaxed);
-    if (is_fatal()) return false;
-    if (!w.ok()) {
-      report_fatal(PTO2_ERROR_TENSOR_WAIT_TIMEOUT, std::string(op) + ": " + tmr::task_name(id) +
-                                                       " did not complete within " +
-                                                       std::to_string(config_.tensor_wait_timeout_ms) + " ms");
-      return false;
-    }
-  }
-  void* p = config_.device->device_view_unchecked(found->addr);
-  if (write)
-    std::memcpy(p, data, bytes);
-  else
-    std::memcpy(data, p, bytes);
-  return true;
 }
 
 }  // namespace taskring::tmr

@@ -1,6 +1,14 @@
+// Retirement, the executors' last step on a task: release() drops a
+// reference; the last one marks the slot CONSUMED, advances its ring over
+// every consecutive consumed slot (TaskRing::advance, publishing the heap,
+// dependency-pool and argument-pool tails with it) and wakes an orchestrator
+// waiting for that much room.
+#include "task_name.hpp"
 #include "task_ring.hpp"
+#include "tmr_runtime.hpp"
 
 namespace taskring::tmr {
+
 
 bool TaskRing::advance() {
   bool moved = false;
@@ -36,6 +44,28 @@ bool TaskRing::advance() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     end = published_seq.load(std::memory_order_acquire);
     if (!(alive < end && slot(alive).consumed.load(std::memory_order_acquire))) return moved;
+  }
+}
+
+
+std::string TmrRuntime::task_name(const TaskSlot* t) const { return tmr::task_name(t->id); }
+
+void TmrRuntime::release(TaskSlot* t) {
+  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Once `consumed` is set the ring may pass the slot and the orchestrator
+  // reuse it: read the ring before (TSan found the read after).
+  TaskRing& ring = rings_[t->ring];
+  t->consumed.store(true, std::memory_order_seq_cst);
+  // advance() ends with a seq_cst fence after moving last_alive, so a waiter
+  // that set wake_at after this load reads the new last_alive itself. One
+  // retirement claims the wake (the exchange): until the woken orchestrator
+  // runs, later retirements would each pay a futex call for nobody.
+  if (ring.advance()) {
+    uint64_t want = ring.wake_at.load(std::memory_order_seq_cst);
+    if (ring.last_alive.load(std::memory_order_relaxed) >= want &&
+        ring.wake_at.compare_exchange_strong(want, kNoWaiter, std::memory_order_seq_cst)) {
+      ring_progress_.notify_all_ordered();
+    }
   }
 }
 

@@ -1,10 +1,16 @@
-// Running one block of a task on the sim cores, for every runtime: the
-// launch itself is exec::launch_block; this adds the counters and the one
-// KERNEL_FAILED wording:
+// A task's blocks, for every runtime: claiming them (SPMD: a task of
+// `block_num` blocks stays queued while blocks remain, so idle executors take
+// blocks in parallel; the executor that finishes the last block completes
+// the task) and running one on the sim cores. The launch itself is
+// exec::launch_block; this adds the counters and the one KERNEL_FAILED
+// wording:
 //   "<task> kernel <id> (kernels{aic=.. aiv0=.. aiv1=..}, block b/n, core c)
 //    failed with code <code>: <kernel's message>"
+//
+// `Task` has `std::atomic<int32_t> next_block, blocks_done` and a block_num.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -12,6 +18,35 @@
 #include "run_counters.hpp"
 
 namespace taskring::l2 {
+
+// Claims and runs one block of `t`: push(t) requeues it while blocks remain,
+// run(block) runs one block (skipped by the caller after a fatal error),
+// complete() runs once, after the last block. The claimer of block 0 first
+// asks admit(): false retires the task at once without running any block
+// (a dispatch predicate that is false), before another block is offered.
+template <typename Task, typename Admit, typename Push, typename Run, typename Complete>
+[[gnu::always_inline]] inline void run_one_block(Task* t, Admit&& admit, Push&& push, Run&& run, Complete&& complete) {
+  // Read block_num before finishing a block: once another executor finishes
+  // the last one, the task may complete and its slot be reused.
+  const int32_t nblocks = t->block_num;
+  if (nblocks == 1) {
+    // A one-block task is queued once and popped by one executor: nothing
+    // to claim or count, so no atomic read-modify-write (two per task).
+    if (admit()) run(0);
+    complete();
+    return;
+  }
+  int32_t block = t->next_block.fetch_add(1, std::memory_order_acq_rel);
+  if (block >= nblocks) return;
+  if (block == 0 && !admit()) {
+    complete();
+    return;
+  }
+  if (block + 1 < nblocks) push(t);
+  run(block);
+  if (t->blocks_done.fetch_add(1, std::memory_order_acq_rel) + 1 == nblocks) complete();
+}
+
 
 std::string block_failure_message(const std::string& task, const int32_t kernels[3], int block, int block_num,
                                   const exec::LaunchFailure& f);

@@ -1,4 +1,4 @@
-#include "block_runner.hpp"
+#include "blocks.hpp"
 
 #include <cstdio>
 

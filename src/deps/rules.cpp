@@ -1,4 +1,4 @@
-#include "deps/overlap.hpp"
+#include "deps/rules.hpp"
 
 namespace taskring::deps {
 
