@@ -14,7 +14,10 @@
 // choice; what happens to a tracked access is decided here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "taskring/tensor/chip_tensor.hpp"
 
@@ -23,34 +26,44 @@ namespace taskring::deps {
 enum class Overlap : uint8_t { kNone, kPartial, kCovered };
 
 // What compute_overlap reads of a view, and all a TensorMap entry keeps of
-// one: 64 bytes where a ChipTensor is 128 (aligned to 64, so an entry
-// holding one took 192). Members are named as ChipTensor's.
+// one: bytes [24, 92) of the ChipTensor (start_offset to strides), laid out
+// as there so that taking it is one 68-byte copy; an entry holding the whole
+// descriptor (128 bytes, aligned to 64) took 192.
 struct Footprint {
-  uint64_t start_offset = 0;       // elements
-  uint64_t extent_elem_cache = 0;  // 1 + sum of (shape - 1) * stride, 0 if empty
-  uint32_t shapes[MAX_TENSOR_DIMS] = {};
-  uint32_t strides[MAX_TENSOR_DIMS] = {};
-  uint32_t ndims = 0;
-  DataType dtype = DataType::FLOAT32;
-  bool is_contiguous = false;
+  // No initialisers: a footprint is always taken whole from a descriptor
+  // (of, assign), never built field by field.
+  uint64_t start_offset;  // elements
+  int32_t version;
+  uint32_t ndims;
+  DataType dtype;
+  bool manual_dep;
+  bool is_contiguous;
+  AddressSpace address_space;
+  uint32_t shapes[MAX_TENSOR_DIMS];
+  uint64_t extent_elem_cache;  // 1 + sum of (shape - 1) * stride, 0 if empty
+  uint32_t strides[MAX_TENSOR_DIMS];
 
+  static constexpr size_t kFirst = offsetof(ChipTensor, start_offset);
+  static constexpr size_t kBytes = offsetof(ChipTensor, strides) + sizeof(ChipTensor::strides) - kFirst;
   static Footprint of(const ChipTensor& t) {
     Footprint f;
-    f.start_offset = t.start_offset;
-    f.extent_elem_cache = t.extent_elem_cache;
-    for (uint32_t i = 0; i < MAX_TENSOR_DIMS; ++i) {
-      f.shapes[i] = t.shapes[i];
-      f.strides[i] = t.strides[i];
-    }
-    f.ndims = t.ndims;
-    f.dtype = t.dtype;
-    f.is_contiguous = t.is_contiguous;
+    f.assign(t);
     return f;
   }
+  void assign(const ChipTensor& t) { std::memcpy(static_cast<void*>(this), reinterpret_cast<const char*>(&t) + kFirst, kBytes); }
   size_t elem_size() const { return element_size(dtype); }
   uint64_t extent_bytes() const { return extent_elem_cache * elem_size(); }
 };
-static_assert(sizeof(Footprint) == 64, "a footprint is one cache line");
+// The copy in Footprint::of relies on these.
+static_assert(std::is_trivially_copyable_v<ChipTensor> && std::is_trivially_copyable_v<Footprint>);
+static_assert(offsetof(Footprint, version) == offsetof(ChipTensor, version) - Footprint::kFirst);
+static_assert(offsetof(Footprint, ndims) == offsetof(ChipTensor, ndims) - Footprint::kFirst);
+static_assert(offsetof(Footprint, dtype) == offsetof(ChipTensor, dtype) - Footprint::kFirst);
+static_assert(offsetof(Footprint, is_contiguous) == offsetof(ChipTensor, is_contiguous) - Footprint::kFirst);
+static_assert(offsetof(Footprint, shapes) == offsetof(ChipTensor, shapes) - Footprint::kFirst);
+static_assert(offsetof(Footprint, extent_elem_cache) == offsetof(ChipTensor, extent_elem_cache) - Footprint::kFirst);
+static_assert(offsetof(Footprint, strides) == offsetof(ChipTensor, strides) - Footprint::kFirst);
+static_assert(Footprint::kBytes <= sizeof(Footprint));
 
 // The strided case of compute_overlap (rules.cpp): the byte ranges meet
 // and one view is not contiguous.

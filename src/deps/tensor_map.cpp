@@ -18,8 +18,10 @@ uint32_t TensorMap::new_entry() {
     free_head_ = pool_[i].next;
     return i;
   }
-  pool_.emplace_back();
-  return static_cast<uint32_t>(pool_.size() - 1);
+  // Entries an earlier run used are taken again as they are (insert()
+  // writes every field) rather than cleared and rebuilt at each reset().
+  if (pool_used_ == pool_.size()) pool_.emplace_back();
+  return static_cast<uint32_t>(pool_used_++);
 }
 
 void TensorMap::free_entry(uint32_t i) {
@@ -32,7 +34,7 @@ void TensorMap::reset() {
   for (uint32_t i : touched_) buckets_[i] = Bucket();
   touched_.clear();
   last_ = nullptr;
-  pool_.clear();
+  pool_used_ = 0;
   free_head_ = kNil;
   used_ = 0;
   entries_ = 0;
@@ -161,7 +163,7 @@ void TensorMap::insert(const ChipTensor& t, Owner* owner, bool is_writer) {
   }
   uint32_t i = new_entry();
   Entry& e = pool_[i];
-  e.view = Footprint::of(t);
+  e.view.assign(t);
   e.owner = owner;
   e.seq = owner->seq;
   if (is_writer && b.index) {

@@ -110,6 +110,7 @@ class TensorMap {
   std::vector<Bucket> buckets_;
   uint32_t shift_ = 64;  // buckets_.size() == 2^(64 - shift_)
   std::vector<Entry> pool_;
+  size_t pool_used_ = 0;  // entries of pool_ in use this run (the rest are from earlier runs)
   uint32_t free_head_ = kNil;
   uint64_t used_ = 0;
   uint64_t entries_ = 0;
