@@ -1,5 +1,6 @@
 // Comm domains spanning nodes over MPI (see domain_service.hpp).
 #include "domain_service.hpp"
+#include "domain_rejoin.hpp"
 #include "host_share.hpp"
 #include "wire_messages.hpp"
 
@@ -71,11 +72,24 @@ class GlobalObject final : public node::DomainObject {
   cm::DomainHeader* header() override { return inner_->header(); }
   cm::SyncBlock* sync(int rank) override { return inner_->sync(rank); }
   int member_fd(int rank) override { return inner_->member_fd(rank); }
-  // Never called: a global domain is not cached (its other nodes' parts
-  // would need clearing too).
-  Status clear_for_reuse() override { return unimplemented("a domain spanning nodes is not reused"); }
+  // Never called: a global domain is reused through rejoin(), each node
+  // clearing its own ranks once every node agreed.
+  Status clear_for_reuse() override { return unimplemented("a domain spanning nodes is reused through rejoin()"); }
+  // Only an object that every member node shares (no rank on another
+  // host): its nodes meet in its header. Parts that relay through MPI are
+  // not reused (their rings and the peers' parts would need the same).
+  bool reusable_across_nodes() const override { return part_->peers.empty() && part_->refused_by < 0; }
+  Expected<bool> rejoin(uint32_t use, uint64_t timeout_ms) override {
+    if (!reusable_across_nodes()) return false;
+    return rejoin_shared(view(), use, timeout_ms);
+  }
+  void leave() override {
+    if (reusable_across_nodes()) leave_shared(view());
+  }
 
  private:
+  RejoinView view() const { return RejoinView{part_->base, part_->layout, part_->local, part_->owns_header}; }
+
   std::unique_ptr<node::DomainObject> inner_;
   std::shared_ptr<DomainService::Part> part_;
   std::function<void()> on_release_;
