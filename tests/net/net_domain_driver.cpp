@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,44 @@ Status collective(NodeWorker& n, int comm) {
   return expect_error(s, "spans nodes", "allgather over a global domain");
 }
 
+// Lines of the chip process `pid`'s mappings of comm domain objects.
+int domain_mappings(int pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find("taskring-domain") != std::string::npos;
+  return n;
+}
+
+// Issue 36: a domain whose nodes share its object (one host) stays cached
+// on both nodes after a passed run, every chip keeping its one mapping, and
+// the next run of the same domain reuses it: each run starts from zeroed
+// windows (kCheckZeroThenDirty fails on any byte the last run left: a
+// tile, a signal, its own 0xFF), a fresh kernel barrier (a stale counter
+// is a kernel error) and right put/notify results. Through the relay
+// (no shared object) nothing is cached.
+Status reuse_rounds(NodeWorker& n, int comm) {
+  const int want = g_relay ? 0 : 1;
+  auto kept = [&](const std::string& after) -> Status {
+    if (n.cached_domains() != want)
+      return internal_error(after + ": " + std::to_string(n.cached_domains()) + " cached domains, expected " +
+                            std::to_string(want));
+    for (int c = 0; c < kChips; ++c)
+      if (const int m = domain_mappings(n.chip_pid(c)); m != want)
+        return internal_error(after + ": chip " + std::to_string(c) + " maps " + std::to_string(m) +
+                              " domain objects, expected " + std::to_string(want));
+    return Status::Ok();
+  };
+  for (int i = 0; i < 3; ++i) {
+    const std::string round = "round " + std::to_string(i);
+    Status s = probe_run(n, comm, {{ProbeOp::kCheckZeroThenDirty, 0}, {ProbeOp::kBarrier, 3}});
+    if (!s.ok()) return s.with_context(round + ", zero check");
+    TASKRING_RETURN_IF_ERROR(kept(round + ", zero check"));
+    if (s = putget(n, comm); !s.ok()) return s.with_context(round + ", put/notify");
+    TASKRING_RETURN_IF_ERROR(kept(round + ", put/notify"));
+  }
+  return Status::Ok();
+}
+
 // Issue 38: the nodes allocate different domains under one name (node 1's
 // window is half node 0's): refused at allocation, naming the other node,
 // well before the 20 s comm deadline.
@@ -206,6 +245,9 @@ int main(int argc, char** argv) {
   cfg.node.shared_bytes = 1 << 20;
   cfg.node.heap_ring_bytes = 1 << 20;
   cfg.node.comm_timeout_ms = 20000;  // the failure scenario must end well before it
+  // "reuse_uneven": node 1 keeps no domain, node 0 does: node 0 must notice
+  // at once that node 1 dropped the one it kept, and allocate afresh too.
+  if (g_scenario == "reuse_uneven" && g_node == 1) cfg.node.domain_cache = 0;
   cfg.pool_bytes = 1 << 20;
   cfg.staging_bytes = 1 << 20;
   cfg.node_setup = [](NodeWorker& n) -> Status {
@@ -226,6 +268,7 @@ int main(int argc, char** argv) {
       case 1: return probe_run(n, comm, {{ProbeOp::kFailOnRank, 3}});
       case 2: return validation(n);
       case 4: return mismatch(n, comm);
+      case 5: return reuse_rounds(n, comm);
       default: return collective(n, comm);
     }
   });
@@ -284,6 +327,36 @@ int main(int argc, char** argv) {
       fail = s.to_string();
     else if (Status next = on_both(0); !next.ok())
       fail = "the next run failed: " + next.to_string();
+  } else if (g_scenario == "reuse") {
+    Status s = on_both(5);
+    if (!s.ok()) fail = s.to_string();
+    // A member fails in a run that reuses the domain: the run fails at
+    // once, both nodes drop what they kept, and the next runs start from
+    // zeroed windows again (a fresh domain, then cached and reused).
+    if (fail.empty()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      s = on_both(1);
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s.ok())
+        fail = "the failing run passed";
+      else if (!contains(s.message(), "fails on purpose") && !contains(s.message(), "a member on MPI rank 1 failed"))
+        fail = "the failing run's error names neither the member nor the abort: " + s.to_string();
+      else if (sec > 10.0)
+        fail = "the failing run took " + std::to_string(sec) + " s (comm_timeout_ms is 20 s)";
+    }
+    if (fail.empty()) {
+      if (Status next = on_both(5); !next.ok()) fail = "after the failed run: " + next.to_string();
+    }
+  } else if (g_scenario == "reuse_uneven") {
+    for (int i = 0; i < 3 && fail.empty(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Status s = on_both(0);
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!s.ok())
+        fail = "run " + std::to_string(i) + ": " + s.to_string();
+      else if (sec > 10.0)
+        fail = "run " + std::to_string(i) + " took " + std::to_string(sec) + " s: node 0 waited for node 1";
+    }
   } else if (g_scenario == "mismatch") {
     const auto t0 = std::chrono::steady_clock::now();
     Status s = on_both(4);
