@@ -161,6 +161,13 @@ uint64_t fingerprint(const cm::DomainLayout& layout, std::span<const node::Globa
 
 }  // namespace
 
+uint64_t DomainService::ring_bytes(std::span<const node::GlobalMember> members) const {
+  const std::vector<int> host = host_nodes(members, node());
+  for (const node::GlobalMember& m : members)
+    if (!std::binary_search(host.begin(), host.end(), m.node)) return cm::kRemoteRingBytes;
+  return 0;
+}
+
 std::vector<int> DomainService::host_nodes(std::span<const node::GlobalMember> members, int self) const {
   std::set<int> host{self};
   Transport* t = progress_;  // has_doorbell() reads what open_doorbells() set before the thread started
@@ -254,7 +261,9 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     seq = next_seq_[name]++;
     self = node_;
   }
-  if (static_cast<size_t>(layout.nranks) != members.size() || layout.ring_bytes <= cm::RemoteRing::kDataOffset)
+  // No rings only where every member node shares the object (ring_bytes()).
+  if (static_cast<size_t>(layout.nranks) != members.size() ||
+      (layout.ring_bytes != 0 && layout.ring_bytes <= cm::RemoteRing::kDataOffset))
     return internal_error(what + ": layout of " + std::to_string(layout.nranks) + " ranks, " +
                           std::to_string(members.size()) + " members, ring " + std::to_string(layout.ring_bytes) +
                           " B");
@@ -267,6 +276,8 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     if (members[r].node == self) part->local.push_back(static_cast<int>(r));
   }
   auto inner = make_object(*part, layout, name, id, members);
+  if (inner.ok() && layout.ring_bytes == 0 && !part->peers.empty() && part->refused_by < 0)
+    inner = internal_error("no request rings, but ranks on another host");
   if (inner.ok() && (*inner)->member_fd(0) >= 0) {
     void* v = mmap(nullptr, layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, (*inner)->member_fd(0), 0);
     if (v == MAP_FAILED)
@@ -427,6 +438,7 @@ bool DomainService::poll() {
 }
 
 void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
+  if (p.layout.ring_bytes == 0) return;  // every member node shares the object: nothing goes through MPI
   const int nranks = p.layout.nranks;
   for (int L : p.local) {
     auto* ring = reinterpret_cast<cm::RemoteRing*>(p.base + p.layout.ring(L));

@@ -154,7 +154,7 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::allocate_global(RunState* 
   Status v = validate(name, chips, window_size, buffers);
   if (!v.ok()) return v.with_context(api);
   const cm::DomainLayout layout =
-      cm::DomainLayout::make(static_cast<int>(members.size()), window_size, cm::kRemoteRingBytes);
+      cm::DomainLayout::make(static_cast<int>(members.size()), window_size, t->ring_bytes(members));
   if (Status s = e_.drain_submitted(run, api); !s.ok()) return s;  // as in allocate()
   if (std::shared_ptr<Cached> c = take_cached_global(name, members, layout)) {
     auto reused = reuse_global(run, api, std::move(c), buffers);

@@ -94,6 +94,11 @@ class GlobalDomainTransport {
   // transport is up.
   virtual int node() const = 0;
   virtual int nodes() const = 0;
+  // The request ring of each rank (kernels::comm::kRemoteRingBytes), or 0
+  // when every member node shares one object (one host): then no rank is
+  // reached through a ring, and the members need not map and prefault
+  // nranks rings for nothing. The same on every member node.
+  virtual uint64_t ring_bytes(std::span<const GlobalMember> members) const = 0;
   // Creates this node's part of the domain (header filled in, with the
   // off-node mask and ring size) and starts serving it. Every member node
   // allocates the domains of one name in the same order: the n-th domain

@@ -179,11 +179,19 @@ Status collective(NodeWorker& n, int comm) {
   return expect_error(s, "spans nodes", "allgather over a global domain");
 }
 
-// Lines of the chip process `pid`'s mappings of comm domain objects.
-int domain_mappings(int pid) {
+// The chip process `pid`'s mappings of comm domain objects: how many, and
+// their bytes.
+int domain_mappings(int pid, uint64_t* bytes = nullptr) {
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   int n = 0;
-  for (std::string line; std::getline(maps, line);) n += line.find("taskring-domain") != std::string::npos;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("taskring-domain") == std::string::npos) continue;
+    ++n;
+    if (bytes != nullptr) {
+      const size_t dash = line.find('-');
+      *bytes += std::stoull(line.substr(dash + 1), nullptr, 16) - std::stoull(line.substr(0, dash), nullptr, 16);
+    }
+  }
   return n;
 }
 
@@ -192,18 +200,25 @@ int domain_mappings(int pid) {
 // the next run of the same domain reuses it: each run starts from zeroed
 // windows (kCheckZeroThenDirty fails on any byte the last run left: a
 // tile, a signal, its own 0xFF), a fresh kernel barrier (a stale counter
-// is a kernel error) and right put/notify results. Through the relay
-// (no shared object) nothing is cached.
+// is a kernel error) and right put/notify results. The shared object has
+// no request rings (no rank is reached through one): under 1 MiB where
+// rings would add 1 MiB per rank. Through the relay (no shared object)
+// nothing is cached.
 Status reuse_rounds(NodeWorker& n, int comm) {
   const int want = g_relay ? 0 : 1;
   auto kept = [&](const std::string& after) -> Status {
     if (n.cached_domains() != want)
       return internal_error(after + ": " + std::to_string(n.cached_domains()) + " cached domains, expected " +
                             std::to_string(want));
-    for (int c = 0; c < kChips; ++c)
-      if (const int m = domain_mappings(n.chip_pid(c)); m != want)
+    for (int c = 0; c < kChips; ++c) {
+      uint64_t bytes = 0;
+      if (const int m = domain_mappings(n.chip_pid(c), &bytes); m != want)
         return internal_error(after + ": chip " + std::to_string(c) + " maps " + std::to_string(m) +
                               " domain objects, expected " + std::to_string(want));
+      if (bytes >= (1u << 20))
+        return internal_error(after + ": chip " + std::to_string(c) + " maps " + std::to_string(bytes) +
+                              " B of the domain: request rings in an object every member node shares");
+    }
     return Status::Ok();
   };
   for (int i = 0; i < 3; ++i) {
