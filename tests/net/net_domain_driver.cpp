@@ -5,6 +5,8 @@
 // NetConfig::fast_paths off: no doorbells, so the two nodes do not share
 // their domain objects (each its own, everything through the progress
 // threads and MPI, as between hosts).
+#include <signal.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "taskring/kernels/comm_kernels.hpp"
@@ -232,6 +235,31 @@ Status reuse_rounds(NodeWorker& n, int comm) {
   return Status::Ok();
 }
 
+// A chip killed (SIGKILL) while the run that reuses the kept domain waits
+// in it: node 1 kills its chip 1 (domain rank 3) 300 ms into a run whose
+// ranks wait for a signal nobody sends (comm deadline 20 s). The run fails
+// on both nodes (the dead chip, or the abort that spreads from it), and
+// neither node keeps the domain: no cached domain, no mapping left in a
+// live chip (the object is a memfd: nothing named outlives the processes).
+Status kill_in_reuse(NodeWorker& n, int comm) {
+  TASKRING_RETURN_IF_ERROR(probe_run(n, comm, {{ProbeOp::kBarrier, 2}}));  // kept on both nodes
+  std::thread killer;
+  if (g_node == 1)
+    killer = std::thread([pid = n.chip_pid(1)] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      kill(pid, SIGKILL);
+    });
+  const Status s = probe_run(n, comm, {{ProbeOp::kWaitForever, 4096}});
+  if (killer.joinable()) killer.join();
+  if (s.ok()) return internal_error("the run with a killed chip passed");
+  if (n.cached_domains() != 0)
+    return internal_error("after the failed run " + std::to_string(n.cached_domains()) + " domains are still kept");
+  for (int c = 0; c < kChips; ++c)
+    if (!(g_node == 1 && c == 1) && domain_mappings(n.chip_pid(c)) != 0)
+      return internal_error("after the failed run chip " + std::to_string(c) + " still maps the domain");
+  return s;
+}
+
 // Issue 38: the nodes allocate different domains under one name (node 1's
 // window is half node 0's): refused at allocation, naming the other node,
 // well before the 20 s comm deadline.
@@ -284,6 +312,7 @@ int main(int argc, char** argv) {
       case 2: return validation(n);
       case 4: return mismatch(n, comm);
       case 5: return reuse_rounds(n, comm);
+      case 6: return kill_in_reuse(n, comm);
       default: return collective(n, comm);
     }
   });
@@ -362,6 +391,17 @@ int main(int argc, char** argv) {
     if (fail.empty()) {
       if (Status next = on_both(5); !next.ok()) fail = "after the failed run: " + next.to_string();
     }
+  } else if (g_scenario == "reuse_kill") {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = on_both(6);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("run with a killed chip: %.2f s: %s\n", sec, s.to_string().c_str());
+    if (s.ok())
+      fail = "the run passed";
+    else if (!contains(s.message(), "SIGKILL") && !contains(s.message(), "a member on MPI rank 1 failed"))
+      fail = "the error names neither the killed chip nor the abort from its node: " + s.to_string();
+    else if (sec > 10.0)
+      fail = "the failure took " + std::to_string(sec) + " s (comm_timeout_ms is 20 s): the abort did not spread";
   } else if (g_scenario == "reuse_uneven") {
     for (int i = 0; i < 3 && fail.empty(); ++i) {
       const auto t0 = std::chrono::steady_clock::now();

@@ -50,6 +50,10 @@ TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndNodesOfOneHostShareThe
 // together, without waiting for a deadline.
 TEST(NetDomain, NodesOfOneHostReuseTheirDomainAcrossRunsFromZeroedWindows) { expect_pass("reuse"); }
 TEST(NetDomain, NodesThatDoNotBothKeepTheDomainAllocateAfreshWithoutWaiting) { expect_pass("reuse_uneven"); }
+// A chip killed in a run that reuses the kept domain fails the run within
+// seconds naming it (or the abort from its node), and no node keeps the
+// domain or a mapping of it afterwards.
+TEST(NetDomain, ChipKilledInAReusingRunFailsItAndNothingIsKept) { expect_pass("reuse_kill"); }
 
 // The same scenarios with NetConfig::fast_paths off: every node its own
 // object, everything between the nodes through the progress threads and
