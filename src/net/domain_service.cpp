@@ -1,5 +1,6 @@
 // Comm domains spanning nodes over MPI (see domain_service.hpp).
 #include "domain_service.hpp"
+#include "domain_rejoin.hpp"
 #include "host_share.hpp"
 #include "wire_messages.hpp"
 
@@ -71,11 +72,24 @@ class GlobalObject final : public node::DomainObject {
   cm::DomainHeader* header() override { return inner_->header(); }
   cm::SyncBlock* sync(int rank) override { return inner_->sync(rank); }
   int member_fd(int rank) override { return inner_->member_fd(rank); }
-  // Never called: a global domain is not cached (its other nodes' parts
-  // would need clearing too).
-  Status clear_for_reuse() override { return unimplemented("a domain spanning nodes is not reused"); }
+  // Never called: a global domain is reused through rejoin(), each node
+  // clearing its own ranks once every node agreed.
+  Status clear_for_reuse() override { return unimplemented("a domain spanning nodes is reused through rejoin()"); }
+  // Only an object that every member node shares (no rank on another
+  // host): its nodes meet in its header. Parts that relay through MPI are
+  // not reused (their rings and the peers' parts would need the same).
+  bool reusable_across_nodes() const override { return part_->peers.empty() && part_->refused_by < 0; }
+  Expected<bool> rejoin(uint32_t use, uint64_t timeout_ms) override {
+    if (!reusable_across_nodes()) return false;
+    return rejoin_shared(view(), use, timeout_ms);
+  }
+  void leave() override {
+    if (reusable_across_nodes()) leave_shared(view());
+  }
 
  private:
+  RejoinView view() const { return RejoinView{part_->base, part_->layout, part_->local, part_->owns_header}; }
+
   std::unique_ptr<node::DomainObject> inner_;
   std::shared_ptr<DomainService::Part> part_;
   std::function<void()> on_release_;
@@ -146,6 +160,13 @@ uint64_t fingerprint(const cm::DomainLayout& layout, std::span<const node::Globa
 }
 
 }  // namespace
+
+uint64_t DomainService::ring_bytes(std::span<const node::GlobalMember> members) const {
+  const std::vector<int> host = host_nodes(members, node());
+  for (const node::GlobalMember& m : members)
+    if (!std::binary_search(host.begin(), host.end(), m.node)) return cm::kRemoteRingBytes;
+  return 0;
+}
 
 std::vector<int> DomainService::host_nodes(std::span<const node::GlobalMember> members, int self) const {
   std::set<int> host{self};
@@ -240,7 +261,9 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     seq = next_seq_[name]++;
     self = node_;
   }
-  if (static_cast<size_t>(layout.nranks) != members.size() || layout.ring_bytes <= cm::RemoteRing::kDataOffset)
+  // No rings only where every member node shares the object (ring_bytes()).
+  if (static_cast<size_t>(layout.nranks) != members.size() ||
+      (layout.ring_bytes != 0 && layout.ring_bytes <= cm::RemoteRing::kDataOffset))
     return internal_error(what + ": layout of " + std::to_string(layout.nranks) + " ranks, " +
                           std::to_string(members.size()) + " members, ring " + std::to_string(layout.ring_bytes) +
                           " B");
@@ -253,6 +276,8 @@ Expected<std::unique_ptr<node::DomainObject>> DomainService::create(const cm::Do
     if (members[r].node == self) part->local.push_back(static_cast<int>(r));
   }
   auto inner = make_object(*part, layout, name, id, members);
+  if (inner.ok() && layout.ring_bytes == 0 && !part->peers.empty() && part->refused_by < 0)
+    inner = internal_error("no request rings, but ranks on another host");
   if (inner.ok() && (*inner)->member_fd(0) >= 0) {
     void* v = mmap(nullptr, layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, (*inner)->member_fd(0), 0);
     if (v == MAP_FAILED)
@@ -413,6 +438,7 @@ bool DomainService::poll() {
 }
 
 void DomainService::drain(Part& p, std::map<int, std::vector<char>>& out) {
+  if (p.layout.ring_bytes == 0) return;  // every member node shares the object: nothing goes through MPI
   const int nranks = p.layout.nranks;
   for (int L : p.local) {
     auto* ring = reinterpret_cast<cm::RemoteRing*>(p.base + p.layout.ring(L));

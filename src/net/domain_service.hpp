@@ -72,6 +72,7 @@ class DomainService final : public node::GlobalDomainTransport, public std::enab
 
   int node() const override;
   int nodes() const override;
+  uint64_t ring_bytes(std::span<const node::GlobalMember> members) const override;
   Expected<std::unique_ptr<node::DomainObject>> create(const kernels::comm::DomainLayout& layout,
                                                        const std::string& name, uint64_t id,
                                                        std::span<const node::GlobalMember> members) override;

@@ -88,7 +88,7 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::allocate(RunState* run, co
   if (!created.ok()) return created.status().with_context(api);
   Placed p{name, std::shared_ptr<DomainObject>(std::move(*created)), layout,
            id,   std::vector<int>(chips.begin(), chips.end()),       dense_ranks(n),
-           {}};
+           {},   {},                                                  0};
   return attach_all(run, api, std::move(p), buffers, Join::kAttach);
 }
 
@@ -107,7 +107,9 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::reuse(RunState* run, const
     (void)release_all(c->chips, c->id, name);
     return s.with_context(api);
   }
-  Placed p{name, c->obj, c->layout, c->id, c->chips, std::vector<int>(ranks.begin(), ranks.end()), c->bases};
+  Placed p = *c;
+  p.name = name;
+  p.ranks.assign(ranks.begin(), ranks.end());
   return publish(run, std::move(p), buffers, true);
 }
 
@@ -152,16 +154,51 @@ Expected<std::shared_ptr<CommDomain>> DomainRegistry::allocate_global(RunState* 
   Status v = validate(name, chips, window_size, buffers);
   if (!v.ok()) return v.with_context(api);
   const cm::DomainLayout layout =
-      cm::DomainLayout::make(static_cast<int>(members.size()), window_size, cm::kRemoteRingBytes);
+      cm::DomainLayout::make(static_cast<int>(members.size()), window_size, t->ring_bytes(members));
   if (Status s = e_.drain_submitted(run, api); !s.ok()) return s;  // as in allocate()
+  if (std::shared_ptr<Cached> c = take_cached_global(name, members, layout)) {
+    auto reused = reuse_global(run, api, std::move(c), buffers);
+    if (!reused.ok() || *reused != nullptr) return reused;
+    // A member node dropped it: every node allocates afresh, as here.
+  }
   auto created = t->create(layout, name, next_id_.fetch_add(1), members);
   if (!created.ok()) return created.status().with_context(api);
   // The header's id, which the members check: an object that several nodes
   // of one host share carries the id its creator gave it.
   const uint64_t id = (*created)->header()->id;
-  Placed p{name, std::shared_ptr<DomainObject>(std::move(*created)), layout, id, std::move(chips), std::move(ranks),
-           {}};
-  return attach_all(run, api, std::move(p), buffers, Join::kAttachUncached);
+  const Join join = (*created)->reusable_across_nodes() ? Join::kAttach : Join::kAttachUncached;
+  Placed p{name,
+           std::shared_ptr<DomainObject>(std::move(*created)),
+           layout,
+           id,
+           std::move(chips),
+           std::move(ranks),
+           {},
+           std::vector<GlobalMember>(members.begin(), members.end()),
+           0};
+  return attach_all(run, api, std::move(p), buffers, join);
+}
+
+// Every member node meets in the shared header (DomainObject::rejoin); its
+// chips keep their mappings and are told to stay awake for this run's tasks
+// only once the nodes agreed (before, they would take the CPUs the other
+// nodes' orchestrators need to get there).
+Expected<std::shared_ptr<CommDomain>> DomainRegistry::reuse_global(RunState* run, const std::string& api,
+                                                                   std::shared_ptr<Cached> c,
+                                                                   std::span<const DomainBufferSpec> buffers) {
+  const uint32_t use = c->uses + 1;
+  Expected<bool> joined = c->obj->rejoin(use, cfg_.comm_timeout_ms);
+  if (!joined.ok() || !*joined) {
+    // rejoin() left the object: the members only unmap it.
+    Status s = release_all(c->chips, c->id, c->name);
+    if (!joined.ok()) return joined.status().with_context(api);
+    if (!s.ok()) return s.with_context(api);
+    return std::shared_ptr<CommDomain>();
+  }
+  e_.expect_work(c->chips);
+  Placed p = *c;
+  p.uses = use;
+  return publish(run, std::move(p), buffers, true);
 }
 
 // The most recent cached domain of exactly these chips and this layout,
@@ -172,8 +209,26 @@ std::shared_ptr<DomainRegistry::Cached> DomainRegistry::take_cached(std::span<co
   for (auto it = cache_.rbegin(); it != cache_.rend(); ++it) {
     const Cached& c = **it;
     // The layout follows from the rank count and the window size.
-    if (c.layout.window_size != layout.window_size ||
+    if (!c.members.empty() || c.layout.window_size != layout.window_size ||
         !std::equal(chips.begin(), chips.end(), c.chips.begin(), c.chips.end()))
+      continue;
+    std::shared_ptr<Cached> taken = std::move(*it);
+    cache_.erase(std::next(it).base());
+    return taken;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<DomainRegistry::Cached> DomainRegistry::take_cached_global(const std::string& name,
+                                                                           std::span<const GlobalMember> members,
+                                                                           const cm::DomainLayout& layout) {
+  auto same = [](const GlobalMember& a, const GlobalMember& b) { return a.node == b.node && a.chip == b.chip; };
+  std::lock_guard<std::mutex> lk(cache_mu_);
+  for (auto it = cache_.rbegin(); it != cache_.rend(); ++it) {
+    const Cached& c = **it;
+    if (c.members.empty() || c.name != name || c.layout.window_size != layout.window_size ||
+        c.layout.ring_bytes != layout.ring_bytes ||
+        !std::equal(members.begin(), members.end(), c.members.begin(), c.members.end(), same))
       continue;
     std::shared_ptr<Cached> taken = std::move(*it);
     cache_.erase(std::next(it).base());

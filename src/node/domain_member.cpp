@@ -86,7 +86,10 @@ Status DomainMembership::join(char* base, uint64_t bytes, uint64_t id, int rank,
   std::memset(base + layout.sync(rank), 0, sizeof(cm::SyncBlock));
   auto* ctx = reinterpret_cast<cm::CommContext*>(base + layout.context(rank));
   cm::fill_context(ctx, base, layout, rank, timeout_ms * 1'000'000);
-  if (h.offnode_mask != 0) {  // spans nodes (L4): off-node peers through this rank's request ring
+  // Spans nodes (L4): off-node peers through this rank's request ring. A
+  // domain whose nodes all share the object has no ring and no off-node
+  // rank, except on a node that refused it (aborted: no kernel runs on it).
+  if (h.offnode_mask != 0 && h.ring_bytes != 0) {
     auto* ring = reinterpret_cast<cm::RemoteRing*>(base + layout.ring(rank));
     std::memset(static_cast<void*>(ring), 0, cm::RemoteRing::kDataOffset);
     ring->capacity = cm::RemoteRing::capacity_for(layout.ring_bytes);

@@ -47,15 +47,23 @@ Status DomainRegistry::sweep(const RunFence& fence, const Placed& p, bool cachea
   // A closing worker stops its children next; a member may still be
   // inside a kernel and could not serve the request before its
   // deadline. Their mappings end with them; the parent's goes here.
-  if (fence.closing) return Status::Ok();
+  if (fence.closing) {
+    if (!fence.failed) p.obj->leave();  // no other node waits to reuse it
+    return Status::Ok();
+  }
   const std::string why = "releasing the run's comm domains";
   // A failed run's members may be gone or stuck: keep nothing of it (the
-  // cache is flushed after the fence, at_every_fence).
-  if (fence.failed || !cacheable || cfg_.cache <= 0) {
+  // cache is flushed after the fence, at_every_fence). Its abort word tells
+  // any other node that would reuse it.
+  if (fence.failed) {
     Status s = release_all(p.chips, p.id, p.name);
     return s.ok() ? s : s.with_context(why);
   }
-  auto c = std::make_shared<Cached>(Cached{p.obj, p.layout, p.id, p.chips, p.bases});
+  if (!cacheable || cfg_.cache <= 0) {
+    Status s = drop(p);
+    return s.ok() ? s : s.with_context(why);
+  }
+  auto c = std::make_shared<Cached>(p);
   std::shared_ptr<Cached> evicted;
   {
     std::lock_guard<std::mutex> lk(cache_mu_);
@@ -66,8 +74,13 @@ Status DomainRegistry::sweep(const RunFence& fence, const Placed& p, bool cachea
     }
   }
   if (!evicted) return Status::Ok();
-  Status s = release_all(evicted->chips, evicted->id, evicted->obj->header()->name);
+  Status s = drop(*evicted);
   return s.ok() ? s : s.with_context(why);
+}
+
+Status DomainRegistry::drop(const Cached& c) {
+  c.obj->leave();
+  return release_all(c.chips, c.id, c.obj->header()->name);
 }
 
 Status DomainRegistry::flush_cache() {
@@ -78,7 +91,7 @@ Status DomainRegistry::flush_cache() {
   }
   Status first;
   for (const auto& c : all) {
-    Status s = release_all(c->chips, c->id, c->obj->header()->name);
+    Status s = drop(*c);
     if (first.ok()) first = s;
   }
   return first;

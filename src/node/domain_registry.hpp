@@ -7,10 +7,12 @@
 //   publish (domain_publish.cpp): the CommDomain handle, and the run hooks
 //     (Engine::add_run_hooks) that abort the domain when the run fails and,
 //     at the run's fence, release it or keep it in the cache for reuse.
-// The cache: swept one-node domains of passed runs, still mapped by their
-// members, oldest first, at most DomainRegistryConfig::cache. Its own mutex:
-// the fence fills it under the engine's lock, an orchestration takes from it
-// without.
+// The cache: swept domains of passed runs, still mapped by their members,
+// oldest first, at most DomainRegistryConfig::cache: one-node domains, and
+// global ones whose member nodes all share one object (one host; their
+// reuse is a handshake between the nodes, DomainObject::rejoin). Its own
+// mutex: the fence fills it under the engine's lock, an orchestration takes
+// from it without.
 #pragma once
 
 #include <atomic>
@@ -64,18 +66,9 @@ class DomainRegistry {
   Status at_every_fence(const RunFence& fence);
 
  private:
-  // A swept one-node domain kept for reuse: its object, still mapped by
-  // every member chip (at bases[i] in chips[i]), and what an allocation must
-  // match to take it (the same chips in the same order, the same layout).
-  struct Cached {
-    std::shared_ptr<DomainObject> obj;
-    kernels::comm::DomainLayout layout;
-    uint64_t id = 0;
-    std::vector<int> chips;
-    std::vector<uint64_t> bases;
-  };
   // What publish() records of a domain (rank ranks[i] on chips[i], mapped
-  // at bases[i]).
+  // at bases[i]); for a global domain also its members and how often its
+  // object was reused (DomainObject::rejoin).
   struct Placed {
     std::string name;
     std::shared_ptr<DomainObject> obj;
@@ -83,9 +76,16 @@ class DomainRegistry {
     uint64_t id = 0;
     std::vector<int> chips, ranks;
     std::vector<uint64_t> bases;
+    std::vector<GlobalMember> members;  // empty: a one-node domain
+    uint32_t uses = 0;
   };
+  // A swept domain kept for reuse: its object, still mapped by every member
+  // chip, and what an allocation must match to take it. A one-node domain:
+  // the same chips in the same order and the same layout (any name). A
+  // global one: the same name, members and window size.
+  using Cached = Placed;
   // Whether the fence may keep a passed run's domain for reuse: a one-node
-  // domain yes, a global one (its parts on other nodes) no.
+  // domain yes, a global one only when reusable_across_nodes().
   enum class Join { kAttach, kAttachUncached };
 
   // ---- allocate (domain_allocate.cpp) ----
@@ -97,12 +97,21 @@ class DomainRegistry {
                                               const std::string& name, std::span<const int> ranks,
                                               std::span<const DomainBufferSpec> buffers);
   std::shared_ptr<Cached> take_cached(std::span<const int> chips, const kernels::comm::DomainLayout& layout);
+  std::shared_ptr<Cached> take_cached_global(const std::string& name, std::span<const GlobalMember> members,
+                                             const kernels::comm::DomainLayout& layout);
+  // The cached global domain reused (every member node agreed), nullptr
+  // when a node dropped it (then every node allocates afresh), or an error.
+  Expected<std::shared_ptr<CommDomain>> reuse_global(RunState* run, const std::string& api, std::shared_ptr<Cached> c,
+                                                     std::span<const DomainBufferSpec> buffers);
 
   // ---- attach (domain_attach.cpp) ----
   Expected<std::shared_ptr<CommDomain>> attach_all(RunState* run, const std::string& api, Placed p,
                                                    std::span<const DomainBufferSpec> buffers, Join join);
   Status release_all(std::span<const int> chips, uint64_t id, const std::string& name);
   Status release_member(int chip, uint64_t id);
+  // Drops a domain this node kept: every member unmaps it; a global one is
+  // left first, so that no other node waits to reuse it.
+  Status drop(const Cached& c);
 
   // ---- publish (domain_publish.cpp) ----
   std::shared_ptr<CommDomain> publish(RunState* run, Placed p, std::span<const DomainBufferSpec> buffers,

@@ -48,6 +48,21 @@ class DomainObject {
   // names the failing node instead (2 + its MPI rank, as a remote abort),
   // since the other nodes' members read the same word.
   virtual uint32_t abort_code() const { return 1; }
+
+  // Global domains (L4) that the node's cache may keep after a passed run:
+  // those whose every member node shares this one object (one host). Each
+  // node's next allocation of the same domain then calls rejoin(use) with
+  // use = 1, 2, ... (how often it was reused): true once every member node
+  // did the same and cleared its own ranks' windows and sync blocks (the
+  // members keep their mappings); false when another node dropped it or its
+  // last run failed: this node dropped it too and allocates afresh, as the
+  // others do. An error (a node missing past `timeout_ms`) leaves it too.
+  virtual bool reusable_across_nodes() const { return false; }
+  virtual Expected<bool> rejoin(uint32_t /*use*/, uint64_t /*timeout_ms*/) { return false; }
+  // This node drops a reusable object for good (not cached, evicted,
+  // flushed), so that no other node waits in rejoin() for it. Only after a
+  // passed run (every member attached).
+  virtual void leave() {}
 };
 
 class WindowExchange {
@@ -79,6 +94,11 @@ class GlobalDomainTransport {
   // transport is up.
   virtual int node() const = 0;
   virtual int nodes() const = 0;
+  // The request ring of each rank (kernels::comm::kRemoteRingBytes), or 0
+  // when every member node shares one object (one host): then no rank is
+  // reached through a ring, and the members need not map and prefault
+  // nranks rings for nothing. The same on every member node.
+  virtual uint64_t ring_bytes(std::span<const GlobalMember> members) const = 0;
   // Creates this node's part of the domain (header filled in, with the
   // off-node mask and ring size) and starts serving it. Every member node
   // allocates the domains of one name in the same order: the n-th domain

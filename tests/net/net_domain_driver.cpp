@@ -5,12 +5,16 @@
 // NetConfig::fast_paths off: no doorbells, so the two nodes do not share
 // their domain objects (each its own, everything through the progress
 // threads and MPI, as between hosts).
+#include <signal.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "taskring/kernels/comm_kernels.hpp"
@@ -178,6 +182,84 @@ Status collective(NodeWorker& n, int comm) {
   return expect_error(s, "spans nodes", "allgather over a global domain");
 }
 
+// The chip process `pid`'s mappings of comm domain objects: how many, and
+// their bytes.
+int domain_mappings(int pid, uint64_t* bytes = nullptr) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("taskring-domain") == std::string::npos) continue;
+    ++n;
+    if (bytes != nullptr) {
+      const size_t dash = line.find('-');
+      *bytes += std::stoull(line.substr(dash + 1), nullptr, 16) - std::stoull(line.substr(0, dash), nullptr, 16);
+    }
+  }
+  return n;
+}
+
+// Issue 36: a domain whose nodes share its object (one host) stays cached
+// on both nodes after a passed run, every chip keeping its one mapping, and
+// the next run of the same domain reuses it: each run starts from zeroed
+// windows (kCheckZeroThenDirty fails on any byte the last run left: a
+// tile, a signal, its own 0xFF), a fresh kernel barrier (a stale counter
+// is a kernel error) and right put/notify results. The shared object has
+// no request rings (no rank is reached through one): under 1 MiB where
+// rings would add 1 MiB per rank. Through the relay (no shared object)
+// nothing is cached.
+Status reuse_rounds(NodeWorker& n, int comm) {
+  const int want = g_relay ? 0 : 1;
+  auto kept = [&](const std::string& after) -> Status {
+    if (n.cached_domains() != want)
+      return internal_error(after + ": " + std::to_string(n.cached_domains()) + " cached domains, expected " +
+                            std::to_string(want));
+    for (int c = 0; c < kChips; ++c) {
+      uint64_t bytes = 0;
+      if (const int m = domain_mappings(n.chip_pid(c), &bytes); m != want)
+        return internal_error(after + ": chip " + std::to_string(c) + " maps " + std::to_string(m) +
+                              " domain objects, expected " + std::to_string(want));
+      if (bytes >= (1u << 20))
+        return internal_error(after + ": chip " + std::to_string(c) + " maps " + std::to_string(bytes) +
+                              " B of the domain: request rings in an object every member node shares");
+    }
+    return Status::Ok();
+  };
+  for (int i = 0; i < 3; ++i) {
+    const std::string round = "round " + std::to_string(i);
+    Status s = probe_run(n, comm, {{ProbeOp::kCheckZeroThenDirty, 0}, {ProbeOp::kBarrier, 3}});
+    if (!s.ok()) return s.with_context(round + ", zero check");
+    TASKRING_RETURN_IF_ERROR(kept(round + ", zero check"));
+    if (s = putget(n, comm); !s.ok()) return s.with_context(round + ", put/notify");
+    TASKRING_RETURN_IF_ERROR(kept(round + ", put/notify"));
+  }
+  return Status::Ok();
+}
+
+// A chip killed (SIGKILL) while the run that reuses the kept domain waits
+// in it: node 1 kills its chip 1 (domain rank 3) 300 ms into a run whose
+// ranks wait for a signal nobody sends (comm deadline 20 s). The run fails
+// on both nodes (the dead chip, or the abort that spreads from it), and
+// neither node keeps the domain: no cached domain, no mapping left in a
+// live chip (the object is a memfd: nothing named outlives the processes).
+Status kill_in_reuse(NodeWorker& n, int comm) {
+  TASKRING_RETURN_IF_ERROR(probe_run(n, comm, {{ProbeOp::kBarrier, 2}}));  // kept on both nodes
+  std::thread killer;
+  if (g_node == 1)
+    killer = std::thread([pid = n.chip_pid(1)] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      kill(pid, SIGKILL);
+    });
+  const Status s = probe_run(n, comm, {{ProbeOp::kWaitForever, 4096}});
+  if (killer.joinable()) killer.join();
+  if (s.ok()) return internal_error("the run with a killed chip passed");
+  if (n.cached_domains() != 0)
+    return internal_error("after the failed run " + std::to_string(n.cached_domains()) + " domains are still kept");
+  for (int c = 0; c < kChips; ++c)
+    if (!(g_node == 1 && c == 1) && domain_mappings(n.chip_pid(c)) != 0)
+      return internal_error("after the failed run chip " + std::to_string(c) + " still maps the domain");
+  return s;
+}
+
 // Issue 38: the nodes allocate different domains under one name (node 1's
 // window is half node 0's): refused at allocation, naming the other node,
 // well before the 20 s comm deadline.
@@ -206,6 +288,9 @@ int main(int argc, char** argv) {
   cfg.node.shared_bytes = 1 << 20;
   cfg.node.heap_ring_bytes = 1 << 20;
   cfg.node.comm_timeout_ms = 20000;  // the failure scenario must end well before it
+  // "reuse_uneven": node 1 keeps no domain, node 0 does: node 0 must notice
+  // at once that node 1 dropped the one it kept, and allocate afresh too.
+  if (g_scenario == "reuse_uneven" && g_node == 1) cfg.node.domain_cache = 0;
   cfg.pool_bytes = 1 << 20;
   cfg.staging_bytes = 1 << 20;
   cfg.node_setup = [](NodeWorker& n) -> Status {
@@ -226,6 +311,8 @@ int main(int argc, char** argv) {
       case 1: return probe_run(n, comm, {{ProbeOp::kFailOnRank, 3}});
       case 2: return validation(n);
       case 4: return mismatch(n, comm);
+      case 5: return reuse_rounds(n, comm);
+      case 6: return kill_in_reuse(n, comm);
       default: return collective(n, comm);
     }
   });
@@ -284,6 +371,47 @@ int main(int argc, char** argv) {
       fail = s.to_string();
     else if (Status next = on_both(0); !next.ok())
       fail = "the next run failed: " + next.to_string();
+  } else if (g_scenario == "reuse") {
+    Status s = on_both(5);
+    if (!s.ok()) fail = s.to_string();
+    // A member fails in a run that reuses the domain: the run fails at
+    // once, both nodes drop what they kept, and the next runs start from
+    // zeroed windows again (a fresh domain, then cached and reused).
+    if (fail.empty()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      s = on_both(1);
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s.ok())
+        fail = "the failing run passed";
+      else if (!contains(s.message(), "fails on purpose") && !contains(s.message(), "a member on MPI rank 1 failed"))
+        fail = "the failing run's error names neither the member nor the abort: " + s.to_string();
+      else if (sec > 10.0)
+        fail = "the failing run took " + std::to_string(sec) + " s (comm_timeout_ms is 20 s)";
+    }
+    if (fail.empty()) {
+      if (Status next = on_both(5); !next.ok()) fail = "after the failed run: " + next.to_string();
+    }
+  } else if (g_scenario == "reuse_kill") {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = on_both(6);
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("run with a killed chip: %.2f s: %s\n", sec, s.to_string().c_str());
+    if (s.ok())
+      fail = "the run passed";
+    else if (!contains(s.message(), "SIGKILL") && !contains(s.message(), "a member on MPI rank 1 failed"))
+      fail = "the error names neither the killed chip nor the abort from its node: " + s.to_string();
+    else if (sec > 10.0)
+      fail = "the failure took " + std::to_string(sec) + " s (comm_timeout_ms is 20 s): the abort did not spread";
+  } else if (g_scenario == "reuse_uneven") {
+    for (int i = 0; i < 3 && fail.empty(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Status s = on_both(0);
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!s.ok())
+        fail = "run " + std::to_string(i) + ": " + s.to_string();
+      else if (sec > 10.0)
+        fail = "run " + std::to_string(i) + " took " + std::to_string(sec) + " s: node 0 waited for node 1";
+    }
   } else if (g_scenario == "mismatch") {
     const auto t0 = std::chrono::steady_clock::now();
     Status s = on_both(4);

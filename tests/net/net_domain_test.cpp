@@ -42,6 +42,19 @@ TEST(NetDomain, AllreduceAcrossNodesMatchesTheReferenceAndNodesOfOneHostShareThe
   expect_pass("collective");
 }
 
+// Issue 36: the nodes of one host keep the domain they share and reuse it
+// in the next run (both nodes cached it, every chip keeps one mapping),
+// each run from zeroed windows and a fresh barrier, bit-right results; a
+// member failing in a reusing run fails it at once, and the runs after it
+// start clean. Nodes that disagree (node 1 keeps nothing) allocate afresh
+// together, without waiting for a deadline.
+TEST(NetDomain, NodesOfOneHostReuseTheirDomainAcrossRunsFromZeroedWindows) { expect_pass("reuse"); }
+TEST(NetDomain, NodesThatDoNotBothKeepTheDomainAllocateAfreshWithoutWaiting) { expect_pass("reuse_uneven"); }
+// A chip killed in a run that reuses the kept domain fails the run within
+// seconds naming it (or the abort from its node), and no node keeps the
+// domain or a mapping of it afterwards.
+TEST(NetDomain, ChipKilledInAReusingRunFailsItAndNothingIsKept) { expect_pass("reuse_kill"); }
+
 // The same scenarios with NetConfig::fast_paths off: every node its own
 // object, everything between the nodes through the progress threads and
 // MPI, as between hosts (where the allgather is refused naming why).
@@ -49,6 +62,7 @@ TEST(NetDomain, PutNotifyBarrierThroughTheRelay) { expect_pass("putget_relay"); 
 TEST(NetDomain, MemberFailingMidStepThroughTheRelay) { expect_pass("fail_relay"); }
 TEST(NetDomain, NodesAllocatingDifferentDomainsThroughTheRelay) { expect_pass("mismatch_relay"); }
 TEST(NetDomain, AllreduceThroughTheRelayAndPullCollectivesAreRefused) { expect_pass("collective_relay"); }
+TEST(NetDomain, NothingIsReusedThroughTheRelay) { expect_pass("reuse_relay"); }
 
 void expect_same_moe(int nodes, int chips, const std::string& extra) {
   const std::string shape = " --rounds 2 --digest=1" + extra;

@@ -80,7 +80,10 @@ struct NodeConfig {
   // many, so that a later allocate_domain of the same chips (same order)
   // and the same window size reuses one (the node clears it, with no request
   // to the members) instead of creating, mapping and prefaulting a new
-  // object (docs/comm.md, "Domain cache"). Only a run that passed leaves its
+  // object (docs/comm.md, "Domain cache"). A global domain (L4) whose
+  // member nodes all share its object (one host) is kept too, for the next
+  // allocate_global_domain of the same name, members and window size
+  // (docs/l4.md, "Reuse across runs"). Only a run that passed leaves its
   // domains here; a failed run empties the cache. Each holds its object's
   // memory (ranks x window) until it is reused, evicted (oldest first) or
   // the worker closes. 0: every domain is unmapped at its fence. In [0, 64].

@@ -96,7 +96,12 @@ class Orchestrator {
   // the node's progress thread); reading an off-node window (get) is a
   // kernel error. Validated like allocate_domain, plus: nodes in
   // [0, nodes), chips of this node's range, no (node, chip) twice, at least
-  // one member here. UNIMPLEMENTED outside an L4 NetWorker.
+  // one member here. UNIMPLEMENTED outside an L4 NetWorker. Where every
+  // member node shares the domain's object (one host), a passed run's
+  // domain is kept (NodeConfig::domain_cache) and the next call with the
+  // same name, members and window size reuses it, every window zeroed, once
+  // every member node made that call; DEADLINE_EXCEEDED naming the ranks
+  // whose node did not within NodeConfig::comm_timeout_ms.
   Expected<std::shared_ptr<CommDomain>> allocate_global_domain(const std::string& name,
                                                                std::span<const GlobalMember> members,
                                                                uint64_t window_size,
