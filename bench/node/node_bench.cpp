@@ -5,8 +5,9 @@
 //       pings) and parked (a pause longer than its spin phase between
 //       pings), next to the floor: a bare fork + shared-memory ping-pong on
 //       the same spin-then-park futex bell, measured in the same run;
-//   (b) run overhead: runs of 1..256 no-op SUB tasks (and no-op chip tasks)
-//       -> least-squares fit of µs per run = fixed + per_task * tasks, and
+//   (b) run overhead: runs of 1..256 no-op SUB tasks, no-op chip tasks (an
+//       orchestration that submits nothing) and chip tasks of one no-op
+//       kernel (the chip's executor runs it) -> least-squares fit of µs per run = fixed + per_task * tasks, and
 //       the same fit of the parks per run (voluntary context switches of
 //       the parent's and the child's threads: each is a thread that blocked,
 //       so its wake is on the task's path; counts, not times, so they hold
@@ -29,6 +30,7 @@
 #include "latency_stats.hpp"
 #include "shared_region.hpp"
 #include "shm_bell.hpp"
+#include "pto_orchestration_api.h"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/init.hpp"
 #include "taskring/node/node_worker.hpp"
@@ -163,8 +165,18 @@ Fit fit(std::vector<std::pair<int, double>> pts) {
 }
 
 void noop_entry(const ChipTaskArgs&) {}
+extern "C" void noop_kernel(int64_t*) {}
+void one_kernel_entry(const ChipTaskArgs&) {
+  CoreTaskArgs t;
+  const uint64_t unused = 0;
+  t.add_scalars(&unused, 1);
+  rt_submit_aiv_task(0, t);
+}
 
-Fit run_overhead(bool chip, int reps, ParkFit* parks) {
+enum class Load { kSub, kChip, kChipKernel };
+
+Fit run_overhead(Load load, int reps, ParkFit* parks) {
+  const bool chip = load != Load::kSub;
   NodeConfig c;
   c.chips = chip ? 1 : 0;
   c.sub_workers = chip ? 0 : 1;
@@ -174,7 +186,8 @@ Fit run_overhead(bool chip, int reps, ParkFit* parks) {
   NodeWorker w(c);
   ChipCallable cc;
   cc.name = "noop";
-  cc.entry = noop_entry;
+  cc.entry = load == Load::kChipKernel ? one_kernel_entry : noop_entry;
+  cc.kernels.push_back(KernelBinding{0, noop_kernel, "", "noop"});
   int chip_id = *w.register_chip(cc);
   int sub_id = *w.register_sub("noop", [](const ChipTaskArgs&) { return Status::Ok(); });
   if (!w.init().ok()) return {};
@@ -236,7 +249,7 @@ std::string load_average() {
 int main(int argc, char** argv) {
   std::string json_path;
   int iters = 2000, reps = 20;
-  std::string only;  // one section alone, for a profiler: rtt | sub | chip | init
+  std::string only;  // one section alone, for a profiler: rtt | sub | chip | kernel | init
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -246,12 +259,12 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE] [--only rtt|sub|chip|init]\n");
+      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE] [--only rtt|sub|chip|kernel|init]\n");
       return 2;
     }
   }
-  if (!only.empty() && only != "rtt" && only != "sub" && only != "chip" && only != "init") {
-    std::fprintf(stderr, "bench_node: --only takes rtt, sub, chip or init, not '%s'\n", only.c_str());
+  if (!only.empty() && only != "rtt" && only != "sub" && only != "chip" && only != "kernel" && only != "init") {
+    std::fprintf(stderr, "bench_node: --only takes rtt, sub, chip, kernel or init, not '%s'\n", only.c_str());
     return 2;
   }
   // TASKRING_LOG_LEVEL=warn keeps the children's spans out of the table.
@@ -266,9 +279,10 @@ int main(int argc, char** argv) {
   auto want = [&](const char* s) { return only.empty() || only == s; };
   auto [floor_spin, floor_park] = want("rtt") ? floor_round_trip(iters) : std::pair<Stats, Stats>{};
   auto [node_spin, node_park] = want("rtt") ? node_round_trip(iters) : std::pair<Stats, Stats>{};
-  ParkFit sub_parks, chip_parks;
-  Fit sub = want("sub") ? run_overhead(false, reps, &sub_parks) : Fit{};
-  Fit chip = want("chip") ? run_overhead(true, reps, &chip_parks) : Fit{};
+  ParkFit sub_parks, chip_parks, kernel_parks;
+  Fit sub = want("sub") ? run_overhead(Load::kSub, reps, &sub_parks) : Fit{};
+  Fit chip = want("chip") ? run_overhead(Load::kChip, reps, &chip_parks) : Fit{};
+  Fit kernel = want("kernel") ? run_overhead(Load::kChipKernel, reps, &kernel_parks) : Fit{};
   auto init = want("init") ? init_cost() : std::vector<std::pair<int, double>>{};
   const std::string load_after = load_average();
 
@@ -289,6 +303,7 @@ int main(int argc, char** argv) {
   };
   print_fit("no-op SUB tasks ", sub, sub_parks);
   print_fit("no-op chip tasks", chip, chip_parks);
+  print_fit("chip tasks of one no-op kernel", kernel, kernel_parks);
   std::printf("\n(c) fork + INIT_READY:");
   for (auto [n, ms] : init) std::printf(" %d chips %.2f ms (%.2f ms/chip);", n, ms, ms / n);
   std::printf("\n");
@@ -314,7 +329,8 @@ int main(int argc, char** argv) {
       << "\"run_overhead\":{\"sub\":{\"fixed_us\":" << sub.fixed_us << ",\"per_task_us\":" << sub.per_task_us
       << ",\"points\":" << pts(sub) << parks(sub_parks) << "},\"chip\":{\"fixed_us\":" << chip.fixed_us
       << ",\"per_task_us\":" << chip.per_task_us << ",\"points\":" << pts(chip) << parks(chip_parks)
-      << "}},\"init_ms\":[";
+      << "},\"chip_kernel\":{\"fixed_us\":" << kernel.fixed_us << ",\"per_task_us\":" << kernel.per_task_us
+      << ",\"points\":" << pts(kernel) << parks(kernel_parks) << "}},\"init_ms\":[";
     for (size_t i = 0; i < init.size(); ++i)
       j << (i ? "," : "") << "[" << init[i].first << "," << init[i].second << "]";
     j << "]}\n";
