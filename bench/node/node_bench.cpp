@@ -5,8 +5,13 @@
 //       pings) and parked (a pause longer than its spin phase between
 //       pings), next to the floor: a bare fork + shared-memory ping-pong on
 //       the same spin-then-park futex bell, measured in the same run;
-//   (b) run overhead: runs of 1..256 no-op SUB tasks (and no-op chip tasks)
-//       -> least-squares fit of µs per run = fixed + per_task * tasks;
+//   (b) run overhead: runs of 1..256 no-op SUB tasks, no-op chip tasks (an
+//       orchestration that submits nothing) and chip tasks of one no-op
+//       kernel (the chip's executor runs it) -> least-squares fit of µs per run = fixed + per_task * tasks, and
+//       the same fit of the parks per run (voluntary context switches of
+//       the parent's and the child's threads: each is a thread that blocked,
+//       so its wake is on the task's path; counts, not times, so they hold
+//       under load);
 //   (c) fork + INIT_READY: NodeWorker::init() for 1, 2, 4, 8 chips.
 // Prints a table and, with --json <file>, writes the numbers as JSON.
 // Numbers depend on the machine and its load: quote `uptime` beside them.
@@ -16,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <string>
@@ -24,6 +30,7 @@
 #include "latency_stats.hpp"
 #include "shared_region.hpp"
 #include "shm_bell.hpp"
+#include "pto_orchestration_api.h"
 #include "taskring/base/clock.hpp"
 #include "taskring/log/init.hpp"
 #include "taskring/node/node_worker.hpp"
@@ -118,6 +125,30 @@ struct Fit {
   std::vector<std::pair<int, double>> points;  // tasks, median µs per run
 };
 
+// Voluntary context switches of every thread of process `pid` (0: this
+// one). A thread switches voluntarily when it blocks (a futex park, a
+// sleep); a sched_yield that hands the CPU over counts as involuntary. A
+// thread that exits between the listing and the read is skipped.
+uint64_t parks_of(pid_t pid) {
+  namespace fs = std::filesystem;
+  const fs::path dir = pid == 0 ? fs::path("/proc/self/task") : fs::path("/proc") / std::to_string(pid) / "task";
+  std::error_code ec;
+  uint64_t n = 0;
+  for (const auto& t : fs::directory_iterator(dir, ec)) {
+    std::ifstream f(t.path() / "status");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) n += std::stoull(line.substr(line.find(':') + 1));
+    }
+  }
+  return n;
+}
+
+// Parks per run = fixed + per_task * tasks, for the parent and the child.
+struct ParkFit {
+  Fit parent, child;
+};
+
 Fit fit(std::vector<std::pair<int, double>> pts) {
   double n = static_cast<double>(pts.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (auto [x, y] : pts) {
@@ -134,8 +165,18 @@ Fit fit(std::vector<std::pair<int, double>> pts) {
 }
 
 void noop_entry(const ChipTaskArgs&) {}
+extern "C" void noop_kernel(int64_t*) {}
+void one_kernel_entry(const ChipTaskArgs&) {
+  CoreTaskArgs t;
+  const uint64_t unused = 0;
+  t.add_scalars(&unused, 1);
+  rt_submit_aiv_task(0, t);
+}
 
-Fit run_overhead(bool chip, int reps) {
+enum class Load { kSub, kChip, kChipKernel };
+
+Fit run_overhead(Load load, int reps, ParkFit* parks) {
+  const bool chip = load != Load::kSub;
   NodeConfig c;
   c.chips = chip ? 1 : 0;
   c.sub_workers = chip ? 0 : 1;
@@ -145,14 +186,18 @@ Fit run_overhead(bool chip, int reps) {
   NodeWorker w(c);
   ChipCallable cc;
   cc.name = "noop";
-  cc.entry = noop_entry;
+  cc.entry = load == Load::kChipKernel ? one_kernel_entry : noop_entry;
+  cc.kernels.push_back(KernelBinding{0, noop_kernel, "", "noop"});
   int chip_id = *w.register_chip(cc);
   int sub_id = *w.register_sub("noop", [](const ChipTaskArgs&) { return Status::Ok(); });
   if (!w.init().ok()) return {};
-  std::vector<std::pair<int, double>> pts;
+  const pid_t child = chip ? w.chip_pid(0) : w.sub_pid(0);
+  std::vector<std::pair<int, double>> pts, parent_parks, child_parks;
   for (int tasks : {1, 2, 4, 8, 16, 64, 256}) {
     std::vector<double> v;
+    uint64_t parent0 = 0, child0 = 0;
     for (int r = 0; r < reps + 2; ++r) {
+      if (r == 2) parent0 = parks_of(0), child0 = parks_of(child);
       const uint64_t t0 = mono_ns();
       Status s = w.run([&](Orchestrator& o) -> Status {
         ChipTaskArgs a;  // no tensors: independent tasks
@@ -164,8 +209,12 @@ Fit run_overhead(bool chip, int reps) {
       if (r >= 2) v.push_back(static_cast<double>(mono_ns() - t0) / 1000.0);
     }
     pts.emplace_back(tasks, summarise(v).median_us);
+    parent_parks.emplace_back(tasks, static_cast<double>(parks_of(0) - parent0) / reps);
+    child_parks.emplace_back(tasks, static_cast<double>(parks_of(child) - child0) / reps);
   }
   (void)w.close();
+  parks->parent = fit(parent_parks);
+  parks->child = fit(child_parks);
   return fit(pts);
 }
 
@@ -200,7 +249,7 @@ std::string load_average() {
 int main(int argc, char** argv) {
   std::string json_path;
   int iters = 2000, reps = 20;
-  std::string only;  // one section alone, for a profiler: rtt | sub | chip | init
+  std::string only;  // one section alone, for a profiler: rtt | sub | chip | kernel | init
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc)
@@ -210,12 +259,12 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE] [--only rtt|sub|chip|init]\n");
+      std::fprintf(stderr, "usage: bench_node [--quick] [--json FILE] [--only rtt|sub|chip|kernel|init]\n");
       return 2;
     }
   }
-  if (!only.empty() && only != "rtt" && only != "sub" && only != "chip" && only != "init") {
-    std::fprintf(stderr, "bench_node: --only takes rtt, sub, chip or init, not '%s'\n", only.c_str());
+  if (!only.empty() && only != "rtt" && only != "sub" && only != "chip" && only != "kernel" && only != "init") {
+    std::fprintf(stderr, "bench_node: --only takes rtt, sub, chip, kernel or init, not '%s'\n", only.c_str());
     return 2;
   }
   // TASKRING_LOG_LEVEL=warn keeps the children's spans out of the table.
@@ -230,8 +279,10 @@ int main(int argc, char** argv) {
   auto want = [&](const char* s) { return only.empty() || only == s; };
   auto [floor_spin, floor_park] = want("rtt") ? floor_round_trip(iters) : std::pair<Stats, Stats>{};
   auto [node_spin, node_park] = want("rtt") ? node_round_trip(iters) : std::pair<Stats, Stats>{};
-  Fit sub = want("sub") ? run_overhead(false, reps) : Fit{};
-  Fit chip = want("chip") ? run_overhead(true, reps) : Fit{};
+  ParkFit sub_parks, chip_parks, kernel_parks;
+  Fit sub = want("sub") ? run_overhead(Load::kSub, reps, &sub_parks) : Fit{};
+  Fit chip = want("chip") ? run_overhead(Load::kChip, reps, &chip_parks) : Fit{};
+  Fit kernel = want("kernel") ? run_overhead(Load::kChipKernel, reps, &kernel_parks) : Fit{};
   auto init = want("init") ? init_cost() : std::vector<std::pair<int, double>>{};
   const std::string load_after = load_average();
 
@@ -243,19 +294,28 @@ int main(int argc, char** argv) {
               node_spin.median_us / floor_spin.median_us);
   std::printf("    node control, parked     %8.2f %8.2f   (%.2fx floor)\n\n", node_park.median_us, node_park.p99_us,
               node_park.median_us / floor_park.median_us);
-  auto print_fit = [](const char* what, const Fit& f) {
+  auto print_fit = [](const char* what, const Fit& f, const ParkFit& p) {
     std::printf("(b) %s: fixed %.2f µs/run + %.3f µs/task\n    tasks:", what, f.fixed_us, f.per_task_us);
     for (auto [t, us] : f.points) std::printf(" %d=%.1f", t, us);
     std::printf(" (median µs per run)\n");
+    std::printf("    parks: parent %.2f/run + %.3f/task, child %.2f/run + %.3f/task\n", p.parent.fixed_us,
+                p.parent.per_task_us, p.child.fixed_us, p.child.per_task_us);
   };
-  print_fit("no-op SUB tasks ", sub);
-  print_fit("no-op chip tasks", chip);
+  print_fit("no-op SUB tasks ", sub, sub_parks);
+  print_fit("no-op chip tasks", chip, chip_parks);
+  print_fit("chip tasks of one no-op kernel", kernel, kernel_parks);
   std::printf("\n(c) fork + INIT_READY:");
   for (auto [n, ms] : init) std::printf(" %d chips %.2f ms (%.2f ms/chip);", n, ms, ms / n);
   std::printf("\n");
 
   if (!json_path.empty()) {
     std::ofstream j(json_path);
+    auto parks = [](const ParkFit& p) {
+      return ",\"parks\":{\"parent_per_run\":" + std::to_string(p.parent.fixed_us) +
+             ",\"parent_per_task\":" + std::to_string(p.parent.per_task_us) +
+             ",\"child_per_run\":" + std::to_string(p.child.fixed_us) +
+             ",\"child_per_task\":" + std::to_string(p.child.per_task_us) + "}";
+    };
     auto pts = [](const Fit& f) {
       std::string s = "[";
       for (size_t i = 0; i < f.points.size(); ++i)
@@ -267,8 +327,10 @@ int main(int argc, char** argv) {
       << "\"round_trip_us\":{\"floor_spin\":" << floor_spin.median_us << ",\"floor_parked\":" << floor_park.median_us
       << ",\"node_spin\":" << node_spin.median_us << ",\"node_parked\":" << node_park.median_us << "},"
       << "\"run_overhead\":{\"sub\":{\"fixed_us\":" << sub.fixed_us << ",\"per_task_us\":" << sub.per_task_us
-      << ",\"points\":" << pts(sub) << "},\"chip\":{\"fixed_us\":" << chip.fixed_us
-      << ",\"per_task_us\":" << chip.per_task_us << ",\"points\":" << pts(chip) << "}},\"init_ms\":[";
+      << ",\"points\":" << pts(sub) << parks(sub_parks) << "},\"chip\":{\"fixed_us\":" << chip.fixed_us
+      << ",\"per_task_us\":" << chip.per_task_us << ",\"points\":" << pts(chip) << parks(chip_parks)
+      << "},\"chip_kernel\":{\"fixed_us\":" << kernel.fixed_us << ",\"per_task_us\":" << kernel.per_task_us
+      << ",\"points\":" << pts(kernel) << parks(kernel_parks) << "}},\"init_ms\":[";
     for (size_t i = 0; i < init.size(); ++i)
       j << (i ? "," : "") << "[" << init[i].first << "," << init[i].second << "]";
     j << "]}\n";

@@ -1,0 +1,130 @@
+// The chip child's serving of its task queue with real forked chips, on a
+// threaded and on an inline chip (docs/architecture.md, "The L3 route of
+// one task"): each chip task is one L2 run of the child's ChipWorker, so
+// how an L2 run starts and ends (which thread orchestrates, which threads
+// are woken) is on every task's path. These tests pin what any change there
+// must keep: a run of more chip tasks than the queue has slots completes in
+// order with every output right, and a chip task that never finishes on a
+// threaded chip ends at the chip's run timeout with an error naming it,
+// leaving the chip usable. Every wait has a deadline.
+#include <gtest/gtest.h>
+
+#include "node_test_util.hpp"
+
+namespace taskring::node::testing {
+namespace {
+
+constexpr int kAddScalar = 0;
+constexpr int kGate = 1;
+constexpr uint32_t kN = 64;
+// More than the child's queue holds (kTaskSlots = 16): the parent refills
+// slots the child has finished while the child works through the others.
+constexpr int kIndependent = 40;
+constexpr int kChain = 24;
+
+std::unique_ptr<NodeWorker> make_chip(NodeConfig::ChipInline mode, EnvLookup env = process_env()) {
+  NodeConfig cfg;
+  cfg.chip_inline = mode;
+  cfg.env = std::move(env);
+  auto w = std::make_unique<NodeWorker>(small_node(1, 0, cfg));
+  EXPECT_EQ(*w->register_chip(add_scalar_callable()), kAddScalar);
+  EXPECT_EQ(*w->register_chip(gate_callable()), kGate);
+  Status s = w->init();
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return w;
+}
+
+ChipTensor shared_row(NodeWorker& w, float fill) {
+  auto p = w.alloc_shared(kN * 4);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  float* f = static_cast<float*>(*p);
+  for (uint32_t k = 0; k < kN; ++k) f[k] = fill;
+  return make_tensor_external(f, {1, kN});
+}
+
+Status add(Orchestrator& o, const ChipTensor& in, const ChipTensor& out, float value) {
+  ChipTaskArgs a;
+  a.add_input(in).add_output(out).add_scalar(f32_bits(value)).add_scalar(uint64_t{0});
+  return o.submit_next_level(kAddScalar, a, 0);
+}
+
+class ChipServe : public ::testing::TestWithParam<NodeConfig::ChipInline> {};
+
+// 40 independent tasks (y[i] = x + i) and a chain of 24 that ping-pongs
+// between two rows (each adds 1 to what the one before wrote), submitted
+// interleaved in one run: 64 L2 runs on one chip, four times its queue.
+TEST_P(ChipServe, MoreChipTasksThanQueueSlotsCompleteInOrderWithTheirOutputs) {
+  auto w = make_chip(GetParam());
+  ChipTensor x = shared_row(*w, 0.0f);
+  for (uint32_t k = 0; k < kN; ++k) x.data<float>()[k] = static_cast<float>(k);
+  std::vector<ChipTensor> y;
+  for (int i = 0; i < kIndependent; ++i) y.push_back(shared_row(*w, -1.0f));
+  ChipTensor ping = shared_row(*w, 0.0f), pong = shared_row(*w, -1.0f);
+  ASSERT_TRUE(w->take_chip_run_totals(0).ok());  // count from here
+  Status s = w->run(
+      [&](Orchestrator& o) -> Status {
+        for (int i = 0; i < std::max(kIndependent, kChain); ++i) {
+          if (i < kIndependent) TASKRING_RETURN_IF_ERROR(add(o, x, y[static_cast<size_t>(i)], static_cast<float>(i)));
+          if (i < kChain) TASKRING_RETURN_IF_ERROR(i % 2 == 0 ? add(o, ping, pong, 1.0f) : add(o, pong, ping, 1.0f));
+        }
+        return Status::Ok();
+      },
+      Deadline::after_ms(60000));
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (int i = 0; i < kIndependent; ++i)
+    for (uint32_t k = 0; k < kN; ++k)
+      ASSERT_EQ(y[static_cast<size_t>(i)].data<float>()[k], static_cast<float>(k) + static_cast<float>(i))
+          << "y" << i << "[" << k << "]";
+  // kChain is even: the last task wrote ping, one add per task.
+  for (uint32_t k = 0; k < kN; ++k) ASSERT_EQ(ping.data<float>()[k], static_cast<float>(kChain)) << "ping[" << k << "]";
+  auto t = w->take_chip_run_totals(0);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->runs, static_cast<uint64_t>(kIndependent + kChain)) << "one L2 run per chip task";
+  EXPECT_EQ(t->tasks_completed, static_cast<uint64_t>(kIndependent + kChain)) << "one L2 task per run";
+  EXPECT_TRUE(w->close().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Chip, ChipServe,
+                         ::testing::Values(NodeConfig::ChipInline::kOff, NodeConfig::ChipInline::kOn),
+                         [](const auto& info) {
+                           return info.param == NodeConfig::ChipInline::kOn ? std::string("Inline")
+                                                                            : std::string("Threaded");
+                         });
+
+// A threaded chip's run timeout covers its orchestration: a chip task whose
+// orchestration does not return (it waits on a Gate nobody opens) fails the
+// node run within TASKRING_RUN_TIMEOUT_MS + TASKRING_STALL_TIMEOUT_MS with
+// the chip's error naming the knob, long before the run's own deadline,
+// and the chip serves the next run. (An inline chip orchestrates on its
+// serving thread: there the knob does not apply, docs/knobs.md.)
+TEST(ChipServeStall, AThreadedChipTaskThatNeverFinishesEndsAtTheRunTimeoutNamingIt) {
+  auto w = make_chip(NodeConfig::ChipInline::kOff,
+                     map_env({{"TASKRING_RUN_TIMEOUT_MS", "300"}, {"TASKRING_STALL_TIMEOUT_MS", "200"}}));
+  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+  const uint64_t t0 = mono_ns();
+  Status s = w->run(
+      [&](Orchestrator& o) {
+        ChipTaskArgs a;
+        a.add_scalar(reinterpret_cast<uintptr_t>(g));
+        return o.submit_next_level(kGate, a, 0);
+      },
+      Deadline::after_ms(20000));
+  const uint64_t took_ms = (mono_ns() - t0) / 1'000'000;
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().find("waiting for the node run"), std::string::npos)
+      << "the node run's own deadline ended it: " << s.to_string();
+  EXPECT_NE(s.message().find("chip 0 (pid " + std::to_string(w->chip_pid(0)) + ")"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("TASKRING_RUN_TIMEOUT_MS"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'gate'"), std::string::npos) << "names the chip callable: " << s.message();
+  EXPECT_LT(took_ms, 15000u) << s.to_string();
+  RecordProperty("took_ms", static_cast<int>(took_ms));
+  open_gate(g);  // the abandoned orchestration returns
+  ChipTensor x = shared_row(*w, 2.0f), y = shared_row(*w, -1.0f);
+  s = w->run([&](Orchestrator& o) { return add(o, x, y, 3.0f); }, Deadline::after_ms(20000));
+  ASSERT_TRUE(s.ok()) << "the chip serves the next run: " << s.to_string();
+  for (uint32_t k = 0; k < kN; ++k) ASSERT_EQ(y.data<float>()[k], 5.0f) << "y[" << k << "]";
+  EXPECT_TRUE(w->close().ok());
+}
+
+}  // namespace
+}  // namespace taskring::node::testing
