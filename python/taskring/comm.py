@@ -222,16 +222,11 @@ def _domain(op: str, domain) -> object:
     return domain._d
 
 
-def _arrays(op: str, which: str, arrays) -> list:
-    if isinstance(arrays, np.ndarray) or not isinstance(arrays, (list, tuple)):
-        raise InvalidArgumentError(f"{op}: {which} must be a list with one array or ChildBuffer per rank")
-    return list(arrays)
-
-
 def _collective(self, op: str, comm: int, domain, ins, outs, dtype, algo: str, root: int, scratch: str) -> None:
-    d = _domain(op, domain)
-    self._collective(op, comm, d, _arrays(op, "inputs", ins), [] if outs is None else _arrays(op, "outputs", outs),
-                     _dtype(dtype), algo, root, scratch)
+    # The per-rank lists are checked by the binding (a list or tuple, one array or ChildBuffer per rank),
+    # so that a collective costs one Python frame here (node_comm.cpp).
+    self._collective(op, comm, domain._d if type(domain) is CommDomainHandle else _domain(op, domain), ins, outs,
+                     -1 if dtype is None else _dtype(dtype), algo, root, scratch)
 
 
 def allreduce(self, comm: int, domain: CommDomainHandle, inputs, outputs, *, algo: str = "auto",
