@@ -62,9 +62,8 @@ PyObject* rank_list(pyb::handle items, const std::string& op, const char* which)
 // test comes first: it is numpy's own type check, where pybind11's test for
 // a bound class looks the type up by name (a fifth of a collective's submit
 // when it came first, callgrind).
-std::vector<ChipTensor> tensors_of(pyb::handle list, int dtype, bool writable, const std::string& op,
-                                   const char* which, const std::vector<int>& chips,
-                                   const std::shared_ptr<void>& node) {
+std::vector<ChipTensor> tensors_of(pyb::handle list, int dtype, bool writable, const std::string& op, const char* which,
+                                   const std::vector<int>& chips, const std::shared_ptr<void>& node) {
   PyObject* seq = rank_list(list, op, which);
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   PyObject** items = PySequence_Fast_ITEMS(seq);
