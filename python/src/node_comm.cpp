@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <span>
+
 #include "arrays.hpp"
 #include "errors.hpp"
 #include "run_args.hpp"
@@ -58,21 +60,20 @@ PyObject* rank_list(pyb::handle items, const std::string& op, const char* which)
   return items.ptr();
 }
 
-// Rank i's tensor: a shared array, or a chip buffer on chips[i]. The array
-// test comes first: it is numpy's own type check, where pybind11's test for
-// a bound class looks the type up by name (a fifth of a collective's submit
-// when it came first, callgrind).
-std::vector<ChipTensor> tensors_of(pyb::handle list, int dtype, bool writable, const std::string& op, const char* which,
-                                   const std::vector<int>& chips, const std::shared_ptr<void>& node) {
+// Appends rank i's tensor of `list` for every rank i: a shared array, or a
+// chip buffer on chips[i]. The array test comes first: it is numpy's own
+// type check, where pybind11's test for a bound class looks the type up by
+// name (a fifth of a collective's submit when it came first, callgrind).
+// Returns how many it appended.
+size_t append_tensors(std::vector<ChipTensor>& out, pyb::handle list, int dtype, bool writable, const std::string& op,
+                      const char* which, const std::vector<int>& chips, const std::shared_ptr<void>& node) {
   PyObject* seq = rank_list(list, op, which);
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   PyObject** items = PySequence_Fast_ITEMS(seq);
-  std::vector<ChipTensor> out;
-  out.reserve(static_cast<size_t>(n));
   for (Py_ssize_t k = 0; k < n; ++k) {
     const auto i = static_cast<size_t>(k);
     const pyb::handle item(items[k]);
-    const std::string what = op + ": " + which + "[" + std::to_string(i) + "]";
+    const ArgName what(op, which, i);
     ViewSpec view;
     if (dtype >= 0) view.dtype = static_cast<DataType>(dtype);
     if (pyb::isinstance<pyb::array>(item)) {
@@ -84,11 +85,11 @@ std::vector<ChipTensor> tensors_of(pyb::handle list, int dtype, bool writable, c
       const NodeArgContext ctx{nullptr, node, i < chips.size() ? chips[i] : -1};
       out.push_back(child_tensor(b, view, &ctx, what));
     } else {
-      throw_error(StatusCode::kInvalidArgument, what + ": expected a shared array or a ChildBuffer, got " +
-                                                    std::string(Py_TYPE(item.ptr())->tp_name));
+      throw_error(StatusCode::kInvalidArgument,
+                  what + ": expected a shared array or a ChildBuffer, got " + Py_TYPE(item.ptr())->tp_name);
     }
   }
-  return out;
+  return static_cast<size_t>(n);
 }
 
 pyb::dict member_dict(const node::DomainMember& m) {
@@ -127,13 +128,16 @@ void submit_collective(node::Orchestrator& o, int comm_call, const PyCommDomain&
     throw_error(StatusCode::kFailedPrecondition,
                 op + ": domain '" + dom.name() + "' was released; allocate a new one to submit more collectives");
   const std::vector<int> chips = dom.chips();
+  std::vector<ChipTensor> all;  // inputs then outputs, one allocation
+  all.reserve(2 * chips.size());
   if (op == "broadcast") {
-    const std::vector<ChipTensor> buf = tensors_of(ins, dtype, true, op, "buffers", chips, node);
-    check(node::submit_broadcast(o, comm_call, dom, buf, root, scratch));
+    append_tensors(all, ins, dtype, true, op, "buffers", chips, node);
+    check(node::submit_broadcast(o, comm_call, dom, all, root, scratch));
     return;
   }
-  const std::vector<ChipTensor> in = tensors_of(ins, dtype, false, op, "inputs", chips, node);
-  const std::vector<ChipTensor> out = tensors_of(outs, dtype, true, op, "outputs", chips, node);
+  const size_t n_in = append_tensors(all, ins, dtype, false, op, "inputs", chips, node);
+  append_tensors(all, outs, dtype, true, op, "outputs", chips, node);
+  const std::span<const ChipTensor> in(all.data(), n_in), out(all.data() + n_in, all.size() - n_in);
   if (op == "allreduce") {
     check(node::submit_allreduce(o, comm_call, dom, in, out, algo_of(algo, "allreduce"), scratch));
   } else if (op == "allgather") {
