@@ -436,8 +436,7 @@ Status NodeWorker::init() {
   // The parent and every child hand work to each other: spin before a park
   // only while they all fit the CPUs.
   const uint32_t spin = spin_budget(kDefaultSpin, m.children_total() + 1);
-  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) +
-                    kGroupGates * sizeof(GroupGate) <=
+  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) + kGroupGates * sizeof(GroupGate) <=
                 kPage);
   new (m.bell_region.data()) ShmBell();
   new (m.group_bell()) ShmBell();
@@ -477,6 +476,13 @@ Status NodeWorker::init() {
   Impl* mp = &m;
   ec.at_every_fence = [mp](const RunFence& f) { return mp->domains ? mp->domains->at_every_fence(f) : Status::Ok(); };
   ec.waiters_drive = true;
+  // The run's waiter yields before it parks only where the children alone
+  // fit the CPUs: there its yields take only CPU time no child wants, while
+  // with more children than CPUs each yield that lands lengthens some chip's
+  // turn (same-run rotations of bench/python/comm_rotation.py under load:
+  // faster with 2 chips on 2 CPUs, slower with 4; the lead's quiet A/B is
+  // in docs/benchmarks.md#python-comm).
+  ec.driver_yield_ns = m.children_total() <= usable_cpus() ? kDriverYieldNs : 0;
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {
     auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i], m.parent_socks[i]);

@@ -189,10 +189,12 @@ struct EngineConfig {
   // watching the bell, before it parks. A park costs the driver a cross-CPU
   // wake when its run's last task ends (~5-25 µs on a 2-vCPU guest), more
   // than a small collective's whole run; a yield hands the CPU to a runnable
-  // child at once, so the loop never holds the CPU a peer needs for longer
-  // than one sched_yield. 0: park at once.
-  uint64_t driver_yield_ns = 30'000;
+  // child at once. 0 (the default): park at once. The NodeWorker sets
+  // kDriverYieldNs where its children alone fit the CPUs (node_worker.cpp).
+  uint64_t driver_yield_ns = 0;
 };
+
+inline constexpr uint64_t kDriverYieldNs = 30'000;
 
 class Engine {
  public:
