@@ -117,12 +117,12 @@ Expected<uint64_t> scratch_for(const CommDomain& d, std::string_view name, uint6
 // rank i's arguments are what `tensors(i, args)` adds, the kernel id and
 // the rank's device_ctx, then what `scalars(i, args)` adds (a TaskArgs takes
 // its tensors before any scalar). Built once, in place: a collective from
-// Python paid a second 5 KiB ChipTaskArgs per rank and a copy for the
-// generic submit_comm_group (two 10 KiB mallocs per 2-rank allreduce).
+// Python paid a second 4.3 KiB ChipTaskArgs per rank and a copy for the
+// generic submit_comm_group (two 8.5 KiB mallocs per 2-rank allreduce).
 template <typename Tensors, typename Scalars>
 Status submit_filled(Orchestrator& o, int comm, const CommDomain& d, const std::vector<int>& chips, int32_t kernel,
                      Tensors&& tensors, Scalars&& scalars, const char* what) {
-  // Up to kOnStack ranks on the stack (20 KiB): a 10 KiB malloc and free
+  // Up to kOnStack ranks on the stack (17 KiB): an 8.5 KiB malloc and free
   // were a tenth of a 2-rank collective's submit.
   constexpr size_t kOnStack = 4;
   std::array<ChipTaskArgs, kOnStack> local;
