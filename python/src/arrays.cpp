@@ -9,6 +9,12 @@ namespace taskring::py {
 
 namespace pyb = pybind11;
 
+std::string ArgName::str() const {
+  std::string s(head_);
+  if (!list_.empty()) s.append(": ").append(list_).append("[").append(std::to_string(index_)).append("]");
+  return s;
+}
+
 std::optional<DataType> data_type_of(const pyb::dtype& dt) {
   const char kind = dt.kind();
   const auto size = dt.itemsize();
@@ -66,7 +72,7 @@ namespace {
 std::string dtype_str(const pyb::dtype& dt) { return pyb::str(pyb::handle(dt)).cast<std::string>(); }
 
 // Checked, row-major strides of `shape`.
-std::vector<uint32_t> row_major(const std::vector<uint32_t>& shape, const std::string& what) {
+std::vector<uint32_t> row_major(const std::vector<uint32_t>& shape, const ArgName& what) {
   std::vector<uint32_t> strides(shape.size());
   uint64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
@@ -80,7 +86,7 @@ std::vector<uint32_t> row_major(const std::vector<uint32_t>& shape, const std::s
   return strides;
 }
 
-void check_rank(size_t ndim, const std::string& what) {
+void check_rank(size_t ndim, const ArgName& what) {
   if (ndim < 1 || ndim > MAX_TENSOR_DIMS) {
     throw_error(StatusCode::kInvalidArgument,
                 what + ": " + std::to_string(ndim) + " dimensions; taskring tensors have 1 to 5 (reshape the array)");
@@ -88,7 +94,7 @@ void check_rank(size_t ndim, const std::string& what) {
 }
 
 ChipTensor build(uint64_t addr, uint64_t size, const std::vector<uint32_t>& shape, const ViewSpec& view, DataType dt,
-                 AddressSpace space, const std::string& what) {
+                 AddressSpace space, const ArgName& what) {
   check_rank(shape.size(), what);
   if (view.strides && view.strides->size() != shape.size()) {
     throw_error(StatusCode::kInvalidArgument, what + ": " + std::to_string(view.strides->size()) + " strides for " +
@@ -96,13 +102,13 @@ ChipTensor build(uint64_t addr, uint64_t size, const std::vector<uint32_t>& shap
   }
   std::vector<uint32_t> strides = view.strides ? *view.strides : row_major(shape, what);
   auto t = try_make_tensor_strided(addr, size, shape, strides, view.offset, dt, false, 0, space);
-  if (!t.ok()) throw_status(t.status().with_context(what));
+  if (!t.ok()) throw_status(t.status().with_context(what.str()));
   return *t;
 }
 
 }  // namespace
 
-ChipTensor host_tensor(const pyb::array& a, const ViewSpec& view, bool writable, const std::string& what) {
+ChipTensor host_tensor(const pyb::array& a, const ViewSpec& view, bool writable, const ArgName& what) {
   const pyb::dtype adt = a.dtype();
   std::optional<DataType> own = data_type_of(adt);
   DataType dt;
@@ -148,11 +154,11 @@ ChipTensor host_tensor(const pyb::array& a, const ViewSpec& view, bool writable,
     shape[i] = static_cast<uint32_t>(n);
   }
   auto t = try_make_tensor(addr, size, shape, dt, false, 0, AddressSpace::HOST);
-  if (!t.ok()) throw_status(t.status().with_context(what));
+  if (!t.ok()) throw_status(t.status().with_context(what.str()));
   return *t;
 }
 
-ChipTensor device_tensor(uint64_t addr, uint64_t size, const ViewSpec& view, const std::string& what) {
+ChipTensor device_tensor(uint64_t addr, uint64_t size, const ViewSpec& view, const ArgName& what) {
   if (!view.shape) throw_error(StatusCode::kInvalidArgument, what + ": a device buffer needs shape=");
   const DataType dt = view.dtype.value_or(DataType::FLOAT32);
   if (!is_valid_data_type(dt)) throw_error(StatusCode::kInvalidArgument, what + ": dtype outside the enum");

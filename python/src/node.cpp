@@ -485,9 +485,8 @@ void bind_node(pyb::module_& m) {
           pyb::arg("name"), pyb::arg("workers"), pyb::arg("window_size"), pyb::arg("buffers"))
       .def(
           "_collective",
-          [](PyNodeOrchestrator& o, const std::string& op, int comm, const PyCommDomain& d,
-             const std::vector<pyb::object>& ins, const std::vector<pyb::object>& outs, int dtype,
-             const std::string& algo, int root, const std::string& scratch) {
+          [](PyNodeOrchestrator& o, const std::string& op, int comm, const PyCommDomain& d, pyb::handle ins,
+             pyb::handle outs, int dtype, const std::string& algo, int root, const std::string& scratch) {
             node::Orchestrator& live = o.live(op.c_str());
             submit_collective(live, o.id_of(comm, false, op.c_str()), d, op, ins, outs, dtype, algo, root, scratch,
                               o.st);

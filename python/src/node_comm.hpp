@@ -29,7 +29,8 @@ PyCommDomain allocate_domain(node::Orchestrator& o, const std::string& name, con
 
 // One collective as a group task over `d`, rank i on d.chips()[i]: `op` is
 // "allreduce", "allgather", "reduce_scatter", "broadcast" or "all_to_all";
-// `ins[i]` / `outs[i]` are rank i's arrays (broadcast: `ins` only, INOUT).
+// `ins` / `outs` are lists or tuples, item i rank i's array (broadcast:
+// `ins` only, INOUT, and named "buffers" in errors; `outs` is not read).
 // `dtype` (a taskring DataType value, or -1 for the arrays' own) lets a
 // uint16 array be BFLOAT16. `algo`: "one_phase", "ring", "direct", "auto"
 // (allreduce only). Raises naming the argument or the C++ call's rule.
@@ -37,9 +38,8 @@ PyCommDomain allocate_domain(node::Orchestrator& o, const std::string& name, con
 // its data, a chip buffer (PyChildBuffer) of that rank's chip and of the
 // node whose state is `node`.
 void submit_collective(node::Orchestrator& o, int comm_call, const PyCommDomain& d, const std::string& op,
-                       const std::vector<pybind11::object>& ins, const std::vector<pybind11::object>& outs, int dtype,
-                       const std::string& algo, int root, const std::string& scratch,
-                       const std::shared_ptr<void>& node);
+                       pybind11::handle ins, pybind11::handle outs, int dtype, const std::string& algo, int root,
+                       const std::string& scratch, const std::shared_ptr<void>& node);
 
 // _CommDomain and _collective_scratch_bytes.
 void bind_comm(pybind11::module_& m);

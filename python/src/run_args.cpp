@@ -102,8 +102,7 @@ std::string describe_bad_array(PyObject* x) {
 
 }  // namespace
 
-ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
-                        const std::string& what) {
+ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node, const ArgName& what) {
   if (node == nullptr)
     throw_error(StatusCode::kInvalidArgument, what +
                                                   ": a chip buffer (alloc_child_tensor) is an argument of node "

@@ -22,8 +22,7 @@ namespace taskring::py {
 // The DEVICE tensor over chip buffer `b` that a node task on node->chip
 // names: raises (naming `what`) unless `node` is set, `b` belongs to that
 // node, is not freed, and is on that chip.
-ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node,
-                        const std::string& what);
+ChipTensor child_tensor(const PyChildBuffer& b, const ViewSpec& view, const NodeArgContext* node, const ArgName& what);
 
 void bind_run_args(WorkerState& st, const pybind11::sequence& args, ChipTaskArgs& cargs,
                    std::vector<pybind11::object>& keep, const NodeArgContext* node = nullptr);

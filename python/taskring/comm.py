@@ -86,20 +86,33 @@ class CommDomainHandle:
     released or not, after a run that passed or failed.
     """
 
-    __slots__ = ("name", "workers", "contexts", "_d")
+    __slots__ = ("name", "workers", "_contexts", "_buffer_names", "_d")
 
     def __init__(self, d, buffer_names: Sequence[str]):
         self._d = d
         self.name = d.name
         self.workers = tuple(d.chips)
-        self.contexts = {}
-        offsets = {b: d.buffer_offset(b) for b in buffer_names}
-        for chip in self.workers:
-            m = d.member(chip)
-            self.contexts[chip] = ChipDomainContext(
-                name=d.name, domain_rank=m["rank"], domain_size=m["size"], device_ctx=m["device_ctx"],
-                local_window_base=m["window_base"], actual_window_size=m["window_size"],
-                buffer_ptrs={b: m["window_base"] + off for b, off in offsets.items()})
+        self._buffer_names = buffer_names
+        self._contexts = None
+
+    @property
+    def contexts(self) -> dict:
+        """Member chip -> :class:`ChipDomainContext`, in rank order."""
+        # Built on first use: an orch function that only submits collectives on the domain never reads
+        # them, and building them was half of what allocate_domain cost in Python (2 members: ~6 us per
+        # run of a reused domain). The C++ domain they come from is immutable, so later is the same.
+        if self._contexts is None:
+            d = self._d
+            offsets = {b: d.buffer_offset(b) for b in self._buffer_names}
+            contexts = {}
+            for chip in self.workers:
+                m = d.member(chip)
+                contexts[chip] = ChipDomainContext(
+                    name=d.name, domain_rank=m["rank"], domain_size=m["size"], device_ctx=m["device_ctx"],
+                    local_window_base=m["window_base"], actual_window_size=m["window_size"],
+                    buffer_ptrs={b: m["window_base"] + off for b, off in offsets.items()})
+            self._contexts = contexts
+        return self._contexts
 
     def __getitem__(self, chip: int) -> ChipDomainContext:
         if self.released:
@@ -148,9 +161,14 @@ class CommDomainHandle:
         return f"CommDomainHandle(name={self.name!r}, workers={self.workers}, {state})"
 
 
-def _int(name: str, v, minimum: int = 0) -> int:
+def _int(name: str, v, minimum: int = 0, index: Optional[int] = None) -> int:
+    """``v`` as an int >= ``minimum``; else InvalidArgumentError naming ``name`` (``name.format(index)`` when
+    ``index`` is given, so that a call per list item builds no message unless the item is bad)."""
+    if type(v) is int and v >= minimum:  # the common case first: one type check (bool is not int here)
+        return v
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-        raise InvalidArgumentError(f"{name} must be an integer >= {minimum}, got {v!r}")
+        label = name if index is None else name.format(index)
+        raise InvalidArgumentError(f"{label} must be an integer >= {minimum}, got {v!r}")
     return int(v)
 
 
@@ -164,7 +182,7 @@ def _buffers(buffers) -> list:
                                      "are not supported; fill the buffer from a kernel")
         if not isinstance(b.name, str):
             raise InvalidArgumentError(f"allocate_domain: buffers[{i}].name must be a str, got {b.name!r}")
-        out.append((b.name, _int(f"allocate_domain: buffers[{i}].nbytes", b.nbytes)))
+        out.append((b.name, _int("allocate_domain: buffers[{}].nbytes", b.nbytes, 0, i)))
     return out
 
 
@@ -180,7 +198,7 @@ def allocate_domain(self, *, name: str, workers: Sequence[int], window_size: int
     """
     if not isinstance(name, str):
         raise InvalidArgumentError(f"allocate_domain: name must be a str, got {type(name).__name__}")
-    chips = [_int(f"allocate_domain: workers[{i}]", w) for i, w in enumerate(workers)]
+    chips = [_int("allocate_domain: workers[{}]", w, 0, i) for i, w in enumerate(workers)]
     specs = _buffers(buffers)
     d = self._allocate_domain(name, chips, _int("allocate_domain: window_size", window_size), specs)
     return CommDomainHandle(d, [n for n, _ in specs])
@@ -204,16 +222,11 @@ def _domain(op: str, domain) -> object:
     return domain._d
 
 
-def _arrays(op: str, which: str, arrays) -> list:
-    if isinstance(arrays, np.ndarray) or not isinstance(arrays, (list, tuple)):
-        raise InvalidArgumentError(f"{op}: {which} must be a list with one array or ChildBuffer per rank")
-    return list(arrays)
-
-
 def _collective(self, op: str, comm: int, domain, ins, outs, dtype, algo: str, root: int, scratch: str) -> None:
-    d = _domain(op, domain)
-    self._collective(op, comm, d, _arrays(op, "inputs", ins), [] if outs is None else _arrays(op, "outputs", outs),
-                     _dtype(dtype), algo, root, scratch)
+    # The per-rank lists are checked by the binding (a list or tuple, one array or ChildBuffer per rank),
+    # so that a collective costs one Python frame here (node_comm.cpp).
+    self._collective(op, comm, domain._d if type(domain) is CommDomainHandle else _domain(op, domain), ins, outs,
+                     -1 if dtype is None else _dtype(dtype), algo, root, scratch)
 
 
 def allreduce(self, comm: int, domain: CommDomainHandle, inputs, outputs, *, algo: str = "auto",

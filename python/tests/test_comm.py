@@ -175,6 +175,34 @@ def test_the_domain_handle_has_upstreams_shape_and_release_semantics():
     """)
 
 
+def test_a_handles_contexts_read_after_its_run_are_those_its_run_saw():
+    # The contexts are built on first use (comm.py); the domain they come from stays readable after
+    # the run's fence swept it, so a handle first indexed then says what its run saw.
+    run_case("""
+        with taskring.NodeWorker(chips=2) as node:
+            comm = node.register(taskring.Callable.comm())
+            node.init()
+            spec = [CommBufferSpec("scratch", "float32", 16, 256), CommBufferSpec("x", "uint8", 8, 8)]
+            kept = {}
+            def orch(o):
+                a = o.allocate_domain(name="a", workers=[1, 0], window_size=4096, buffers=spec)
+                b = o.allocate_domain(name="b", workers=[1, 0], window_size=4096, buffers=spec)
+                kept["in_run"] = {c: b[c] for c in b.workers}   # read while the run is live
+                kept["a"], kept["b"] = a, b
+            node.run(orch)
+            a, b = kept["a"], kept["b"]
+            assert a.freed and b.freed
+            assert b.contexts == kept["in_run"]
+            for h in (a, b):
+                assert [h[c].domain_rank for c in (1, 0)] == [0, 1] and h[0].name == h.name
+                for c in (0, 1):
+                    ctx = h[c]
+                    assert ctx.device_ctx != 0 and ctx.domain_size == 2 and ctx.actual_window_size == 4096
+                    assert ctx.buffer_ptrs == {"scratch": ctx.local_window_base, "x": ctx.local_window_base + 256}
+            assert a[0].local_window_base != b[0].local_window_base   # two live domains of one run
+    """)
+
+
 def test_bad_requests_are_refused_by_name_and_lose_nothing():
     run_case("""
         with taskring.NodeWorker(chips=2, sub_workers=1) as node:

@@ -109,6 +109,8 @@ struct NodeWorker::Impl {
   int children_total() const { return cfg.sub_workers + cfg.chips; }
 
   Status validate() const;
+  // The engine's settings for this node (init, once the children exist).
+  EngineConfig engine_config();
   // The process that initialised the worker: its children, engine thread
   // and mailboxes belong to that process only (a fork's copy must not use
   // them). 0 before init.
@@ -380,6 +382,32 @@ Expected<int> NodeWorker::sub_id(const std::string& name) const {
   return not_found("NodeWorker::sub_id: no SUB callable named '" + name + "'");
 }
 
+EngineConfig NodeWorker::Impl::engine_config() {
+  EngineConfig ec;
+  for (const ChipCallable& c : chip_callables) ec.chip_callables.push_back(c.name);
+  ec.sub_callables = sub_names;
+  SharedRegion* heap_region = &heap;
+  ec.host_visible = [heap_region](uint64_t a, uint64_t n) { return heap_region->contains(a, n); };
+  ec.heap_base = reinterpret_cast<uintptr_t>(heap.data());
+  ec.heap_bytes = cfg.heap_ring_bytes;
+  ec.heap_wait_ms = cfg.heap_wait_ms;
+  ec.control_timeout_ms = cfg.control_timeout_ms;
+  ec.stall_timeout_ms = stall_timeout_ms;
+  ec.stall_knob = stall_knob;
+  ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
+  Impl* mp = this;
+  ec.at_every_fence = [mp](const RunFence& f) { return mp->domains ? mp->domains->at_every_fence(f) : Status::Ok(); };
+  ec.waiters_drive = true;
+  // The run's waiter yields before it parks only where the children alone
+  // fit the CPUs: there its yields take only CPU time no child wants, while
+  // with more children than CPUs each yield that lands lengthens some chip's
+  // turn (same-run rotations of bench/python/comm_rotation.py under load:
+  // faster with 2 chips on 2 CPUs, slower with 4; the lead's quiet A/B is
+  // in docs/benchmarks.md#python-comm).
+  ec.driver_yield_ns = children_total() <= usable_cpus() ? kDriverYieldNs : 0;
+  return ec;
+}
+
 Status NodeWorker::init() {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lk(m.mu);
@@ -436,8 +464,7 @@ Status NodeWorker::init() {
   // The parent and every child hand work to each other: spin before a park
   // only while they all fit the CPUs.
   const uint32_t spin = spin_budget(kDefaultSpin, m.children_total() + 1);
-  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) +
-                    kGroupGates * sizeof(GroupGate) <=
+  static_assert(2 * sizeof(ShmBell) + kMaxChildren * sizeof(std::atomic<uint32_t>) + kGroupGates * sizeof(GroupGate) <=
                 kPage);
   new (m.bell_region.data()) ShmBell();
   new (m.group_bell()) ShmBell();
@@ -462,21 +489,7 @@ Status NodeWorker::init() {
   Status s = m.start_children(ready_by);
   if (!s.ok()) return fail(s);
 
-  EngineConfig ec;
-  for (const ChipCallable& c : m.chip_callables) ec.chip_callables.push_back(c.name);
-  ec.sub_callables = m.sub_names;
-  SharedRegion* heap_region = &m.heap;
-  ec.host_visible = [heap_region](uint64_t a, uint64_t n) { return heap_region->contains(a, n); };
-  ec.heap_base = reinterpret_cast<uintptr_t>(m.heap.data());
-  ec.heap_bytes = m.cfg.heap_ring_bytes;
-  ec.heap_wait_ms = m.cfg.heap_wait_ms;
-  ec.control_timeout_ms = m.cfg.control_timeout_ms;
-  ec.stall_timeout_ms = m.stall_timeout_ms;
-  ec.stall_knob = m.stall_knob;
-  ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
-  Impl* mp = &m;
-  ec.at_every_fence = [mp](const RunFence& f) { return mp->domains ? mp->domains->at_every_fence(f) : Status::Ok(); };
-  ec.waiters_drive = true;
+  EngineConfig ec = m.engine_config();
   std::vector<std::unique_ptr<Endpoint>> chips, subs;
   for (size_t i = 0; i < m.children.size(); ++i) {
     auto ep = std::make_unique<LocalEndpoint>(m.mailbox(i), m.bell(), m.children[i], m.parent_socks[i]);

@@ -4,6 +4,7 @@
 // wait, and an engine whose waiters do not drive (L4) still finishes runs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "engine_harness.hpp"
@@ -118,6 +119,68 @@ TEST(EngineDrive, ADeadlineEndsADrivingWaitAndTheRunGoesOn) {
       },
       nullptr, true);
   Status first = Engine::wait_run(*run, Deadline::after_ms(20));
+  EXPECT_EQ(first.code(), StatusCode::kDeadlineExceeded) << first.to_string();
+  EXPECT_NE(first.message().find("the node run to finish"), std::string::npos) << first.message();
+  h.chip[0]->finish();
+  EXPECT_TRUE(Engine::wait_run(*run, Deadline::after_ms(10000)).ok());
+}
+
+// Processes that outnumber the CPUs (ShmBell::spin 0): the driver yields
+// its CPU for EngineConfig::driver_yield_ns before it parks, so a completion
+// in that window costs it no park and no wake. The window is a minute here,
+// so that "no park" holds however slowly this host runs the test.
+Harness oversubscribed(uint64_t yield_ns) {
+  return Harness(1, 0, 10000, false, nullptr,
+                 EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"}, true, 1, yield_ns);
+}
+
+std::shared_ptr<RunState> one_held_chip_task(Harness& h) {
+  return h.engine->run_orchestration(
+      [&](Orchestrator& o) {
+        Args1 a(h.tensor(0), TA::INOUT, kHold);
+        return o.submit_next_level(0, a.args, 0);
+      },
+      nullptr, true);
+}
+
+TEST(EngineDrive, OversubscribedADriverYieldsInsteadOfParkingUntilTheRunEnds) {
+  Harness h = oversubscribed(60'000'000'000);
+  h.bell.spin = 0;
+  auto run = one_held_chip_task(h);
+  const uint64_t polled = h.chip[0]->poll_count();
+  Status waited;
+  std::thread waiter([&] { waited = Engine::wait_run(*run, Deadline::after_ms(60000)); });
+  // The driver is in its loop once it polled; give it time to park, were
+  // it to park, before the task ends.
+  ASSERT_TRUE(h.chip[0]->wait_polls(polled + 1, Deadline::after_ms(10000)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  h.chip[0]->finish();
+  waiter.join();
+  EXPECT_TRUE(waited.ok()) << waited.to_string();
+  EXPECT_EQ(run->counts.completed, 1u);
+  EXPECT_EQ(h.engine->driver_parks(), 0u) << "the driver parked inside its yield window";
+}
+
+TEST(EngineDrive, OversubscribedADriverStillParksAfterItsYieldWindowAndKeepsItsDeadline) {
+  {
+    Harness h = oversubscribed(1'000'000);  // 1 ms, then park
+    h.bell.spin = 0;
+    auto run = one_held_chip_task(h);
+    Status first = Engine::wait_run(*run, Deadline::after_ms(300));
+    EXPECT_EQ(first.code(), StatusCode::kDeadlineExceeded) << first.to_string();
+    EXPECT_GE(h.engine->driver_parks(), 1u) << "a stalled task kept the driver yielding past its window";
+    h.chip[0]->finish();
+    EXPECT_TRUE(Engine::wait_run(*run, Deadline::after_ms(10000)).ok());
+  }
+  // A deadline inside the yield window ends the wait, naming what it waited
+  // for; the run goes on. (The bound below catches a loop that ignores the
+  // deadline, which would yield for the whole minute.)
+  Harness h = oversubscribed(60'000'000'000);
+  h.bell.spin = 0;
+  auto run = one_held_chip_task(h);
+  const uint64_t t0 = mono_ns();
+  Status first = Engine::wait_run(*run, Deadline::after_ms(50));
+  EXPECT_LT(mono_ns() - t0, 30'000'000'000u) << "the yield loop ignored the wait's deadline";
   EXPECT_EQ(first.code(), StatusCode::kDeadlineExceeded) << first.to_string();
   EXPECT_NE(first.message().find("the node run to finish"), std::string::npos) << first.message();
   h.chip[0]->finish();

@@ -38,10 +38,13 @@ struct Harness {
   // caller the engine's messages name. `waiters_drive`:
   // EngineConfig::waiters_drive (on at L3 and L4; off tests the scheduler
   // thread alone). `depth`: tasks each fake chip queues (Endpoint::depth).
+  // `driver_yield_ns`: EngineConfig::driver_yield_ns (set `bell.spin` to 0
+  // for a driver to use it).
   explicit Harness(int chips, int subs = 0, uint64_t heap_wait_ms = 10000, bool staged = false,
                    WindowExchange* exchange = nullptr,
                    EngineApi api = {"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"},
-                   bool waiters_drive = true, int depth = 1) {
+                   bool waiters_drive = true, int depth = 1,
+                   uint64_t driver_yield_ns = EngineConfig{}.driver_yield_ns) {
     mem = static_cast<char*>(std::aligned_alloc(4096, kRing + kHost));
     std::vector<std::unique_ptr<Endpoint>> c, s;
     for (int i = 0; i < chips; ++i) {
@@ -71,6 +74,7 @@ struct Harness {
       return domains ? domains->at_every_fence(f) : Status::Ok();
     };
     ec.waiters_drive = waiters_drive;
+    ec.driver_yield_ns = driver_yield_ns;
     engine = std::make_unique<Engine>(std::move(ec), std::move(c), std::move(s), &bell);
     if (exchange != nullptr) {
       DomainRegistryConfig dc;

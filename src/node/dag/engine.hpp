@@ -69,7 +69,7 @@ struct Task {
   std::vector<Task*> consumers;
   // Producers not finished when it was submitted (try_chain reads them).
   std::vector<Task*> producers;
-  int running = 0;   // members in flight
+  int running = 0;       // members in flight
   bool not_run = false;  // a member came back OutcomeKind::kNotRun
   Status not_run_why;    // the first such member's reason
   // Queued chip tasks: the GroupGate a group counts down (-1: none) and the
@@ -184,7 +184,17 @@ struct EngineConfig {
   // from the calling thread only under MPI_THREAD_MULTIPLE); off, every
   // pass runs on the scheduler thread (tests of that mode).
   bool waiters_drive = false;
+  // How long a driver (Engine::drive) whose bell has no spin budget (its
+  // processes outnumber the CPUs, ShmBell::spin 0) yields its CPU in a loop,
+  // watching the bell, before it parks. A park costs the driver a cross-CPU
+  // wake when its run's last task ends (~5-25 µs on a 2-vCPU guest), more
+  // than a small collective's whole run; a yield hands the CPU to a runnable
+  // child at once. 0 (the default): park at once. The NodeWorker sets
+  // kDriverYieldNs where its children alone fit the CPUs (node_worker.cpp).
+  uint64_t driver_yield_ns = 0;
 };
+
+inline constexpr uint64_t kDriverYieldNs = 30'000;
 
 class Engine {
  public:
@@ -257,6 +267,9 @@ class Engine {
   // Scheduling passes the scheduler thread made (not the drivers'). For
   // tests: a driven run should cost it none.
   uint64_t scheduler_passes() const { return scheduler_passes_.load(std::memory_order_relaxed); }
+  // Parks on the bell that drivers made (futex waits, not yields). For
+  // tests: a completion within EngineConfig::driver_yield_ns costs none.
+  uint64_t driver_parks() const { return driver_parks_.load(std::memory_order_relaxed); }
 
   bool host_visible(uint64_t addr, uint64_t bytes) const { return cfg_.host_visible(addr, bytes); }
   int chips() const { return static_cast<int>(chips_.size()); }
@@ -376,6 +389,7 @@ class Engine {
   std::atomic<int> drivers_{0};
   std::atomic<bool> aside_{false};
   std::atomic<uint64_t> scheduler_passes_{0};
+  std::atomic<uint64_t> driver_parks_{0};
   std::atomic<uint32_t> recall_gen_{0};
   Waiter recall_waiter_;
 };

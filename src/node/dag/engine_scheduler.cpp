@@ -1,4 +1,6 @@
 // Engine, scheduler side: the loop, dispatch, completions, poisoning, run end.
+#include <sched.h>
+
 #include <algorithm>
 
 #include "engine.hpp"
@@ -15,6 +17,19 @@ constexpr uint64_t kIdleSliceNs = 50'000'000;
 constexpr uint32_t kSchedulerSpin = 2000;
 
 namespace strace = log::strace;
+
+// Yields the CPU in a loop until `bell`'s epoch moves from `seen`, `done()`
+// holds (true), or `ns` or the deadline pass (false). Never a sleep: each
+// sched_yield returns at once when no other thread wants this CPU.
+template <typename Done>
+bool yield_until_rung(const ShmBell& bell, uint32_t seen, uint64_t ns, Deadline deadline, Done&& done) {
+  const uint64_t end = std::min(mono_ns() + ns, deadline.at_mono_ns);
+  do {
+    if (bell.epoch.load(std::memory_order_acquire) != seen || done()) return true;
+    sched_yield();
+  } while (mono_ns() < end);
+  return false;
+}
 }  // namespace
 
 Engine::Engine(EngineConfig config, std::vector<std::unique_ptr<Endpoint>> chips,
@@ -168,14 +183,20 @@ Status Engine::drive(RunState& run, Deadline deadline) {
     if (finished() || deadline.expired()) break;
     if (p.progressed) continue;
     bool moved = false;
-    for (uint32_t i = 0, n = std::min(kSchedulerSpin, bell_->spin); i < n && !moved; ++i) {
+    const uint32_t spin = std::min(kSchedulerSpin, bell_->spin);
+    for (uint32_t i = 0; i < spin && !moved; ++i) {
       moved = bell_->epoch.load(std::memory_order_acquire) != seen || finished();
       Waiter::spin_pause(i);
     }
+    // No spin budget (oversubscribed): yield, then park (EngineConfig::driver_yield_ns).
+    if (!moved && spin == 0 && p.busy && cfg_.driver_yield_ns > 0)
+      moved = yield_until_rung(*bell_, seen, cfg_.driver_yield_ns, deadline, finished);
     if (moved) continue;
     bell_->parked.fetch_add(1, std::memory_order_seq_cst);
-    if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !finished())
+    if (bell_->epoch.load(std::memory_order_seq_cst) == seen && !finished()) {
+      driver_parks_.fetch_add(1, std::memory_order_relaxed);
       bell_park(*bell_, seen, std::min(deadline.remaining_ns(), p.busy && !watched_ ? kBusySliceNs : kIdleSliceNs));
+    }
     bell_->parked.fetch_sub(1, std::memory_order_relaxed);
   }
   {

@@ -72,6 +72,8 @@ class FakeEndpoint final : public Endpoint {
 
   std::optional<Outcome> poll(bool) override {
     std::lock_guard<std::mutex> lk(mu_);
+    ++polls_;
+    waiter_.notify_all();  // wait_polls
     if (queue_.empty() || !queue_.front().outcome) return std::nullopt;
     auto o = queue_.front().outcome;
     queue_.pop_front();
@@ -141,6 +143,14 @@ class FakeEndpoint final : public Endpoint {
   Status wait_finished(size_t n, Deadline d) {
     return waiter_.wait([&] { return finished_count() >= n; }, d, "fake endpoint finish");
   }
+  // Waits until the engine polled this endpoint at least `n` times.
+  Status wait_polls(uint64_t n, Deadline d) {
+    return waiter_.wait([&] { return poll_count() >= n; }, d, "fake endpoint poll");
+  }
+  uint64_t poll_count() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return polls_;
+  }
   size_t started_count() {
     std::lock_guard<std::mutex> lk(mu_);
     return started_.size();
@@ -171,7 +181,8 @@ class FakeEndpoint final : public Endpoint {
     for (Entry& e : queue_) {
       if (e.settled) continue;
       if ((e.after & history_) != 0)
-        e.outcome = Outcome{OutcomeKind::kNotRun, aborted(name_ + ": not run: a task queued before it did not complete")};
+        e.outcome =
+            Outcome{OutcomeKind::kNotRun, aborted(name_ + ": not run: a task queued before it did not complete")};
       else if (!e.outcome)
         return;
       e.settled = true;
@@ -203,6 +214,7 @@ class FakeEndpoint final : public Endpoint {
   std::vector<uint64_t> started_ids_;
   std::vector<int32_t> countdowns_;
   size_t finished_ = 0;
+  uint64_t polls_ = 0;
   int hints_ = 0;
   int controls_ = 0;
   Expected<uint64_t> posted_{uint64_t{0}};
