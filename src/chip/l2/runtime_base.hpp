@@ -355,6 +355,19 @@ class RuntimeBase : public L2Runtime {
     execute(it, 0, &inline_local_);
     return true;
   }
+  // Runs ready items on the calling thread until none is ready, as executor
+  // 0's helper on a threaded run (its own records, counters and queue are
+  // safe to share; profiling's and the sanitizer's are not, so the caller
+  // keeps to runs without them), then publishes what it completed: a
+  // threaded run ends on published counts.
+  void run_ready_here() {
+    while (run_one_inline()) {
+    }
+    if (!config_.run_inline) {
+      publish_completions(inline_local_);
+      end_run_if_complete();
+    }
+  }
   // Runs ready items until the run finishes. Nothing ready with the run
   // unfinished cannot change on an inline run (no other thread completes
   // tasks): the run fails with SCHEDULER_TIMEOUT, naming how many of its

@@ -58,6 +58,9 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   // Drops `t`'s references: its retained producers' and its own completion's.
   void retire(TaskSlot* t);
   bool run_complete(uint64_t completed) const;
+  // Live tasks at which scope_end runs what is ready on the orchestrating
+  // thread (help_run_ready).
+  static constexpr uint64_t kInlineDrainLive = 256;
   std::string task_name(const TaskSlot* t) const;
 
  private:

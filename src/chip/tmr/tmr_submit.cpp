@@ -44,6 +44,21 @@ void TmrRuntime::scope_end() {
     release(t);
   }
   scope_tasks_.resize(s.first_task);
+  // Once kInlineDrainLive tasks are live, the orchestrating thread runs what
+  // is ready now, while this scope's slots, arguments and map entries are
+  // still in cache, instead of running further ahead. Inline, nothing else
+  // runs tasks: filling the 16384-task window first kept every map entry live
+  // and every line cold by the time it ran (2x per independent task). A
+  // threaded run's executors fall that far behind only when they do not get
+  // the CPUs (a busy neighbour, more threads than CPUs): the orchestrator then
+  // works beside them (as executor 0's helper: not with profiling or the
+  // sanitizer on, whose records are per executor). Below the mark, the rings
+  // fill and drain as before.
+  if (config_.run_inline || (config_.profile == nullptr && config_.sanitizer == nullptr)) {
+    uint64_t live = 0;
+    for (const TaskRing& r : rings_) live += r.next_seq - r.last_alive.load(std::memory_order_acquire);
+    if (live >= kInlineDrainLive) run_ready_here();
+  }
 }
 
 // ---------------------------------------------------------------- submit
