@@ -13,8 +13,8 @@ namespace taskring::tmr {
 TmrRuntime::TmrRuntime(const L2RuntimeConfig& config) : RuntimeBase(config) {}
 
 Status TmrRuntime::init() {
-  // Slot and dependency-node storage is reserved, not committed: only what a
-  // run touches costs memory (zero pages are both's initial state), so the
+  // Slot, dependency-node and argument storage is reserved, not committed:
+  // only what a run touches costs memory (zero pages are the initial state), so the
   // upstream default window (16384 per ring) is cheap, also in time: value-
   // initialising the 1 MiB of nodes took a page fault per 4 KiB at a chip's
   // first run. The nodes get a mapping of their own: laid out after the
@@ -26,31 +26,22 @@ Status TmrRuntime::init() {
     total_slots += config_.rings.task_window[r];
     total_nodes += config_.rings.dep_pool[r];
   }
-  slot_memory_bytes_ = total_slots * sizeof(TaskSlot);
-  slot_memory_ =
-      mmap(nullptr, slot_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (slot_memory_ == MAP_FAILED) {
-    slot_memory_ = nullptr;
-    return unavailable("TmrRuntime: cannot reserve " + std::to_string(slot_memory_bytes_) + " bytes of task slots");
-  }
-  dep_memory_bytes_ = total_nodes * sizeof(DepNode);
-  dep_memory_ =
-      mmap(nullptr, dep_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (dep_memory_ == MAP_FAILED) {
-    dep_memory_ = nullptr;
-    return unavailable("TmrRuntime: cannot reserve " + std::to_string(dep_memory_bytes_) +
-                       " bytes of dependency nodes");
-  }
   uint64_t total_arg_units = 0;
   for (int r = 0; r < kRingLevels; ++r)
     total_arg_units += TaskRing::kHotArgUnits + (config_.rings.task_window[r] + 1) * ArgLayout::kMaxUnits;
-  arg_memory_bytes_ = total_arg_units * sizeof(ChipTensor);
-  arg_memory_ =
-      mmap(nullptr, arg_memory_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (arg_memory_ == MAP_FAILED) {
-    arg_memory_ = nullptr;
-    return unavailable("TmrRuntime: cannot reserve " + std::to_string(arg_memory_bytes_) + " bytes of task arguments");
-  }
+  // Reserves `bytes` (a mapping of its own) into *at, or says what failed.
+  auto reserve = [](size_t bytes, void** at, size_t* size, const char* what) -> Status {
+    *size = bytes;
+    *at = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (*at != MAP_FAILED) return Status::Ok();
+    *at = nullptr;
+    return unavailable("TmrRuntime: cannot reserve " + std::to_string(bytes) + " bytes of " + what);
+  };
+  TASKRING_RETURN_IF_ERROR(reserve(total_slots * sizeof(TaskSlot), &slot_memory_, &slot_memory_bytes_, "task slots"));
+  TASKRING_RETURN_IF_ERROR(
+      reserve(total_nodes * sizeof(DepNode), &dep_memory_, &dep_memory_bytes_, "dependency nodes"));
+  TASKRING_RETURN_IF_ERROR(
+      reserve(total_arg_units * sizeof(ChipTensor), &arg_memory_, &arg_memory_bytes_, "task arguments"));
   TaskSlot* slots = static_cast<TaskSlot*>(slot_memory_);
   ChipTensor* arg_units = static_cast<ChipTensor*>(arg_memory_);
   DepNode* nodes = static_cast<DepNode*>(dep_memory_);
