@@ -18,12 +18,29 @@
 
 namespace taskring::tmr {
 
-// Monotonic-counter ring allocator for `size` units (set_size).
+// Moves a BumpRing's tail forward to `t`; never back (see try_alloc's
+// rebase). Called by the ring's advancer only, under its lock.
+inline void advance_tail(std::atomic<uint64_t>& tail, uint64_t t) {
+  uint64_t cur = tail.load(std::memory_order_relaxed);
+  while (cur < t && !tail.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
+  }
+}
+
+// Monotonic-counter ring allocator for `size` units (set_size). Its tail
+// is its own unless bind_tail() puts it elsewhere: a TaskRing keeps every
+// pool's tail on the retirement side's cache line, away from the tops the
+// orchestrator writes on every submit.
 struct BumpRing {
   uint64_t size = 0;
   uint64_t mask = 0;  // size - 1 when size is a power of two, else 0
-  uint64_t top = 0;               // orchestrator only
-  std::atomic<uint64_t> tail{0};  // advanced by retirement
+  uint64_t top = 0;   // orchestrator only
+  std::atomic<uint64_t> own_tail{0};
+  std::atomic<uint64_t>& tail = own_tail;  // advanced by retirement
+
+  BumpRing() = default;
+  explicit BumpRing(std::atomic<uint64_t>& bound_tail) : tail(bound_tail) {}
+  BumpRing(const BumpRing&) = delete;
+  BumpRing& operator=(const BumpRing&) = delete;
 
   // Offset of `need` contiguous units, or false when they do not fit now.
   // On success `top` moves past the allocation (and any skipped end gap).
@@ -57,13 +74,7 @@ struct BumpRing {
     top += need;
     return true;
   }
-  // Moves the tail forward to `t`; never back (see try_alloc's rebase).
-  // Called by the ring's advancer only, under its lock.
-  void advance_tail(uint64_t t) {
-    uint64_t cur = tail.load(std::memory_order_relaxed);
-    while (cur < t && !tail.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
-    }
-  }
+  void advance_tail(uint64_t t) { tmr::advance_tail(tail, t); }
   // `x % size` without a division when size is a power of two (the
   // default rings): try_alloc runs on every submit.
   uint64_t pos_of(uint64_t x) const { return mask != 0 ? x & mask : x % size; }
@@ -100,19 +111,32 @@ struct TaskRing {
   static constexpr uint64_t kHotArgUnits = 8192;
   ChipTensor* hot_arg_units = nullptr;
   ChipTensor* arg_units = nullptr;
-  BumpRing heap;      // bytes
-  BumpRing dep_pool;  // nodes
-  BumpRing hot_args;  // ArgLayout units of hot_arg_units
-  BumpRing args;      // ArgLayout units of arg_units
   DeviceAddr heap_base = 0;
-  uint64_t next_seq = 0;                   // orchestrator only
+
+  // Three groups of fields by who writes them, each on lines of its own.
+  // Mixed on shared lines, each submit's tops and each retirement's tails
+  // took turns at them: with two pools more (the argument pools) the
+  // threaded chain, fan-out and independent runs cost 16-30 % more
+  // (docs/benchmarks.md#l2-hot-path).
+  //
+  // The orchestrator's, written on every submit; executors read only
+  // published_seq (and never the pools' tops).
+  alignas(64) uint64_t next_seq = 0;       // orchestrator only
   std::atomic<uint64_t> published_seq{0};  // next_seq as executors see it
+  uint64_t pinned_by_open_scopes = 0;      // orchestrator only
+  // Retirement's, written by whichever executor advances the ring; the
+  // orchestrator reads them for room.
   alignas(64) std::atomic<uint64_t> last_alive{0};
   std::atomic<bool> advance_lock{false};
-  uint64_t pinned_by_open_scopes = 0;  // orchestrator only
+  std::atomic<uint64_t> heap_tail{0}, pool_tail{0}, hot_arg_tail{0}, arg_tail{0};
   // The orchestrator, parked for room, asks to be woken once last_alive
   // reaches this (kNoWaiter: nobody waits, retirements notify nobody).
   alignas(64) std::atomic<uint64_t> wake_at{kNoWaiter};
+  // The pools: sizes and tops (the orchestrator's), tails bound above.
+  alignas(64) BumpRing heap{heap_tail};         // bytes
+  BumpRing dep_pool{pool_tail};                 // nodes
+  BumpRing hot_args{hot_arg_tail};              // ArgLayout units of hot_arg_units
+  BumpRing args{arg_tail};                      // ArgLayout units of arg_units
 
   TaskSlot& slot(uint64_t seq) { return slots[seq & (window - 1)]; }
 

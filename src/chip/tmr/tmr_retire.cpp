@@ -16,22 +16,24 @@ bool TaskRing::advance() {
     if (advance_lock.exchange(true, std::memory_order_seq_cst)) return moved;
     uint64_t alive = last_alive.load(std::memory_order_relaxed);
     uint64_t end = published_seq.load(std::memory_order_acquire);
-    uint64_t heap_tail = 0, pool_tail = 0, hot_tail = 0, arg_tail = 0;
+    uint64_t heap_to = 0, pool_to = 0, hot_to = 0, arg_to = 0;
     bool any = false;
     while (alive < end && slot(alive).consumed.load(std::memory_order_acquire)) {
       TaskSlot& s = slot(alive);
-      heap_tail = s.heap_end;
-      pool_tail = s.dep_mark;
-      hot_tail = s.hot_arg_mark;
-      arg_tail = s.arg_mark;
+      heap_to = s.heap_end;
+      pool_to = s.dep_mark;
+      hot_to = s.hot_arg_mark;
+      arg_to = s.arg_mark;
       any = true;
       ++alive;
     }
     if (any) {
-      heap.advance_tail(heap_tail);
-      dep_pool.advance_tail(pool_tail);
-      hot_args.advance_tail(hot_tail);
-      args.advance_tail(arg_tail);
+      // The tails themselves, not through the pools (whose line the
+      // orchestrator writes on every submit).
+      advance_tail(heap_tail, heap_to);
+      advance_tail(pool_tail, pool_to);
+      advance_tail(hot_arg_tail, hot_to);
+      advance_tail(arg_tail, arg_to);
       last_alive.store(alive, std::memory_order_release);
       moved = true;
     }
