@@ -20,8 +20,6 @@ std::unique_ptr<Harness> queued(int chips, bool gated = false) {
                                    true, kDepth);
 }
 
-Deadline soon() { return Deadline::after_ms(10000); }
-
 // Reads `in`, writes `out`; the fake's mode in scalar 0.
 struct ReadsWrites {
   ReadsWrites(const ChipTensor& in, const ChipTensor& out, Mode mode) : in(in), out(out) {
