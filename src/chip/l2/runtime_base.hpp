@@ -158,7 +158,7 @@ struct Completion {
 };
 
 template <typename Derived, typename ItemT>
-class RuntimeBase : public L2Runtime {
+class alignas(64) RuntimeBase : public L2Runtime {
  public:
   using Item = ItemT;
 
@@ -499,9 +499,15 @@ class RuntimeBase : public L2Runtime {
   RunRequest request_;  // of the current run
   LinearWindow window_;  // the device's, taken at begin_run (exec::LaunchPlace::window)
   std::vector<exec::LaunchPlace> places_;  // per executor, for the current run
-  RunStats stats_;      // orchestration-side fields of the current run
-  RunCounters counters_;
-  FatalLatch fatal_;
+  // Fields by writer, each group on lines of its own (the class is aligned
+  // to a line): the orchestrator writes stats_ on every submit, executors
+  // count into counters_ and read places_, fatal_ and the queues on every
+  // task. Where a group's line depended on the heap address of the runtime
+  // object, runs of one binary fell into a fast and a slow mode
+  // (docs/bench-log, stop 23).
+  alignas(64) RunStats stats_;  // orchestration-side fields of the current run
+  alignas(64) RunCounters counters_;
+  alignas(64) FatalLatch fatal_;
   RunGate gate_;
 
  private:
@@ -512,7 +518,9 @@ class RuntimeBase : public L2Runtime {
   std::atomic<bool> run_finished_{true};
   Waiter done_;
   std::vector<std::thread> executor_threads_;
-  LocalReady<Item> inline_local_{};  // executor 0's state on an inline run
+  // Executor 0's state on an inline run, and the orchestrator's when it
+  // helps (run_ready_here): written by that thread only.
+  alignas(64) LocalReady<Item> inline_local_{};
 };
 
 }  // namespace taskring::l2

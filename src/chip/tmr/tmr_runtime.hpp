@@ -137,8 +137,10 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   std::vector<TaskSlot*> scope_tasks_;
   uint64_t submitted_ = 0;  // orchestrator only; published via submitted_pub_
 
-  // Run control.
-  std::atomic<uint64_t> orch_generation_{0};
+  // Run control, on lines of its own: executors read orch_done_,
+  // submitted_pub_ and wake_on_completion_ on completions, and the
+  // orchestrator state above is written on every submit.
+  alignas(64) std::atomic<uint64_t> orch_generation_{0};
   std::atomic<bool> orch_done_{false};
   std::atomic<uint64_t> submitted_pub_{0};
   Waiter orch_start_;
