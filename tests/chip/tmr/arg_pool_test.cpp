@@ -16,6 +16,7 @@
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/kernels/kernel_abi.h"
 #include "test_kernels.hpp"
+#include "tmr/one_callable.hpp"
 
 namespace taskring::testing {
 namespace {
@@ -93,25 +94,16 @@ int64_t expected_sum() {
 
 void run_wide(bool inline_run) {
   g_bad.store(0);
-  ChipWorkerConfig cfg;
-  cfg.env = map_env({{"PTO2_RING_TASK_WINDOW", "4"},
-                     {"TASKRING_RUN_TIMEOUT_MS", "30000"},
-                     {"TASKRING_RUN_INLINE", inline_run ? "1" : "0"}});
-  auto worker = ChipWorker::create(cfg);
-  ASSERT_TRUE(worker.ok()) << worker.status().to_string();
-  ChipCallable c;
-  c.name = "arg_pool";
-  c.entry = arg_pool_entry;
-  c.kernels = {{kWide, arg_pool_wide, "", "wide"}};
-  auto id = (*worker)->register_callable(c);
-  ASSERT_TRUE(id.ok()) << id.status().to_string();
   std::vector<int64_t> acc(1, 0), src(kInputs);
   for (int k = 0; k < kInputs; ++k) src[k] = k + 1;
   ChipTensor tacc = make_tensor_external(acc.data(), {1}, DataType::INT64);
   ChipTensor tsrc = make_tensor_external(src.data(), {static_cast<uint32_t>(kInputs)}, DataType::INT64);
   ChipTaskArgs args;
   args.add_inout(tacc).add_input(tsrc);
-  auto report = (*worker)->run(*id, args);
+  auto report = run_one_callable({{"PTO2_RING_TASK_WINDOW", "4"},
+                                   {"TASKRING_RUN_TIMEOUT_MS", "30000"},
+                                   {"TASKRING_RUN_INLINE", inline_run ? "1" : "0"}},
+                                  {kWide, arg_pool_wide, "", "wide"}, arg_pool_entry, args);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   EXPECT_EQ(g_bad.load(), 0) << "a kernel saw arguments it was not submitted with";
   EXPECT_EQ(acc[0], expected_sum());

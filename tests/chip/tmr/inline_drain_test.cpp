@@ -12,6 +12,7 @@
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/base/clock.hpp"
+#include "tmr/one_callable.hpp"
 #include "tmr/tmr_runtime.hpp"
 
 namespace taskring::testing {
@@ -40,17 +41,8 @@ extern "C" void drain_entry(const ChipTaskArgs&) {
 TEST(InlineDrain, TasksOfAScopeRunBeforeTheOrchestrationIsTwoScopesFurther) {
   g_submitted.store(0);
   g_seen.clear();
-  ChipWorkerConfig cfg;
-  cfg.env = map_env({{"TASKRING_RUN_INLINE", "1"}});
-  auto worker = ChipWorker::create(cfg);
-  ASSERT_TRUE(worker.ok()) << worker.status().to_string();
-  ChipCallable c;
-  c.name = "drain";
-  c.entry = drain_entry;
-  c.kernels = {{kRecord, drain_record, "", "record"}};
-  auto id = (*worker)->register_callable(c);
-  ASSERT_TRUE(id.ok()) << id.status().to_string();
-  auto report = (*worker)->run(*id, ChipTaskArgs{});
+  auto report =
+      run_one_callable({{"TASKRING_RUN_INLINE", "1"}}, {kRecord, drain_record, "", "record"}, drain_entry, {});
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   ASSERT_EQ(g_seen.size(), static_cast<size_t>(kScopes * kPerScope));
   // Tasks of one scope have no dependencies among them, so they run in
@@ -92,17 +84,8 @@ extern "C" void drain_threaded_entry(const ChipTaskArgs&) {
 TEST(InlineDrain, AnOrchestratorAheadOfItsExecutorsRunsReadyTasksBesideThem) {
   g_on_orchestrator.store(0);
   g_ran.store(0);
-  ChipWorkerConfig cfg;
-  cfg.env = map_env({{"TASKRING_SIM_THREADS", "1"}, {"TASKRING_RUN_TIMEOUT_MS", "60000"}});
-  auto worker = ChipWorker::create(cfg);
-  ASSERT_TRUE(worker.ok()) << worker.status().to_string();
-  ChipCallable c;
-  c.name = "drain_threaded";
-  c.entry = drain_threaded_entry;
-  c.kernels = {{kRecord, drain_slow, "", "slow"}};
-  auto id = (*worker)->register_callable(c);
-  ASSERT_TRUE(id.ok()) << id.status().to_string();
-  auto report = (*worker)->run(*id, ChipTaskArgs{});
+  auto report = run_one_callable({{"TASKRING_SIM_THREADS", "1"}, {"TASKRING_RUN_TIMEOUT_MS", "60000"}},
+                                 {kRecord, drain_slow, "", "slow"}, drain_threaded_entry, {});
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   EXPECT_EQ(g_ran.load(), 2 * (kPerScope + 44));
   EXPECT_GT(g_on_orchestrator.load(), 0) << "the orchestrating thread ran no task";
