@@ -8,9 +8,11 @@
 // in PTO2_SCOPE batches of 1024 so rings recycle, as an orchestration of
 // 100k tasks would be written.
 //
-// Two rows: "taskring" (the orchestrator thread and --threads executor
-// threads) and "taskring-inline" (TASKRING_RUN_INLINE: the calling thread
-// orchestrates and executes, one thread in all).
+// Three rows: "taskring" (the default: TASKRING_RUN_INLINE unset, the chip
+// times its first runs both ways and keeps the faster, src/chip/run_mode.hpp),
+// "taskring-threaded" (TASKRING_RUN_INLINE=0: the orchestrator thread and
+// --threads executor threads) and "taskring-inline" (TASKRING_RUN_INLINE=1:
+// the calling thread orchestrates and executes, one thread in all).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -143,11 +145,17 @@ int main(int argc, char** argv) {
     rep.teardown = [w, dev] { (void)w->device().free(*dev); };
     return rep;
   };
+  info.config["run_mode"] = "picked by the chip";
   int failed = peers::run_patterns(opts, info, prepare);
+  knobs["TASKRING_RUN_INLINE"] = "0";
+  wc.env = taskring::map_env(knobs);
+  info.runtime = "taskring-threaded";
+  info.config["run_mode"] = "threaded";
+  failed += peers::run_patterns(opts, info, prepare);
   knobs["TASKRING_RUN_INLINE"] = "1";
   wc.env = taskring::map_env(knobs);
   info.runtime = "taskring-inline";
   info.config["executor_threads"] = 0;
-  info.config["run_inline"] = true;
+  info.config["run_mode"] = "inline";
   return failed + peers::run_patterns(opts, info, prepare);
 }

@@ -52,16 +52,20 @@ const KnobSpec kKnobs[] = {
      "no-progress backstop: an orchestrator waiting on a full ring for this long with no task retiring fails the "
      "run with `FLOW_CONTROL_DEADLOCK` (tmr); also the time a stopped or destroyed run is given to drain (both "
      "runtimes), and the longest a kernel waits for a co-resident sibling (`kernel_sync.h`) before it fails"},
-    {"TASKRING_RUN_INLINE", "", kRuntime, KnobKind::kBool, 0, 1, "off",
+    {"TASKRING_RUN_INLINE", "", kRuntime, KnobKind::kBool, 0, 1, "unset: the chip picks (tmr)",
      "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",
-     "run each chip run on the thread that launches it: that thread orchestrates, then executes the tasks "
+     "`1`: run each chip run on the thread that launches it: that thread orchestrates, then executes the tasks "
      "itself (no orchestrator or executor threads, so no wakes between them; one host thread per chip). "
      "Orchestration and execution do not overlap: an orchestration blocked on a full ring or on "
      "`get_tensor_data` / `set_tensor_data` runs ready tasks itself, and one that can make no progress that way "
      "fails at once with the error the threaded run would reach at its deadline. A kernel that waits for another "
      "task of the same chip (other than its co-resident MIX siblings) cannot finish. `launch` returns when the run "
      "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes at least as many as the CPUs (node chip "
-     "children)"},
+     "children). `0`: an orchestrator thread and executor threads. Unset, on tmr, the chip times each callable's "
+     "first four runs both ways (threaded, inline, threaded, inline; an inline one on the orchestrator thread, the "
+     "executors sitting it out, so the run timeout still applies), keeps the faster, and tries the other way again "
+     "every 64th run (`src/chip/run_mode.hpp`); a callable whose kernel waited for a sibling stays threaded; hbg "
+     "runs threaded. `RunReport::ran_inline` says which way a run went"},
     {"TASKRING_CHIP_PIN", "", kRuntime, KnobKind::kBool, 0, 1, "auto (see text)",
      "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",
      "read by a node (`NodeWorker`) whose `NodeConfig::chip_pin` is `kAuto`: on pins chip child i to CPU (i mod N) "

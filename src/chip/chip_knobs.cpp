@@ -20,6 +20,7 @@ Expected<ChipKnobs> read_chip_knobs(const EnvLookup& env) {
   k.profile = profile.value_or(false);
   TASKRING_ASSIGN_OR_RETURN(auto run_inline, read_bool_knob(env, knob("TASKRING_RUN_INLINE")));
   k.run_inline = run_inline.value_or(false);
+  k.run_inline_set = run_inline.has_value();
   TASKRING_ASSIGN_OR_RETURN(auto rank, read_int_knob(env, knob("TASKRING_RANK")));
   if (rank) k.rank = static_cast<int>(*rank);
   TASKRING_ASSIGN_OR_RETURN(k.sanitize, sanitize::read_sanitize_mode(env));

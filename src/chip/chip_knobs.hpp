@@ -18,6 +18,7 @@ struct ChipKnobs {
   bool skip_device_run = false;             // TASKRING_SKIP_DEVICE_RUN / SIMPLER_SKIP_DEVICE_RUN
   bool profile = false;                     // TASKRING_PROFILE
   bool run_inline = false;                  // TASKRING_RUN_INLINE
+  bool run_inline_set = false;              // TASKRING_RUN_INLINE given (unset: the chip picks, run_mode.hpp)
   int rank = -1;                            // TASKRING_RANK; -1 when unset
   sanitize::SanitizeMode sanitize;          // TASKRING_SANITIZE
 };

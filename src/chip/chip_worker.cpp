@@ -8,7 +8,9 @@
 
 #include "chip_knobs.hpp"
 #include "exec/device_profile.hpp"
+#include "exec/kernel_wait.hpp"
 #include "l2_runtime.hpp"
+#include "run_mode.hpp"
 #include "run_spans.hpp"
 #include "sanitize/launch_hook.hpp"
 #include "sanitize/schedule_fuzz.hpp"
@@ -73,6 +75,14 @@ struct ChipWorker::Impl {
   std::unique_ptr<Device> device;
   std::unique_ptr<L2Runtime> runtime;  // built at the first prepare, rebuilt when the ring sizes change
   L2RuntimeConfig runtime_config;      // everything but the ring sizes comes from knobs at create
+  // TASKRING_RUN_INLINE unset on tmr: each run goes the way `picker` says,
+  // an inline one on the runtime's orchestrator thread with the executors
+  // sitting it out (RunRequest::tasks_on_orchestrator), so the caller still
+  // waits with its run timeout.
+  bool pick_mode = false;
+  RunModePicker picker;
+  bool run_inline_now = false;  // the prepared run's way
+  uint64_t kernel_waits_at_launch = 0;
   uint64_t run_timeout_ms = 60000;
   bool skip_device_run = false;
   std::vector<std::unique_ptr<Library>> libraries;
@@ -193,6 +203,11 @@ Expected<std::unique_ptr<ChipWorker>> ChipWorker::create(const ChipWorkerConfig&
   impl->sanitize = knobs.sanitize;
   impl->base_executors = rc.executors;
   impl->base_inline = rc.run_inline;
+  // The chip picks threaded or inline per run (run_mode.hpp) unless told,
+  // on tmr: hbg's recorded Graphs live in its runtime, and a switch would
+  // record them again.
+  impl->pick_mode = !knobs.run_inline_set && !knobs.sanitize.any() &&
+                    (config.runtime == "tmr" || config.runtime == "tensormap_and_ringbuffer");
   if (knobs.sanitize.any()) rc.sanitizer = &impl->sanitizer;
   TASKRING_RETURN_IF_ERROR(kernels::register_builtin_kernels(impl->builtins));
   return std::unique_ptr<ChipWorker>(new ChipWorker(std::move(impl)));
@@ -279,6 +294,7 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
 
   // Runtime sized for this run (rebuilt only when the sizing changes).
   TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, resolve_ring_sizes(config.rings, m.config.env));
+  m.run_inline_now = m.pick_mode ? m.picker.next_inline(callable_id) : m.runtime_config.run_inline;
   if (!m.runtime || !sizes_equal(sizes, m.runtime_config.rings)) {
     m.runtime.reset();
     L2RuntimeConfig rc = m.runtime_config;
@@ -389,6 +405,8 @@ Status ChipWorker::launch() {
   m.sanitizer.kernel_names = &c.kernel_names;
   request.invocation_id = m.report.invocation_id;
   request.host_phase_only = host_half;
+  request.tasks_on_orchestrator = m.pick_mode && m.run_inline_now;
+  m.kernel_waits_at_launch = exec::kernel_waits();
   TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));
   m.phase = Impl::Phase::kLaunched;
   return Status::Ok();
@@ -427,6 +445,12 @@ Status ChipWorker::wait() {
   if (m.runtime) {
     m.report.stats = m.runtime->stats();
     m.report.graph = m.runtime->graph_stats();
+  }
+  m.report.ran_inline = m.run_inline_now;
+  if (m.pick_mode) {
+    m.picker.record(m.active_callable, m.run_inline_now, m.t_done - m.t_launch,
+                    m.report.stats.tasks_completed, m.run_error.ok(),
+                    exec::kernel_waits() != m.kernel_waits_at_launch);
   }
   m.phase = Impl::Phase::kDone;
   return m.run_error;

@@ -47,6 +47,12 @@ struct RunRequest {
   // host (hbg): run the orchestration and the uploads, then finish without
   // executing anything. Only sent when host_phase_only_supported().
   bool host_phase_only = false;
+  // tmr, threaded: this run's tasks run on its orchestrator thread once the
+  // orchestration has submitted them or blocks (as an inline run's do on the
+  // caller's), and the executors sit the run out. The chip's pick of the
+  // inline way (run_mode.hpp) on a runtime that keeps its threads, so the
+  // caller still waits with a deadline. Ignored elsewhere.
+  bool tasks_on_orchestrator = false;
 };
 
 struct L2RuntimeConfig {

@@ -75,6 +75,9 @@ struct RunReport {
   uint64_t bind_ns = 0, run_ns = 0, validate_ns = 0;  // host-side stages
   uint64_t invocation_id = 0;
   bool skipped_device_run = false;
+  // The run went inline: the calling thread orchestrated and ran every task
+  // (TASKRING_RUN_INLINE=1, or the chip's pick when it is unset on tmr).
+  bool ran_inline = false;
   GraphRunStats graph;  // hbg only
 };
 

@@ -51,7 +51,8 @@ struct LaunchFailure {
   const char* message = "";  // valid until the calling thread's next launch
 };
 
-// Runs block `block` of `task`. Counts each kernel call in `calls`. Returns
+// Runs block `block` of `task`. Counts each kernel call in `calls`, which no
+// other thread may write meanwhile (a load and a store, no locked add). Returns
 // false (and fills `failure`) when a kernel reported an error; the remaining
 // slots of that block are not run.
 bool launch_block(const LaunchTask& task, int block, const LaunchPlace& place, Device& device,

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <atomic>
+
 #include "taskring/base/clock.hpp"
 #include "taskring/base/waiter.hpp"
 
@@ -13,8 +15,18 @@ WaitContext& wait_context() {
   return ctx;
 }
 
+namespace {
+// Process-wide on purpose: a waiting kernel knows no chip, and a chip only
+// asks whether the count moved during its run (another chip's wait in the
+// meantime errs toward threaded, never toward a hang).
+std::atomic<uint64_t> g_waits{0};
+}  // namespace
+
+uint64_t kernel_waits() { return g_waits.load(std::memory_order_relaxed); }
+
 int32_t kernel_wait_yield(KernelLocalContext*, int32_t first_poll) {
   WaitContext& w = wait_context();
+  if (first_poll != 0 && w.yield == nullptr) g_waits.fetch_add(1, std::memory_order_relaxed);
   uint64_t* deadline = w.current_deadline != nullptr ? w.current_deadline : &w.deadline_ns;
   const uint64_t now = mono_ns();
   if (first_poll != 0) *deadline = now + w.timeout_ns;

@@ -17,6 +17,11 @@ namespace taskring::exec {
 // The hook kernels see in KernelGlobalContext::wait_yield.
 int32_t kernel_wait_yield(KernelLocalContext* ctx, int32_t first_poll);
 
+// Waits begun outside a co-resident group since the process started, by any
+// chip of it: such a kernel waits for a sibling on another executor, which an
+// inline run never has (RunModePicker keeps its callable threaded).
+uint64_t kernel_waits();
+
 // Per executor thread: how a wait on this thread yields and how long it may
 // last. Set by the launch for the duration of a kernel call (or a group).
 struct WaitContext {

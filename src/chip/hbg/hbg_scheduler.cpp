@@ -170,7 +170,8 @@ void HbgRuntime::run_replay_loop(GraphExec* exec, int executor, l2::LocalReady<R
     }
     if (is_fatal()) continue;
     const exec::LaunchTask task{x->tensors, x->tensor_count, x->scalars, x->scalar_count, x->kernels, 1, x->index};
-    if (!l2::run_block(task, 0, place, *config_.device, request_.kernels, counters_, name, &failure)) {
+    if (!l2::run_block(task, 0, place, *config_.device, request_.kernels, counters_.kernel_calls_of(local->lane), name,
+                       &failure)) {
       report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
     }
   }

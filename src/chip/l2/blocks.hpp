@@ -55,9 +55,10 @@ std::string block_failure_message(const std::string& task, const int32_t kernels
 // `*failure` to the message above, naming the task with `task_name()`.
 template <typename NameFn>
 bool run_block(const exec::LaunchTask& task, int block, const exec::LaunchPlace& place, Device& device,
-               const taskring_kernel_fn* kernels, RunCounters& counters, NameFn&& task_name, std::string* failure) {
+               const taskring_kernel_fn* kernels, std::atomic<uint64_t>& calls, NameFn&& task_name,
+               std::string* failure) {
   exec::LaunchFailure f;
-  if (exec::launch_block(task, block, place, device, kernels, counters.kernel_calls_of(place.executor), &f))
+  if (exec::launch_block(task, block, place, device, kernels, calls, &f))
     return true;
   *failure = block_failure_message(task_name(), task.kernels, block, task.block_num, f);
   return false;
@@ -68,10 +69,9 @@ bool run_block(const exec::LaunchTask& task, int block, const exec::LaunchPlace&
 template <typename NameFn>
 bool run_co_resident(const exec::LaunchTask& task, int first, int count, bool whole_task,
                      const exec::LaunchPlace& place, Device& device, const taskring_kernel_fn* kernels,
-                     RunCounters& counters, NameFn&& task_name, std::string* failure) {
+                     std::atomic<uint64_t>& calls, NameFn&& task_name, std::string* failure) {
   exec::LaunchFailure f;
-  if (exec::launch_co_resident(task, first, count, whole_task, place, device, kernels,
-                               counters.kernel_calls_of(place.executor), &f)) {
+  if (exec::launch_co_resident(task, first, count, whole_task, place, device, kernels, calls, &f)) {
     return true;
   }
   *failure = block_failure_message(task_name(), task.kernels, f.block, task.block_num, f);

@@ -34,6 +34,7 @@ template <typename Item>
 struct LocalReady {
   Item* next = nullptr;  // the immediate successor, run next
   int executor = -1;     // owner index; -1: not an executor (its extras go to the shared queues)
+  int lane = 0;          // its RunCounters lane: each thread that runs kernels writes its own
   uint32_t since_shared = 0;
   uint32_t unpublished = 0;  // completions not yet in RunCounters::completed
 };

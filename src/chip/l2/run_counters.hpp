@@ -28,15 +28,18 @@ struct RunCounters {
   alignas(64) std::atomic<uint64_t> completed{0};
   std::atomic<uint64_t> last_ns{0};
   alignas(64) std::atomic<uint64_t> first_ns{0};
-  std::unique_ptr<Lane[]> lanes;  // one per executor
+  std::unique_ptr<Lane[]> lanes;  // one per executor, and one for the orchestrator's help
   int lane_count = 0;
 
-  // Sizes the per-executor lanes; before the executors start.
+  // Sizes the lanes for `n` executors and the orchestrator that helps them
+  // (lane n); before the executors start.
   void set_executors(int n) {
-    lanes = std::make_unique<Lane[]>(static_cast<size_t>(n));
-    lane_count = n;
+    lane_count = n + 1;
+    lanes = std::make_unique<Lane[]>(static_cast<size_t>(lane_count));
   }
-  // Executor `e`'s kernel-call counter (written only by that executor).
+  // Lane `e`'s kernel-call counter. One thread at a time writes a lane (its
+  // executor, or the orchestrator helping: LocalReady::lane), so a kernel
+  // call counts with a load and a store, not a locked add.
   std::atomic<uint64_t>& kernel_calls_of(int e) { return lanes[e].kernel_calls; }
 
   void reset() {

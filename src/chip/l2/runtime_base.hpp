@@ -93,8 +93,13 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
     }
     if (!gate.enter()) continue;
     seen = gen;
+    if (sched.executors_sit_out()) {  // the orchestrator runs this run's tasks (RunRequest::tasks_on_orchestrator)
+      gate.leave();
+      continue;
+    }
     LocalReady<typename Sched::Item> local;
     local.executor = index;
+    local.lane = index;
     uint32_t idle = 0;
     bool searching = false;  // RunGate::set_searching: pushers skip the wake
     while (gate.active()) {
@@ -188,6 +193,9 @@ class alignas(64) RuntimeBase : public L2Runtime {
 
   // ---- orchestration side (l2/runtime_ops.hpp) ----
   bool is_fatal() const { return fatal_.is_set(); }
+  // Whether the executors leave the current run to the orchestrating thread
+  // (set before the run opens, read by executors after they see it open).
+  bool executors_sit_out() const { return executors_sit_out_; }
   int32_t cluster_count() const { return topo_.clusters; }
   int32_t aiv_count() const { return topo_.aiv_count(); }
   Device* device() const { return config_.device; }
@@ -273,6 +281,7 @@ class alignas(64) RuntimeBase : public L2Runtime {
     counters_.set_executors(executors_);
     gate_.set_executors(executors_);
     inline_local_.executor = 0;
+    inline_local_.lane = config_.run_inline ? 0 : executors_;  // threaded: the orchestrator's own lane
     own_ = std::make_unique<ReadyQueue<Item>[]>(static_cast<size_t>(executors_));
     places_.assign(static_cast<size_t>(executors_), exec::LaunchPlace{0, executors_, topo_});
     for (int e = 0; e < executors_; ++e) own_[e].init(std::max<uint64_t>(own_capacity_, 2));
@@ -443,14 +452,15 @@ class alignas(64) RuntimeBase : public L2Runtime {
                                 it->kernels, it->block_num,    profile_task_id(*it)};
     const exec::LaunchPlace& place = places_[executor];
     std::string failure;
+    std::atomic<uint64_t>& calls = counters_.kernel_calls_of(next_local->lane);
     if (it->sync_start && it->block_num > 1) {
       // require_sync_start: one executor claims the whole task (it is never
       // requeued) and starts every block together as one co-resident group.
       if (exec::predicate_allows_run(it->predicate, *config_.device) && !is_fatal() &&
           !(config_.sanitizer != nullptr
-                ? launch_sanitized(task, /*block=*/-1, false, place, task_name, &failure)
+                ? launch_sanitized(task, /*block=*/-1, false, place, calls, task_name, &failure)
                 : l2::run_co_resident(task, 0, it->block_num, /*whole_task=*/true, place, *config_.device,
-                                          request_.kernels, counters_, task_name, &failure))) {
+                                          request_.kernels, calls, task_name, &failure))) {
         report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
       }
       finish_task(it, next_local);
@@ -465,11 +475,12 @@ class alignas(64) RuntimeBase : public L2Runtime {
         [&](int block) {
           if (is_fatal()) return;
           // TASKRING_SANITIZE on: out of line; off, this branch is all it costs.
-          const bool ok = config_.sanitizer != nullptr ? launch_sanitized(task, block, mix, place, task_name, &failure)
+          const bool ok = config_.sanitizer != nullptr
+                              ? launch_sanitized(task, block, mix, place, calls, task_name, &failure)
                           : mix ? l2::run_co_resident(task, block, 1, /*whole_task=*/false, place, *config_.device,
-                                                          request_.kernels, counters_, task_name, &failure)
-                                : l2::run_block(task, block, place, *config_.device, request_.kernels, counters_,
-                                                    task_name, &failure);
+                                                      request_.kernels, calls, task_name, &failure)
+                                : l2::run_block(task, block, place, *config_.device, request_.kernels, calls,
+                                                task_name, &failure);
           if (!ok) report_fatal(PTO2_ERROR_KERNEL_FAILED, failure);
         },
         [&] { finish_task(it, next_local); });
@@ -481,19 +492,21 @@ class alignas(64) RuntimeBase : public L2Runtime {
   // the plain launch behind one branch.
   template <typename NameFn>
   [[gnu::noinline]] bool launch_sanitized(const exec::LaunchTask& task, int block, bool mix,
-                                          const exec::LaunchPlace& place, NameFn& task_name, std::string* failure) {
+                                          const exec::LaunchPlace& place, std::atomic<uint64_t>& calls,
+                                          NameFn& task_name, std::string* failure) {
     return sanitize::sanitized_launch(*config_.sanitizer, task, task_name, failure, [&](const exec::LaunchTask& t) {
       if (block < 0) {
         return l2::run_co_resident(t, 0, t.block_num, /*whole_task=*/true, place, *config_.device, request_.kernels,
-                                       counters_, task_name, failure);
+                                   calls, task_name, failure);
       }
       return mix ? l2::run_co_resident(t, block, 1, /*whole_task=*/false, place, *config_.device, request_.kernels,
-                                           counters_, task_name, failure)
-                 : l2::run_block(t, block, place, *config_.device, request_.kernels, counters_, task_name, failure);
+                                       calls, task_name, failure)
+                 : l2::run_block(t, block, place, *config_.device, request_.kernels, calls, task_name, failure);
     });
   }
 
   L2RuntimeConfig config_;
+  bool executors_sit_out_ = false;  // of the current run; written only between runs
   Topology topo_;
   int executors_ = 1;
   RunRequest request_;  // of the current run

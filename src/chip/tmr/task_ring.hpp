@@ -19,11 +19,12 @@
 namespace taskring::tmr {
 
 // Moves a BumpRing's tail forward to `t`; never back (see try_alloc's
-// rebase). Called by the ring's advancer only, under its lock.
+// rebase). Called by the ring's advancer only, under its lock, so a plain
+// store: the one other writer, try_alloc_wrapping's rebase, moves a tail
+// only when it equals the top, past every end a live task still carries.
 inline void advance_tail(std::atomic<uint64_t>& tail, uint64_t t) {
   uint64_t cur = tail.load(std::memory_order_relaxed);
-  while (cur < t && !tail.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
-  }
+  if (cur < t) tail.store(t, std::memory_order_release);
 }
 
 // Monotonic-counter ring allocator for `size` units (set_size). Its tail

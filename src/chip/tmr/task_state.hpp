@@ -5,7 +5,8 @@
 // then the ring's tail passes it and the orchestrator may reuse the slot.
 //
 // Counters (all start when the orchestrator initialises the slot):
-//   fanin_pending   = 1 (submit guard) + producers not yet completed.
+//   fanin_pending   = 1 (submit guard) + producers not yet completed (while
+//                     wiring: + every producer found, TmrRuntime::wire).
 //                     The task is ready when it reaches 0.
 //   release_pending = 1 (its scope) + 1 (its own completion) + retaining
 //                     consumers. The task is CONSUMED when it reaches 0; a new
@@ -18,25 +19,10 @@
 #include "deps/owner.hpp"
 #include "l2/task_shape.hpp"
 #include "exec/predicate.hpp"
-#include "taskring/base/waiter.hpp"
 #include "taskring/chip/orchestration_api.hpp"
 #include "taskring/tensor/chip_tensor.hpp"
 
 namespace taskring::tmr {
-
-// Test-and-test-and-set lock for the short fanout critical sections.
-class SpinLock {
- public:
-  void lock() {
-    while (flag_.exchange(true, std::memory_order_acquire)) {
-      while (flag_.load(std::memory_order_relaxed)) Waiter::cpu_relax();
-    }
-  }
-  void unlock() { flag_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> flag_{false};
-};
 
 struct TaskSlot;
 
@@ -49,12 +35,16 @@ struct DepNode {
 
 inline constexpr int kMaxRetainedProducers = 96;
 
+// TaskSlot::fanout once the task completed: the list is closed, no consumer
+// may join. (Not a node address: nodes are 8-byte aligned.)
+inline DepNode* const kFanoutClosed = reinterpret_cast<DepNode*>(uintptr_t{1});
+
 // The slot embeds its dependency owner record (deps/owner.hpp) as its base:
 // the TensorMap stores the Owner's address, and an owner handed back by a
 // lookup is this slot (static_cast, no offset). Owner::seq is the ring
 // sequence number (64-bit, never wraps), Owner::id the task id, and
-// Owner::completed the completion, readable without the fanout lock (set
-// with seq_cst: get/set_tensor_data waits on it).
+// Owner::completed the completion as the TensorMap reads it (an entry of a
+// completed task is dead); get/set_tensor_data waits for `fanout` to close.
 //
 // A slot is its header only (two cache lines); what a task carries beside it
 // (tensor descriptors, scalars, retained producers) lives in its ring's
@@ -71,10 +61,11 @@ struct alignas(64) TaskSlot : deps::Owner {
   std::atomic<int32_t> release_pending{0};
   std::atomic<int32_t> next_block{0};   // SPMD: next block index to claim
   std::atomic<int32_t> blocks_done{0};  // SPMD: blocks finished
-  SpinLock fanout_lock;
-  bool fanout_closed = false;  // completed; guarded by fanout_lock (no consumer may join)
   std::atomic<bool> consumed{false};
-  DepNode* fanout_head = nullptr;  // guarded by fanout_lock
+  // The consumers waiting for this task, a list the orchestrator pushes onto
+  // (compare-exchange) until the completion takes it whole and closes it
+  // (exchange with kFanoutClosed): one atomic each, no lock.
+  std::atomic<DepNode*> fanout{nullptr};
 
   // ---- written by the orchestrator before publication, read by executors ----
   l2::TaskShape shape = l2::TaskShape::kDummy;

@@ -33,7 +33,7 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
   uint64_t last_move = start;
   while (true) {
     if (is_fatal()) return false;
-    if (config_.run_inline) {
+    if (tasks_here_) {
       // Nobody else runs tasks: run one, or no task can ever retire.
       if (ring.last_alive.load(std::memory_order_acquire) != last_alive) return true;
       if (run_one_inline()) continue;

@@ -58,6 +58,16 @@ void TmrRuntime::release(TaskSlot* t) {
   // reuse it: read the ring before (TSan found the read after).
   TaskRing& ring = rings_[t->ring];
   t->consumed.store(true, std::memory_order_seq_cst);
+  advance_ring(ring);
+}
+
+bool TmrRuntime::release_deferred(TaskSlot* t) {
+  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  t->consumed.store(true, std::memory_order_release);
+  return true;
+}
+
+void TmrRuntime::advance_ring(TaskRing& ring) {
   // advance() ends with a seq_cst fence after moving last_alive, so a waiter
   // that set wake_at after this load reads the new last_alive itself. One
   // retirement claims the wake (the exchange): until the woken orchestrator

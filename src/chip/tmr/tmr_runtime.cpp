@@ -100,6 +100,8 @@ Status TmrRuntime::start_run(const RunRequest& request) {
   submitted_ = 0;
   submitted_pub_.store(0, std::memory_order_relaxed);
   orch_done_.store(false, std::memory_order_relaxed);
+  executors_sit_out_ = request.tasks_on_orchestrator && !config_.run_inline;
+  tasks_here_ = config_.run_inline || executors_sit_out_;
   if (config_.run_inline) {
     gate_.open();
     orchestrate();
@@ -135,6 +137,9 @@ void TmrRuntime::orchestrator_main() {
     }
     seen_generation = gen;
     orchestrate();
+    // RunRequest::tasks_on_orchestrator: what the orchestration left, this
+    // thread runs too, as an inline run's caller does.
+    if (executors_sit_out_) run_inline_until_finished();
     gate_.leave();
   }
 }

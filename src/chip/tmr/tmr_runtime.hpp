@@ -109,7 +109,7 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
                                                  const exec::ResolvedPredicate& predicate, const char* op,
                                                  TaskOutputTensors* result);
   [[gnu::always_inline]] inline void register_accesses(TaskSlot* t, const CoreTaskArgs& args);
-  [[gnu::always_inline]] inline void wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np);
+  [[gnu::always_inline]] inline int wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np);
   void add_producer(Producer* list, int* n, TaskSlot* slot, PTO2TaskId id, uint8_t flags);
   TaskSlot* slot_of(PTO2TaskId id);
   void fail_args(const char* what, const std::string& detail);
@@ -119,8 +119,13 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   void orchestrate();
   void finish_orchestration();
 
-  // Executor helpers (tmr_retire.cpp).
+  // Retirement (tmr_retire.cpp). release drops a reference; the last one
+  // marks the slot consumed and advances its ring. release_deferred marks
+  // it only (true when it did): the caller advances the ring with
+  // advance_ring after a seq_cst fence, once for many slots.
   void release(TaskSlot* t);
+  bool release_deferred(TaskSlot* t);
+  void advance_ring(TaskRing& ring);
 
   TaskRing rings_[kRingLevels];
   void* slot_memory_ = nullptr;  // every ring's task slots
@@ -136,6 +141,10 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   std::vector<Scope> scopes_;
   std::vector<TaskSlot*> scope_tasks_;
   uint64_t submitted_ = 0;  // orchestrator only; published via submitted_pub_
+  // The orchestrating thread is the run's only executor: an inline run, or
+  // RunRequest::tasks_on_orchestrator. It runs ready tasks itself where it
+  // would otherwise wait for executors (a full ring, get/set_tensor_data).
+  bool tasks_here_ = false;
 
   // Run control, on lines of its own: executors read orch_done_,
   // submitted_pub_ and wake_on_completion_ on completions, and the
@@ -155,13 +164,11 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
 // per task (l2/runtime_base.hpp).
 
 inline TmrRuntime::Completion TmrRuntime::complete(TaskSlot* t) {
-  t->fanout_lock.lock();
-  t->fanout_closed = true;
-  DepNode* n = t->fanout_head;
-  t->fanout_head = nullptr;
-  t->fanout_lock.unlock();
-  // seq_cst: get/set_tensor_data waits for this flag (wake_on_completion_).
-  t->completed.store(true, std::memory_order_seq_cst);
+  t->completed.store(true, std::memory_order_release);  // its map entries are dead (deps/owner.hpp)
+  // Takes the consumers and closes the list. seq_cst: this exchange is the
+  // completion get/set_tensor_data waits for (the other side of its
+  // wake_on_completion_ store).
+  DepNode* n = t->fanout.exchange(kFanoutClosed, std::memory_order_seq_cst);
   if (wake_on_completion_.load(std::memory_order_seq_cst)) ring_progress_.notify_all_ordered();
   return Completion{Readied{n}, true};
 }

@@ -38,10 +38,21 @@ void TmrRuntime::scope_end() {
   }
   Scope s = scopes_.back();
   scopes_.pop_back();
+  // The scope's references go in one pass, and each ring advances once for
+  // the slots they consumed: not a lock and a fence per task.
+  bool consumed[kRingLevels] = {};
   for (size_t i = s.first_task; i < scope_tasks_.size(); ++i) {
     TaskSlot* t = scope_tasks_[i];
-    rings_[t->ring].pinned_by_open_scopes--;
-    release(t);
+    const uint8_t r = t->ring;
+    rings_[r].pinned_by_open_scopes--;
+    if (release_deferred(t)) consumed[r] = true;
+  }
+  // Orders the consumed marks before the look at each ring's advance lock
+  // (the other side of TaskRing::advance's fence after its unlock): an
+  // advancer that holds the lock now re-checks and finds them.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int r = 0; r < kRingLevels; ++r) {
+    if (consumed[r]) advance_ring(rings_[r]);
   }
   scope_tasks_.resize(s.first_task);
   // Once kInlineDrainLive tasks are live, the orchestrating thread runs what
@@ -54,7 +65,7 @@ void TmrRuntime::scope_end() {
   // works beside them (as executor 0's helper: not with profiling or the
   // sanitizer on, whose records are per executor). Below the mark, the rings
   // fill and drain as before.
-  if (config_.run_inline || (config_.profile == nullptr && config_.sanitizer == nullptr)) {
+  if (tasks_here_ || (config_.profile == nullptr && config_.sanitizer == nullptr)) {
     uint64_t live = 0;
     for (const TaskRing& r : rings_) live += r.next_seq - r.last_alive.load(std::memory_order_acquire);
     if (live >= kInlineDrainLive) run_ready_here();
@@ -138,7 +149,7 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
 
   materialize(t, ring, at, kernels, args, kind, shape, predicate, op, &result);
   if (!manual_scope) register_accesses(t, args);
-  wire(t, ring.dep_nodes + at.pool_off, buffer.at, np);
+  const int32_t unused = wire(t, ring.dep_nodes + at.pool_off, buffer.at, np);
   scope_tasks_.push_back(t);
   ring.pinned_by_open_scopes++;
 
@@ -146,11 +157,11 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     // Completes at once: no kernel, and its outputs live until its scope
     // and retaining consumers let go.
     l2::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
-    if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_task(t, &here);
+    if (t->fanin_pending.fetch_sub(1 + unused, std::memory_order_acq_rel) == 1 + unused) finish_task(t, &here);
     if (here.next != nullptr) push_ready(here.next);
     return result;
   }
-  if (t->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) push_ready(t);
+  if (t->fanin_pending.fetch_sub(1 + unused, std::memory_order_acq_rel) == 1 + unused) push_ready(t);
   return result;
 }
 
@@ -284,10 +295,9 @@ bool TmrRuntime::allocate(TaskRing& ring, uint64_t heap_bytes, uint64_t dep_node
   t->dep_mark = ring.dep_pool.top;
   t->hot_arg_mark = ring.hot_args.top;
   t->arg_mark = ring.args.top;
-  t->fanout_closed = false;
   t->completed.store(false, std::memory_order_relaxed);
   t->consumed.store(false, std::memory_order_relaxed);
-  t->fanout_head = nullptr;
+  t->fanout.store(nullptr, std::memory_order_relaxed);
   t->retained_count = 0;
   t->next_block.store(0, std::memory_order_relaxed);
   t->blocks_done.store(0, std::memory_order_relaxed);
@@ -365,30 +375,40 @@ void TmrRuntime::register_accesses(TaskSlot* t, const CoreTaskArgs& args) {
   }
 }
 
-// Step 6: register on each unfinished producer's fanout list (one node of
-// `nodes` each); pin retained producers so their outputs outlive this task.
-void TmrRuntime::wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np) {
+// Step 6: push a node of `nodes` onto each unfinished producer's fanout
+// list; pin retained producers so their outputs outlive this task. Returns
+// how many of the np fan-in counts it reserved went unused (producers that
+// had completed): the caller drops them with its guard, in one atomic.
+int TmrRuntime::wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int np) {
+  // Reserved before the first node is published: a producer may complete
+  // (and count down) as soon as its list holds the node, and the count must
+  // not reach zero while wiring goes on. Nobody else sees `t` yet.
+  t->fanin_pending.store(1 + np, std::memory_order_relaxed);
   int used_nodes = 0;
   for (int i = 0; i < np; ++i) {
     TaskSlot* p = producers[i].slot;
-    p->fanout_lock.lock();
-    if (p->id == producers[i].id) {
-      if ((producers[i].flags & DEP_WAIT) && !p->fanout_closed) {
-        t->fanin_pending.fetch_add(1, std::memory_order_relaxed);
-        DepNode* n = &nodes[used_nodes++];
-        n->consumer = t;
-        n->next = p->fanout_head;
-        p->fanout_head = n;
-      }
-      if (producers[i].flags & DEP_RETAIN) {
-        int32_t r = p->release_pending.load(std::memory_order_acquire);
-        while (r > 0 && !p->release_pending.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
+    // Only this thread reuses slots: an id that still matches is the producer.
+    if (p->id != producers[i].id) continue;
+    if (producers[i].flags & DEP_WAIT) {
+      DepNode* n = &nodes[used_nodes];
+      n->consumer = t;
+      DepNode* head = p->fanout.load(std::memory_order_acquire);
+      while (head != kFanoutClosed) {
+        n->next = head;
+        if (p->fanout.compare_exchange_weak(head, n, std::memory_order_release, std::memory_order_acquire)) {
+          ++used_nodes;
+          break;
         }
-        if (r > 0) t->retained[t->retained_count++] = p;
       }
     }
-    p->fanout_lock.unlock();
+    if (producers[i].flags & DEP_RETAIN) {
+      int32_t r = p->release_pending.load(std::memory_order_acquire);
+      while (r > 0 && !p->release_pending.compare_exchange_weak(r, r + 1, std::memory_order_acq_rel)) {
+      }
+      if (r > 0) t->retained[t->retained_count++] = p;
+    }
   }
+  return np - used_nodes;
 }
 
 }  // namespace taskring::tmr

@@ -40,8 +40,8 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
   Deadline deadline = Deadline::after_ms(config_.tensor_wait_timeout_ms);
   for (TaskSlot* p : waits) {
     PTO2TaskId id = p->id;
-    auto done = [&] { return is_fatal() || p->id != id || p->completed.load(std::memory_order_seq_cst); };
-    if (config_.run_inline) {
+    auto done = [&] { return is_fatal() || p->id != id || p->fanout.load(std::memory_order_seq_cst) == kFanoutClosed; };
+    if (tasks_here_) {
       // Nobody else runs tasks: run them here until the producer is done.
       while (!done() && run_one_inline()) {
       }

@@ -1,0 +1,175 @@
+// The run mode a chip picks when TASKRING_RUN_INLINE is unset (run_mode.hpp):
+// the picker's rule on given timings, and a worker following it (which way
+// each run went, and the same results either way).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "run_mode.hpp"
+#include "runtime_test_util.hpp"
+#include "taskring/kernels/kernel_sync.h"
+
+namespace taskring::rtest {
+namespace {
+
+// Feeds the picker `runs` runs of callable 0 at the given ns per task by
+// mode; returns which way each run went.
+std::vector<bool> drive(RunModePicker& p, int runs, double threaded_ns, double inline_ns) {
+  std::vector<bool> ways;
+  for (int r = 0; r < runs; ++r) {
+    const bool in = p.next_inline(0);
+    ways.push_back(in);
+    p.record(0, in, static_cast<uint64_t>((in ? inline_ns : threaded_ns) * 1000), 1000, true, false);
+  }
+  return ways;
+}
+
+TEST(RunModePicker, ProbesBothWaysThenKeepsTheFaster) {
+  RunModePicker fast_inline;
+  const auto a = drive(fast_inline, 8, 200, 100);
+  EXPECT_EQ(a, (std::vector<bool>{false, true, false, true, true, true, true, true}));
+  RunModePicker fast_threaded;
+  const auto b = drive(fast_threaded, 8, 100, 200);
+  EXPECT_EQ(b, (std::vector<bool>{false, true, false, true, false, false, false, false}));
+}
+
+TEST(RunModePicker, TheBestProbeOfEachWayDecidesNotTheColdFirst) {
+  RunModePicker p;
+  // Threaded: a cold first run (900), then 100; inline 150 twice.
+  const double t[] = {900, 0, 100, 0}, i[] = {0, 150, 0, 150};
+  for (int r = 0; r < 4; ++r) {
+    const bool in = p.next_inline(0);
+    p.record(0, in, static_cast<uint64_t>((in ? i[r] : t[r]) * 1000), 1000, true, false);
+  }
+  EXPECT_FALSE(p.next_inline(0));
+}
+
+TEST(RunModePicker, RetriesTheOtherWayEveryReprobeRunsAndSwitchesOnlyWhenClearlyFaster) {
+  RunModePicker p;
+  drive(p, RunModePicker::kProbeRuns, 200, 100);  // inline chosen
+  std::vector<int> tried_threaded;
+  for (int r = 0; r < 2 * RunModePicker::kReprobeEvery; ++r) {
+    const bool in = p.next_inline(0);
+    if (!in) tried_threaded.push_back(r);
+    // Threaded only 5 % faster than inline's latest: not enough to switch.
+    p.record(0, in, in ? 100000 : 95000, 1000, true, false);
+  }
+  EXPECT_EQ(tried_threaded,
+            (std::vector<int>{RunModePicker::kReprobeEvery - 1, 2 * RunModePicker::kReprobeEvery - 1}));
+  // The machine changed: threaded now takes half the time; the next re-probe switches.
+  bool switched = false;
+  for (int r = 0; r < RunModePicker::kReprobeEvery && !switched; ++r) {
+    const bool in = p.next_inline(0);
+    p.record(0, in, in ? 100000 : 50000, 1000, true, false);
+    switched = !in && !p.next_inline(0);
+  }
+  EXPECT_TRUE(switched);
+}
+
+TEST(RunModePicker, FailedOrEmptyRunsAreNotEvidence) {
+  RunModePicker p;
+  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
+    const bool in = p.next_inline(0);
+    // Every inline probe fails; the threaded ones are slow but succeed.
+    p.record(0, in, in ? 1 : 900000, 1000, !in, false);
+  }
+  EXPECT_FALSE(p.next_inline(0)) << "a way that never completed a probe was chosen";
+  RunModePicker q;
+  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) q.record(0, q.next_inline(0), 1000, 0, true, false);
+  EXPECT_FALSE(q.next_inline(0));
+}
+
+TEST(RunModePicker, AKernelThatWaitedKeepsItsCallableThreadedForGood) {
+  RunModePicker p;
+  ASSERT_FALSE(p.next_inline(0));
+  p.record(0, false, 1000000, 1000, true, /*waited=*/true);
+  for (int r = 0; r < 3 * RunModePicker::kReprobeEvery; ++r) {
+    ASSERT_FALSE(p.next_inline(0)) << "run " << r;
+    p.record(0, false, 1000000, 1000, true, false);
+  }
+  // Other callables keep their own state.
+  EXPECT_FALSE(p.next_inline(1));
+  p.record(1, false, 1000, 1, true, false);
+  EXPECT_TRUE(p.next_inline(1));
+}
+
+// Ten INOUT increments; the result is the same whichever way a run went.
+std::vector<bool> run_increments(Rig& rig, int runs) {
+  std::vector<bool> ways;
+  for (int r = 0; r < runs; ++r) {
+    InoutArg arg;
+    auto report = rig.run(
+        [](const ChipTaskArgs& a) {
+          for (int i = 0; i < 10; ++i) {
+            CoreTaskArgs inc;
+            inc.add_inout(*a.tensor(0)).add_scalar(1);
+            rt_submit_aiv_task(kInc, inc);
+          }
+        },
+        arg.args);
+    EXPECT_TRUE(report.ok()) << report.status().to_string();
+    if (!report.ok()) return ways;
+    EXPECT_EQ(arg.x[0], 10) << "run " << r;
+    EXPECT_EQ(report->stats.tasks_completed, 10u);
+    ways.push_back(report->ran_inline);
+  }
+  return ways;
+}
+
+TEST(RunMode, UnsetKnobOnTmrProbesBothWaysThenKeepsOne) {
+  Rig rig(std::map<std::string, std::string>{{"TASKRING_SIM_THREADS", "2"}});
+  const auto ways = run_increments(rig, 7);
+  ASSERT_EQ(ways.size(), 7u);
+  EXPECT_EQ(std::vector<bool>(ways.begin(), ways.begin() + 4), (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(ways[4], ways[5]);
+  EXPECT_EQ(ways[5], ways[6]);
+}
+
+TEST(RunMode, TheKnobForcesTheWay) {
+  for (const char* v : {"0", "1"}) {
+    SCOPED_TRACE(v);
+    Rig rig(std::map<std::string, std::string>{{"TASKRING_RUN_INLINE", v}});
+    EXPECT_EQ(run_increments(rig, 5), std::vector<bool>(5, v[0] == '1'));
+  }
+}
+
+TEST(RunMode, HbgStaysThreadedWhenUnset) {
+  Rig rig(OnRuntime{"hbg"}, {});
+  EXPECT_EQ(run_increments(rig, 5), std::vector<bool>(5, false));
+}
+
+// Waits once for a flag that is already set: a kernel that waits on a
+// sibling, as far as the chip can tell.
+extern "C" void rk_wait_once(int64_t* args) {
+  KernelGlobalContext* g = taskring_kernel_global(args);
+  (void)g->wait_yield(taskring_kernel_local(args), 1);
+  rk_inc(args);
+}
+
+TEST(RunMode, AKernelThatWaitsKeepsTheCallableThreaded) {
+  Rig rig(std::map<std::string, std::string>{{"TASKRING_SIM_THREADS", "2"}});
+  ChipCallable c;
+  c.name = "waits";
+  c.entry = rtest_entry;
+  c.kernels = {{kInc, rk_wait_once, "", "wait_once"}};
+  auto id = rig.worker->register_callable(c);
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  for (int r = 0; r < 6; ++r) {
+    InoutArg arg;
+    g_body = [](const ChipTaskArgs& a) {
+      CoreTaskArgs inc;
+      inc.add_inout(*a.tensor(0)).add_scalar(1);
+      rt_submit_aiv_task(kInc, inc);
+    };
+    auto report = rig.worker->run(*id, arg.args);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    EXPECT_EQ(arg.x[0], 1);
+    EXPECT_FALSE(report->ran_inline) << "run " << r << " went inline after a kernel waited";
+  }
+  // The rig's own callable still probes both ways.
+  const auto ways = run_increments(rig, 2);
+  EXPECT_EQ(ways, (std::vector<bool>{false, true}));
+}
+
+}  // namespace
+}  // namespace taskring::rtest
