@@ -11,23 +11,11 @@ TensorMap::TensorMap(uint64_t initial_buckets) {
   pool_.reserve(1024);
 }
 
-uint32_t TensorMap::new_entry() {
-  ++entries_;
-  if (free_head_ != kNil) {
-    uint32_t i = free_head_;
-    free_head_ = pool_[i].next;
-    return i;
-  }
+uint32_t TensorMap::new_pool_entry() {
   // Entries an earlier run used are taken again as they are (insert()
   // writes every field) rather than cleared and rebuilt at each reset().
   if (pool_used_ == pool_.size()) pool_.emplace_back();
   return static_cast<uint32_t>(pool_used_++);
-}
-
-void TensorMap::free_entry(uint32_t i) {
-  --entries_;
-  pool_[i].next = free_head_;
-  free_head_ = i;
 }
 
 void TensorMap::reset() {
@@ -47,18 +35,7 @@ void TensorMap::resize_table(uint64_t capacity) {
   while ((uint64_t{1} << (64 - shift_)) < capacity) --shift_;
 }
 
-TensorMap::Bucket* TensorMap::find(uint64_t base) {
-  if (last_ != nullptr && last_->base == base && last_->used) return last_;
-  uint64_t mask = buckets_.size() - 1;
-  for (uint64_t i = home_of(base, shift_);; i = (i + 1) & mask) {
-    Bucket& b = buckets_[i];
-    if (!b.used) return nullptr;
-    if (b.base == base) return last_ = &b;
-  }
-}
-
-TensorMap::Bucket& TensorMap::find_or_add(uint64_t base) {
-  if (Bucket* b = find(base)) return *b;
+TensorMap::Bucket& TensorMap::add(uint64_t base) {
   if ((used_ + 1) * 2 > buckets_.size()) grow();
   uint64_t mask = buckets_.size() - 1;
   for (uint64_t i = home_of(base, shift_);; i = (i + 1) & mask) {
@@ -155,35 +132,23 @@ void TensorMap::grow() {
   }
 }
 
-void TensorMap::insert(const ChipTensor& t, Owner* owner, bool is_writer) {
-  Bucket& b = find_or_add(t.buffer.addr);
-  if (!is_writer && b.reader_count >= b.reader_purge_at) {
-    b.reader_count = purge(&b.readers);
-    b.reader_purge_at = std::max<uint32_t>(16, b.reader_count * 2);
-  }
-  uint32_t i = new_entry();
-  Entry& e = pool_[i];
-  e.view.assign(t);
-  e.owner = owner;
-  e.seq = owner->seq;
-  if (is_writer && b.index) {
-    e.next = kNil;
-    b.index->by_start.add(first_byte(t), first_byte(t) + t.extent_bytes(), i);
-    b.index->max_span = std::max(b.index->max_span, t.extent_bytes());
-    ++b.writer_count;
-    return;
-  }
-  uint32_t* head = is_writer ? &b.writers : &b.readers;
-  e.next = *head;
-  *head = i;
-  if (!is_writer) {
-    ++b.reader_count;
-  } else if (++b.writer_count > kIndexWriters) {
-    // Drop dead writers first: a chain that is long only with completed
-    // tasks' entries does not need an index.
-    b.writer_count = purge(&b.writers);
-    if (b.writer_count > kIndexWriters) build_index(b);
-  }
+void TensorMap::purge_readers(Bucket& b) {
+  b.reader_count = purge(&b.readers);
+  b.reader_purge_at = std::max<uint32_t>(16, b.reader_count * 2);
+}
+
+void TensorMap::add_to_index(Bucket& b, const ChipTensor& t, uint32_t i) {
+  pool_[i].next = kNil;
+  b.index->by_start.add(first_byte(t), first_byte(t) + t.extent_bytes(), i);
+  b.index->max_span = std::max(b.index->max_span, t.extent_bytes());
+  ++b.writer_count;
+}
+
+void TensorMap::index_if_long(Bucket& b) {
+  // Drop dead writers first: a chain that is long only with completed
+  // tasks' entries does not need an index.
+  b.writer_count = purge(&b.writers);
+  if (b.writer_count > kIndexWriters) build_index(b);
 }
 
 }  // namespace taskring::deps

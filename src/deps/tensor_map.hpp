@@ -92,10 +92,17 @@ class TensorMap {
   void resize_table(uint64_t capacity);  // empty table of `capacity` (a power of two) slots
   Bucket* find(uint64_t base);
   Bucket& find_or_add(uint64_t base);
+  Bucket& add(uint64_t base);  // a new bucket for `base` (find_or_add's miss)
   void grow();
   static bool live(const Entry& e);
   uint32_t new_entry();
+  uint32_t new_pool_entry();  // new_entry with no free entry: one more of the pool
   void free_entry(uint32_t i);
+  // insert's less usual steps: a reader chain due for a purge, a writer
+  // into a bucket's index, a writer chain grown past kIndexWriters.
+  void purge_readers(Bucket& b);
+  void add_to_index(Bucket& b, const ChipTensor& t, uint32_t i);
+  void index_if_long(Bucket& b);
   // Drops dead entries of one chain; returns the survivors.
   uint32_t purge(uint32_t* head);
   // Drops dead entries of an index; returns the survivors.
@@ -120,6 +127,112 @@ class TensorMap {
   Bucket* last_ = nullptr;
 };
 
-}  // namespace taskring::deps
+// ---- The submit path, inline (every submit runs it); growth, purges and the
+// writer index are in tensor_map.cpp. ----
 
-#include "deps/tensor_map_inl.hpp"
+inline bool TensorMap::live(const Entry& e) {
+  return e.owner->seq == e.seq && !e.owner->completed.load(std::memory_order_acquire);
+}
+
+template <typename Fn>
+void TensorMap::for_each_dependency(const ChipTensor& probe, bool probe_is_writer, Fn&& fn) {
+  Bucket* b = find(probe.buffer.addr);
+  if (b == nullptr) return;
+  auto visit = [&](Entry& e) {  // true: drop the entry
+    if (!live(e)) return true;
+    const Verdict v = judge(probe, probe_is_writer, e.view);
+    if (v.depends) fn(e.owner);
+    return v.replaces;
+  };
+  if (b->index) {
+    WriterIndex& x = *b->index;
+    const uint64_t lo = first_byte(probe), hi = lo + probe.extent_bytes();
+    StartIndex& ix = x.by_start;
+    for (StartIndex::Pos it = ix.lower_bound(lo > x.max_span ? lo - x.max_span : 0);
+         !ix.at_end(it) && ix.key(it) < hi;) {
+      if (ix.end_byte(it) <= lo) {  // ends before the probe: no need to touch the entry
+        it = ix.next(it);
+        continue;
+      }
+      const uint32_t i = ix.entry(it);
+      if (visit(pool_[i])) {
+        free_entry(i);
+        it = ix.erase(it);
+        --b->writer_count;
+      } else {
+        it = ix.next(it);
+      }
+    }
+  }
+  auto scan = [&](uint32_t* head, bool readers) {
+    uint32_t* link = head;
+    while (*link != kNil) {
+      uint32_t i = *link;
+      Entry& e = pool_[i];
+      if (visit(e)) {
+        *link = e.next;
+        free_entry(i);
+        --(readers ? b->reader_count : b->writer_count);
+      } else {
+        link = &e.next;
+      }
+    }
+  };
+  if (!b->index) scan(&b->writers, false);
+  if (meets_readers(probe_is_writer)) scan(&b->readers, true);
+}
+
+inline TensorMap::Bucket* TensorMap::find(uint64_t base) {
+  if (last_ != nullptr && last_->base == base && last_->used) return last_;
+  const uint64_t mask = buckets_.size() - 1;
+  for (uint64_t i = home_of(base, shift_);; i = (i + 1) & mask) {
+    Bucket& b = buckets_[i];
+    if (!b.used) return nullptr;
+    if (b.base == base) return last_ = &b;
+  }
+}
+
+inline TensorMap::Bucket& TensorMap::find_or_add(uint64_t base) {
+  if (Bucket* b = find(base)) return *b;
+  return add(base);
+}
+
+inline uint32_t TensorMap::new_entry() {
+  ++entries_;
+  if (free_head_ != kNil) {
+    const uint32_t i = free_head_;
+    free_head_ = pool_[i].next;
+    return i;
+  }
+  return new_pool_entry();
+}
+
+inline void TensorMap::free_entry(uint32_t i) {
+  --entries_;
+  pool_[i].next = free_head_;
+  free_head_ = i;
+}
+
+inline void TensorMap::insert(const ChipTensor& t, Owner* owner, bool is_writer) {
+  Bucket& b = find_or_add(t.buffer.addr);
+  if (!is_writer && b.reader_count >= b.reader_purge_at) purge_readers(b);
+  const uint32_t i = new_entry();
+  Entry& e = pool_[i];
+  e.view.assign(t);
+  e.owner = owner;
+  e.seq = owner->seq;
+  if (is_writer && b.index) {
+    add_to_index(b, t, i);
+    return;
+  }
+  uint32_t* head = is_writer ? &b.writers : &b.readers;
+  e.next = *head;
+  *head = i;
+  if (!is_writer) {
+    ++b.reader_count;
+  } else if (++b.writer_count > kIndexWriters) {
+    index_if_long(b);
+  }
+}
+
+}  // namespace taskring::deps

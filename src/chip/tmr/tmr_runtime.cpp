@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "task_name.hpp"
 #include "taskring/base/clock.hpp"
 
 namespace taskring::tmr {
@@ -114,6 +115,8 @@ Status TmrRuntime::start_run(const RunRequest& request) {
   orch_start_.notify_all();
   return Status::Ok();
 }
+
+std::string TmrRuntime::task_name(const TaskSlot* t) const { return tmr::task_name(t->id); }
 
 void TmrRuntime::wake_blocked() {
   orch_start_.notify_all();

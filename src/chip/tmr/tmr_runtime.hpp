@@ -119,7 +119,7 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   void orchestrate();
   void finish_orchestration();
 
-  // Retirement (tmr_retire.cpp). release drops a reference; the last one
+  // Retirement (inline, below). release drops a reference; the last one
   // marks the slot consumed and advances its ring. release_deferred marks
   // it only (true when it did): the caller advances the ring with
   // advance_ring after a seq_cst fence, once for many slots.
@@ -189,6 +189,40 @@ inline void TmrRuntime::retire(TaskSlot* t) {
 
 inline bool TmrRuntime::run_complete(uint64_t completed) const {
   return orch_done_.load(std::memory_order_acquire) && completed == submitted_pub_.load(std::memory_order_acquire);
+}
+
+// Retirement, the executors' last step on a task: release() drops a
+// reference; the last one marks the slot CONSUMED, advances its ring over
+// every consecutive consumed slot (TaskRing::advance, publishing the heap,
+// dependency-pool and argument-pool tails with it) and wakes an orchestrator
+// waiting for that much room.
+inline void TmrRuntime::release(TaskSlot* t) {
+  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Once `consumed` is set the ring may pass the slot and the orchestrator
+  // reuse it: read the ring before (TSan found the read after).
+  TaskRing& ring = rings_[t->ring];
+  t->consumed.store(true, std::memory_order_seq_cst);
+  advance_ring(ring);
+}
+
+inline bool TmrRuntime::release_deferred(TaskSlot* t) {
+  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  t->consumed.store(true, std::memory_order_release);
+  return true;
+}
+
+inline void TmrRuntime::advance_ring(TaskRing& ring) {
+  // advance() ends with a seq_cst fence after moving last_alive, so a waiter
+  // that set wake_at after this load reads the new last_alive itself. One
+  // retirement claims the wake (the exchange): until the woken orchestrator
+  // runs, later retirements would each pay a futex call for nobody.
+  if (ring.advance()) {
+    uint64_t want = ring.wake_at.load(std::memory_order_seq_cst);
+    if (ring.last_alive.load(std::memory_order_relaxed) >= want &&
+        ring.wake_at.compare_exchange_strong(want, kNoWaiter, std::memory_order_seq_cst)) {
+      ring_progress_.notify_all_ordered();
+    }
+  }
 }
 
 }  // namespace taskring::tmr
