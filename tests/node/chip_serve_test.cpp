@@ -6,8 +6,14 @@
 // must keep: a run of more chip tasks than the queue has slots completes in
 // order with every output right, and a chip task that never finishes on a
 // threaded chip ends at the chip's run timeout with an error naming it,
-// leaving the chip usable. Every wait has a deadline.
+// leaving the chip usable, and one whose serving thread is stuck inside the
+// task (an inline chip's orchestration) is killed by the parent's task
+// watch, the run failing with an error that names the chip, the task and
+// the timeout. Every wait has a deadline.
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cerrno>
 
 #include "node_test_util.hpp"
 
@@ -124,6 +130,66 @@ TEST(ChipServeStall, AThreadedChipTaskThatNeverFinishesEndsAtTheRunTimeoutNaming
   ASSERT_TRUE(s.ok()) << "the chip serves the next run: " << s.to_string();
   for (uint32_t k = 0; k < kN; ++k) ASSERT_EQ(y.data<float>()[k], 5.0f) << "y[" << k << "]";
   EXPECT_TRUE(w->close().ok());
+}
+
+// The chip knobs of the stall tests: the task watch kills a chip whose task
+// runs past 300 + 200 + 1000 ms (NodeWorker's kChipAnswerSlackMs).
+EnvLookup stall_env() { return map_env({{"TASKRING_RUN_TIMEOUT_MS", "300"}, {"TASKRING_STALL_TIMEOUT_MS", "200"}}); }
+
+// Runs one chip task that passes `g` (its orchestration waits on the gate,
+// on the chip's serving thread) and checks that the parent's task watch
+// killed the chip: the run fails with UNAVAILABLE naming the chip, the task
+// and the timeout well before the run's own deadline (8 s; the gate gives
+// up after 10), the child is reaped, and the chip stays failed.
+void expect_the_watch_kills_a_stuck_chip(NodeWorker& w, Gate* g) {
+  const pid_t pid = w.chip_pid(0);
+  const uint64_t t0 = mono_ns();
+  Status s = w.run(
+      [&](Orchestrator& o) {
+        ChipTaskArgs a;
+        a.add_scalar(reinterpret_cast<uintptr_t>(g));
+        return o.submit_next_level(kGate, a, 0);
+      },
+      Deadline::after_ms(8000));
+  const uint64_t took_ms = (mono_ns() - t0) / 1'000'000;
+  ::testing::Test::RecordProperty("took_ms", static_cast<int>(took_ms));
+  ::testing::Test::RecordProperty("error", s.message());
+  EXPECT_LT(took_ms, 8000u) << "the run's own deadline ended it";
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+  EXPECT_NE(s.message().find("chip 0 (pid " + std::to_string(pid) + ") ran one chip task for"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("task 0 (chip 0, callable 'gate')"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("TASKRING_RUN_TIMEOUT_MS=300"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("killed it"), std::string::npos) << s.message();
+  EXPECT_EQ(g->ran.load(), 0u) << "the orchestration returned: nothing was stuck";
+  // Reaped by the parent (a zombie would still take signal 0).
+  EXPECT_TRUE(kill(pid, 0) == -1 && errno == ESRCH) << "chip 0 (pid " << pid << ") was not reaped";
+  // A dead chip stays dead: the next run fails at once, naming why.
+  ChipTensor x = shared_row(w, 2.0f), y = shared_row(w, -1.0f);
+  Status next = w.run([&](Orchestrator& o) { return add(o, x, y, 3.0f); }, Deadline::after_ms(8000));
+  EXPECT_EQ(next.code(), StatusCode::kUnavailable) << next.to_string();
+  EXPECT_NE(next.message().find("ran one chip task for"), std::string::npos) << next.message();
+  open_gate(g);
+  EXPECT_TRUE(w.close().ok());
+}
+
+// A fresh node after the one whose chip was killed: its chip serves a run.
+void expect_a_fresh_node_works(NodeConfig::ChipInline mode) {
+  auto w = make_chip(mode, stall_env());
+  ChipTensor x = shared_row(*w, 2.0f), y = shared_row(*w, -1.0f);
+  Status s = w->run([&](Orchestrator& o) { return add(o, x, y, 3.0f); }, Deadline::after_ms(20000));
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (uint32_t k = 0; k < kN; ++k) ASSERT_EQ(y.data<float>()[k], 5.0f) << "y[" << k << "]";
+  EXPECT_TRUE(w->close().ok());
+}
+
+// An inline chip orchestrates on its serving thread: an orchestration that
+// never returns holds it, so the chip cannot end the run itself. The
+// parent's task watch kills it past its run timeout.
+TEST(ChipServeStall, AnInlineChipTaskThatNeverReturnsIsKilledByTheParentNamingIt) {
+  auto w = make_chip(NodeConfig::ChipInline::kOn, stall_env());
+  expect_the_watch_kills_a_stuck_chip(*w, new (*w->alloc_shared(sizeof(Gate))) Gate());
+  expect_a_fresh_node_works(NodeConfig::ChipInline::kOn);
 }
 
 }  // namespace
