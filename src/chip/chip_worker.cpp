@@ -98,6 +98,7 @@ struct ChipWorker::Impl {
   sanitize::SanitizeMode sanitize;
   int base_executors = 1;  // as configured, for the schedule fuzzer's run 0
   bool base_inline = false;
+  bool orchestrate_here = false;  // RunConfig::orchestrate_here of the prepared run
   uint64_t timeout_ms = 0;
 
   // Staging buffers of finished runs, kept for the next run's arguments of
@@ -276,6 +277,7 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
   m.report.invocation_id = log::strace::alloc_invocation();
   m.run_error = Status::Ok();
   m.timeout_ms = config.timeout_ms ? config.timeout_ms : m.run_timeout_ms;
+  m.orchestrate_here = config.orchestrate_here;
 
   // Runtime sized for this run (rebuilt only when the sizing changes).
   TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, resolve_ring_sizes(config.rings, m.config.env));
@@ -389,6 +391,7 @@ Status ChipWorker::launch() {
   m.sanitizer.kernel_names = &c.kernel_names;
   request.invocation_id = m.report.invocation_id;
   request.host_phase_only = host_half;
+  request.orchestrate_here = m.orchestrate_here;
   TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));
   m.phase = Impl::Phase::kLaunched;
   return Status::Ok();

@@ -47,6 +47,14 @@ struct RunRequest {
   // host (hbg): run the orchestration and the uploads, then finish without
   // executing anything. Only sent when host_phase_only_supported().
   bool host_phase_only = false;
+  // RunConfig::orchestrate_here: the caller waits for this run right after
+  // start_run and has nothing else to do meanwhile. A threaded tmr runtime
+  // then orchestrates on the calling thread instead of waking its
+  // orchestrator thread, wakes no executor for the first ready task, and,
+  // when that is the run's only task, runs it on the calling thread as well
+  // (otherwise it wakes the executors once the orchestration returns or
+  // blocks). An orchestration that never returns holds the caller.
+  bool orchestrate_here = false;
 };
 
 struct L2RuntimeConfig {

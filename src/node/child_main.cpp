@@ -201,7 +201,12 @@ class ChildServer {
     }
     if (m.callable < 0 || m.callable >= static_cast<int>(ids_.size()))
       return not_found("chip callable id " + std::to_string(m.callable) + " is not registered");
-    auto r = chip_->run(ids_[static_cast<size_t>(m.callable)], args);
+    // The serving thread waits for the run anyway: it orchestrates it too
+    // (and runs a one-task run itself); a task that hangs there is ended by
+    // the parent's task watch (LocalEndpoint::watch_task).
+    RunConfig rc;
+    rc.orchestrate_here = true;
+    auto r = chip_->run(ids_[static_cast<size_t>(m.callable)], args, rc);
     if (r.ok()) m_.run_totals.add(*r);  // published by the TASK_DONE store that follows
     return r.status();
   }

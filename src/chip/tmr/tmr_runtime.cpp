@@ -106,6 +106,22 @@ Status TmrRuntime::start_run(const RunRequest& request) {
     run_inline_until_finished();
     return Status::Ok();
   }
+  if (request.orchestrate_here) {
+    // No orchestrator thread to wake (nor to admit: orchestrate() returns
+    // before the next begin_run), and no executor for the first ready task.
+    gate_.open_quiet();
+    orchestrate();
+    if (!gate_.end_quiet()) return Status::Ok();  // nothing made ready, or a later push woke the executors
+    // A run of one task: this thread runs it (as executor 0's helper, like
+    // scope_end's drain: not with profiling or the sanitizer, whose records
+    // are per executor), which costs no wake and no park. Otherwise the
+    // task that woke nobody needs the executors.
+    if (submitted_ == 1 && config_.profile == nullptr && config_.sanitizer == nullptr)
+      run_ready_here();
+    else
+      gate_.wake_all();
+    return Status::Ok();
+  }
   gate_.admit();  // the orchestrator leaves after finish_orchestration()
   gate_.open();
   orch_generation_.fetch_add(1, std::memory_order_seq_cst);
