@@ -49,12 +49,21 @@ extern "C" void chain_entry(const ChipTaskArgs& args) {
   for (int32_t i = 3; i < args.tensor_count(); ++i) add_one(*args.tensor(0), *args.tensor(i), static_cast<float>(i));
 }
 
-std::unique_ptr<ChipWorker> threaded_worker() {
+// A threaded worker (two sim threads) with one callable, registered as id 0.
+std::unique_ptr<ChipWorker> threaded_worker(const char* name, OrchestrationEntry entry,
+                                            std::vector<KernelBinding> kernels = {}) {
   ChipWorkerConfig cfg;
   cfg.env = map_env({{"TASKRING_SIM_THREADS", "2"}, {"TASKRING_RUN_TIMEOUT_MS", "20000"}});
   auto w = ChipWorker::create(cfg);
   EXPECT_TRUE(w.ok()) << w.status().to_string();
-  return w.ok() ? std::move(*w) : nullptr;
+  if (!w.ok()) return nullptr;
+  ChipCallable c;
+  c.name = name;
+  c.entry = entry;
+  c.kernels = std::move(kernels);
+  auto id = (*w)->register_callable(c);
+  EXPECT_TRUE(id.ok() && *id == 0) << id.status().to_string();
+  return std::move(*w);
 }
 
 RunConfig here() {
@@ -64,13 +73,9 @@ RunConfig here() {
 }
 
 TEST(OrchestrateHere, ARunOfOneTaskRunsOnTheCallingThread) {
-  auto w = threaded_worker();
+  auto w = threaded_worker("where", where_entry, {KernelBinding{kWhere, where_kernel, "", "where"}});
   ASSERT_NE(w, nullptr);
-  ChipCallable c;
-  c.name = "where";
-  c.entry = where_entry;
-  c.kernels = {KernelBinding{kWhere, where_kernel, "", "where"}};
-  const int id = *w->register_callable(c);
+  const int id = 0;
   for (uint64_t tasks : {1u, 0u, 3u, 1u}) {
     g_ran_on.store(std::thread::id{});
     ChipTaskArgs a;
@@ -91,12 +96,9 @@ TEST(OrchestrateHere, ARunOfOneTaskRunsOnTheCallingThread) {
 }
 
 TEST(OrchestrateHere, AChainAndAFanOutCompleteWithTheirOutputsRunAfterRun) {
-  auto w = threaded_worker();
+  auto w = threaded_worker("chain", chain_entry);
   ASSERT_NE(w, nullptr);
-  ChipCallable c;
-  c.name = "chain";
-  c.entry = chain_entry;
-  const int id = *w->register_callable(c);
+  const int id = 0;
   for (int fan : {0, 1, 8}) {
     for (int round = 0; round < 20; ++round) {
       std::vector<std::vector<float>> rows(static_cast<size_t>(3 + fan), std::vector<float>(kN, -1.0f));
