@@ -111,11 +111,14 @@ Status TmrRuntime::start_run(const RunRequest& request) {
     // before the next begin_run), and no executor for the first ready task.
     gate_.open_quiet();
     orchestrate();
-    if (!gate_.end_quiet()) return Status::Ok();  // nothing made ready, or a later push woke the executors
+    if (!gate_.end_quiet()) return Status::Ok();  // no push woke nobody: nothing is left unannounced
     // A run of one task: this thread runs it (as executor 0's helper, like
     // scope_end's drain: not with profiling or the sanitizer, whose records
     // are per executor), which costs no wake and no park. Otherwise the
-    // task that woke nobody needs the executors.
+    // task that woke nobody needs the executors (a later push may have
+    // woken them already; a second wake is harmless). An orchestration
+    // blocked before it returns woke them itself (wake_if_deferred), and
+    // any other wait is bounded by the executors' 50 ms look between runs.
     if (submitted_ == 1 && config_.profile == nullptr && config_.sanitizer == nullptr)
       run_ready_here();
     else
