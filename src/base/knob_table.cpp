@@ -79,7 +79,9 @@ const KnobSpec kKnobs[] = {
      "deadline of `get_tensor_data` / `set_tensor_data` waits (`TENSOR_WAIT_TIMEOUT`)"},
     {"TASKRING_RUN_TIMEOUT_MS", "", kRuntime, KnobKind::kInt, 1, 86400000, "`60000`", "",
      "deadline of `ChipWorker::wait`; a run past it is stopped with `SCHEDULER_TIMEOUT` (overridden per run by "
-     "`RunConfig::timeout_ms`)"},
+     "`RunConfig::timeout_ms`). In a node, the parent also kills a chip whose task runs past it plus "
+     "`TASKRING_STALL_TIMEOUT_MS` plus 1 s without an answer, inline chips included (docs/node.md, \"Failure "
+     "handling\")"},
     {"TASKRING_GRAPH_ARENA_BYTES", "", kRuntime, KnobKind::kInt, 0, int64_t{1} << 34, "`4194304` (4 MiB)", "",
      "pinned arena for the Graph submission images of one hbg run, uploaded in one copy; 0 uploads each "
      "submission on its own"},

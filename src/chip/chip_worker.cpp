@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "chip_knobs.hpp"
 #include "exec/device_profile.hpp"
@@ -81,6 +82,7 @@ struct ChipWorker::Impl {
   // waits with its run timeout.
   bool pick_mode = false;
   RunModePicker picker;
+  bool picking = false;         // the prepared run's way is the picker's
   bool run_inline_now = false;  // the prepared run's way
   uint64_t kernel_waits_at_launch = 0;
   uint64_t run_timeout_ms = 60000;
@@ -108,6 +110,20 @@ struct ChipWorker::Impl {
   sanitize::SanitizeMode sanitize;
   int base_executors = 1;  // as configured, for the schedule fuzzer's run 0
   bool base_inline = false;
+  bool orchestrate_here = false;  // RunConfig::orchestrate_here of the prepared run
+  // The ring sizes of a run that overrides none: the PTO2_RING_* knobs, read
+  // at the first such run and kept (knobs are read once per worker). Reading
+  // them per run was 12 % of a no-op run's instructions, which a node's chip
+  // child pays per chip task.
+  std::optional<RingSizes> env_rings;
+  Expected<RingSizes> ring_sizes(const RingSizes& overrides) {
+    if (!sizes_equal(overrides, RingSizes{})) return resolve_ring_sizes(overrides, config.env);
+    if (!env_rings) {
+      TASKRING_ASSIGN_OR_RETURN(RingSizes s, resolve_ring_sizes(overrides, config.env));
+      env_rings = s;
+    }
+    return *env_rings;
+  }
   uint64_t timeout_ms = 0;
 
   // Staging buffers of finished runs, kept for the next run's arguments of
@@ -291,10 +307,13 @@ Status ChipWorker::prepare(int callable_id, const ChipTaskArgs& host_args, const
   m.report.invocation_id = log::strace::alloc_invocation();
   m.run_error = Status::Ok();
   m.timeout_ms = config.timeout_ms ? config.timeout_ms : m.run_timeout_ms;
+  m.orchestrate_here = config.orchestrate_here;
 
   // Runtime sized for this run (rebuilt only when the sizing changes).
-  TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, resolve_ring_sizes(config.rings, m.config.env));
-  m.run_inline_now = m.pick_mode ? m.picker.next_inline(callable_id) : m.runtime_config.run_inline;
+  TASKRING_ASSIGN_OR_RETURN(RingSizes sizes, m.ring_sizes(config.rings));
+  // A caller that orchestrates its runs itself (orchestrate_here) gets them threaded: no pick.
+  m.picking = m.pick_mode && !m.orchestrate_here;
+  m.run_inline_now = m.picking ? m.picker.next_inline(callable_id) : m.runtime_config.run_inline;
   if (!m.runtime || !sizes_equal(sizes, m.runtime_config.rings)) {
     m.runtime.reset();
     L2RuntimeConfig rc = m.runtime_config;
@@ -405,8 +424,9 @@ Status ChipWorker::launch() {
   m.sanitizer.kernel_names = &c.kernel_names;
   request.invocation_id = m.report.invocation_id;
   request.host_phase_only = host_half;
-  request.tasks_on_orchestrator = m.pick_mode && m.run_inline_now;
+  request.tasks_on_orchestrator = m.picking && m.run_inline_now;
   m.kernel_waits_at_launch = exec::kernel_waits();
+  request.orchestrate_here = m.orchestrate_here;
   TASKRING_RETURN_IF_ERROR(m.runtime->start_run(request));
   m.phase = Impl::Phase::kLaunched;
   return Status::Ok();
@@ -447,7 +467,7 @@ Status ChipWorker::wait() {
     m.report.graph = m.runtime->graph_stats();
   }
   m.report.ran_inline = m.run_inline_now;
-  if (m.pick_mode) {
+  if (m.picking) {
     m.picker.record(m.active_callable, m.run_inline_now, m.t_done - m.t_launch,
                     m.report.stats.tasks_completed, m.run_error.ok(),
                     exec::kernel_waits() != m.kernel_waits_at_launch);

@@ -51,8 +51,17 @@ struct RunRequest {
   // orchestration has submitted them or blocks (as an inline run's do on the
   // caller's), and the executors sit the run out. The chip's pick of the
   // inline way (run_mode.hpp) on a runtime that keeps its threads, so the
-  // caller still waits with a deadline. Ignored elsewhere.
+  // caller still waits with a deadline. Ignored elsewhere, and with
+  // orchestrate_here.
   bool tasks_on_orchestrator = false;
+  // RunConfig::orchestrate_here: the caller waits for this run right after
+  // start_run and has nothing else to do meanwhile. A threaded tmr runtime
+  // then orchestrates on the calling thread instead of waking its
+  // orchestrator thread, wakes no executor for the first ready task, and,
+  // when that is the run's only task, runs it on the calling thread as well
+  // (otherwise it wakes the executors once the orchestration returns or
+  // blocks). An orchestration that never returns holds the caller.
+  bool orchestrate_here = false;
 };
 
 struct L2RuntimeConfig {

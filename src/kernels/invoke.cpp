@@ -22,14 +22,6 @@ std::string label(std::string_view name, int32_t func_id) {
 }
 }  // namespace
 
-void pack_kernel_args(int64_t* args, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
-                      KernelLocalContext* local, KernelGlobalContext* global) {
-  for (int i = 0; i < n; ++i) args[i] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&tensors[i]));
-  for (int j = 0; j < m; ++j) args[n + j] = static_cast<int64_t>(scalars[j]);
-  args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(local));
-  args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(global));
-}
-
 Status invoke_kernel(taskring_kernel_fn fn, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
                      KernelLocalContext* local_ctx, std::string_view kernel_name, int32_t func_id,
                      KernelGlobalContext* global_ctx) {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "domain_member.hpp"
+#include "taskring/base/clock.hpp"
 #include "taskring/base/cpus.hpp"
 #include "taskring/log/strace.hpp"
 
@@ -115,6 +116,7 @@ class ChildServer {
     while (task_ready()) {
       TaskSlot& t = m_.tasks[next_ % kTaskSlots];
       ++next_;
+      t.started_ns.store(0, std::memory_order_relaxed);
       store_task_state(t, TaskState::kRunning);
       // Read before the final state: from then on the parent may reuse the slot.
       const int32_t countdown = t.countdown, done_gate = t.done_gate;
@@ -122,7 +124,12 @@ class ChildServer {
                      ? wait_gate(t.wait_gate)
                      : aborted("not run: a task queued before it on this worker did not complete");
       const bool run = s.ok();
-      if (run) s = run_task(t);
+      if (run) {
+        // The parent's task watch counts from here: a group gate's wait is
+        // the earlier group's time, not this task's.
+        t.started_ns.store(mono_ns(), std::memory_order_release);
+        s = run_task(t);
+      }
       const bool ok = run && s.ok();
       failed_before_ = (failed_before_ << 1) | (ok ? 0u : 1u);
       t.result.store(s);
@@ -194,7 +201,12 @@ class ChildServer {
     }
     if (m.callable < 0 || m.callable >= static_cast<int>(ids_.size()))
       return not_found("chip callable id " + std::to_string(m.callable) + " is not registered");
-    auto r = chip_->run(ids_[static_cast<size_t>(m.callable)], args);
+    // The serving thread waits for the run anyway: it orchestrates it too
+    // (and runs a one-task run itself); a task that hangs there is ended by
+    // the parent's task watch (LocalEndpoint::watch_task).
+    RunConfig rc;
+    rc.orchestrate_here = true;
+    auto r = chip_->run(ids_[static_cast<size_t>(m.callable)], args, rc);
     if (r.ok()) m_.run_totals.add(*r);  // published by the TASK_DONE store that follows
     return r.status();
   }

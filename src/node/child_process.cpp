@@ -97,6 +97,16 @@ bool ChildProcess::kill_if_stopped_for(uint64_t limit_ns, uint64_t now_ns, const
   return true;
 }
 
+bool ChildProcess::kill_for(const std::string& reason) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (reaped_ || !kill_reason_.empty()) return false;
+  kill_reason_ = reason;
+  // The group: whatever the child started dies with it, as in the shutdown ladder.
+  killpg(pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  return true;
+}
+
 bool ChildProcess::reaped() {
   std::lock_guard<std::mutex> lk(mu_);
   return reaped_;

@@ -52,6 +52,10 @@ class ChildProcess {
   // was first seen so, it is SIGKILLed and check() names why (`knob` is the
   // setting that bounds it). True when this call killed it.
   bool kill_if_stopped_for(uint64_t limit_ns, uint64_t now_ns, const std::string& knob);
+  // SIGKILLs the child's process group for `reason` ("ran one chip task
+  // for ..."), which check() then reports after the name. True when this
+  // call killed it; false once reaped or already killed for a reason.
+  bool kill_for(const std::string& reason);
 
  private:
   bool reap_locked(bool block);
@@ -61,7 +65,7 @@ class ChildProcess {
   bool reaped_ = false;
   int wait_status_ = 0;
   uint64_t stopped_since_ns_ = 0;  // 0: not seen stopped at the last check
-  std::string kill_reason_;        // set when kill_if_stopped_for killed it
+  std::string kill_reason_;        // set when kill_if_stopped_for or kill_for killed it
   std::string name_;
 };
 

@@ -75,6 +75,20 @@ Status LocalEndpoint::start_staged(uint64_t task_id, const TaskPayload& task, in
   return Status::Ok();
 }
 
+void LocalEndpoint::watch_task(uint64_t limit_ns, uint64_t now_ns, const std::string& limit) {
+  // The child runs one slot at a time; whichever is TASK_RUNNING is it.
+  // A slot reused between the two loads shows a later start: never an
+  // earlier kill.
+  for (TaskSlot& t : m_->tasks) {
+    if (load_task_state(t) != TaskState::kRunning) continue;
+    const uint64_t started = t.started_ns.load(std::memory_order_acquire);
+    if (started == 0 || now_ns < started || now_ns - started < limit_ns) continue;
+    (void)child_->kill_for("ran one chip task for " + std::to_string((now_ns - started) / 1'000'000) +
+                           " ms without an answer, past " + limit + "; killed it");
+    return;
+  }
+}
+
 std::optional<Outcome> LocalEndpoint::poll(bool check_liveness) {
   if (head_ == tail_) return std::nullopt;
   TaskSlot& m = m_->tasks[head_ % kTaskSlots];

@@ -41,6 +41,7 @@ class LocalEndpoint final : public Endpoint {
   void watch_stall(uint64_t limit_ns, uint64_t now_ns, const std::string& knob) override {
     (void)child_->kill_if_stopped_for(limit_ns, now_ns, knob);
   }
+  void watch_task(uint64_t limit_ns, uint64_t now_ns, const std::string& limit) override;
   std::optional<Outcome> poll(bool check_liveness) override;
   Expected<uint64_t> control(const ControlRequest& req, Deadline deadline) override;
   Status control_post(const ControlRequest& req) override;

@@ -102,6 +102,11 @@ struct alignas(64) TaskSlot {
   int32_t tensor_count = 0;
   int32_t scalar_count = 0;
   uint64_t task_seq = 0;
+  // mono_ns() when the child started running the task (after its group
+  // gate opened), 0 while it waits for the gate; reset by the child before
+  // it stores TASK_RUNNING. The parent's task watch reads it
+  // (LocalEndpoint::watch_task) to kill a chip that cannot answer.
+  std::atomic<uint64_t> started_ns{0};
   int32_t tags[kMaxTaskTensors] = {};
   ChipTensor tensors[kMaxTaskTensors];
   uint64_t scalars[kMaxTaskScalars] = {};

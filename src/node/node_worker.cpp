@@ -125,6 +125,12 @@ struct NodeWorker::Impl {
   Status read_stall_timeout();
   uint64_t stall_timeout_ms = 0;
   std::string stall_knob;
+  // The chip task watch's limit (EngineConfig::task_timeout_ms): the chips'
+  // run timeout, plus the time a chip takes to stop a run and answer, from
+  // the knobs the chips read in the node's env.
+  Status read_task_timeout();
+  uint64_t task_timeout_ms = 0;
+  std::string task_timeout_knob;
   int sim_threads() const;
   Expected<bool> run_inline() const;
   // NodeConfig::chip_pin, then TASKRING_CHIP_PIN, then pin_chips_by_default.
@@ -181,6 +187,35 @@ Status NodeWorker::Impl::read_stall_timeout() {
     stall_timeout_ms = static_cast<uint64_t>(**knob);
     stall_knob = "TASKRING_NODE_STALL_TIMEOUT_MS=" + std::to_string(stall_timeout_ms);
   }
+  return Status::Ok();
+}
+
+namespace {
+// The defaults of TASKRING_RUN_TIMEOUT_MS and TASKRING_STALL_TIMEOUT_MS
+// (the chip's knobs, src/chip/chip_knobs.hpp, which the node cannot include).
+constexpr uint64_t kChipRunTimeoutMs = 60000;
+constexpr uint64_t kChipStallTimeoutMs = 10000;
+// After its run timeout, a threaded chip gives a stuck run the stall
+// timeout to stop, then answers: the watch waits that long, and this much
+// more for the answer to come (finalize, spans, a loaded host), so that a
+// chip which can answer always does so itself, with its own error.
+constexpr uint64_t kChipAnswerSlackMs = 1000;
+}  // namespace
+
+Status NodeWorker::Impl::read_task_timeout() {
+  uint64_t run_ms = kChipRunTimeoutMs, stall_ms = kChipStallTimeoutMs;
+  if (cfg.env) {
+    auto run = read_int_knob(cfg.env, taskring::knob("TASKRING_RUN_TIMEOUT_MS"));
+    if (!run.ok()) return run.status().with_context("NodeWorker::init");
+    if (*run) run_ms = static_cast<uint64_t>(**run);
+    auto stall = read_int_knob(cfg.env, taskring::knob("TASKRING_STALL_TIMEOUT_MS"));
+    if (!stall.ok()) return stall.status().with_context("NodeWorker::init");
+    if (*stall) stall_ms = static_cast<uint64_t>(**stall);
+  }
+  task_timeout_ms = run_ms + stall_ms + kChipAnswerSlackMs;
+  task_timeout_knob = "the chip run timeout TASKRING_RUN_TIMEOUT_MS=" + std::to_string(run_ms) +
+                      " (+ TASKRING_STALL_TIMEOUT_MS=" + std::to_string(stall_ms) + " and " +
+                      std::to_string(kChipAnswerSlackMs) + " ms for the chip to stop the run and answer)";
   return Status::Ok();
 }
 
@@ -394,6 +429,8 @@ EngineConfig NodeWorker::Impl::engine_config() {
   ec.control_timeout_ms = cfg.control_timeout_ms;
   ec.stall_timeout_ms = stall_timeout_ms;
   ec.stall_knob = stall_knob;
+  ec.task_timeout_ms = task_timeout_ms;
+  ec.task_timeout_knob = task_timeout_knob;
   ec.api = EngineApi{"NodeWorker", "NodeConfig::sub_workers", "NodeConfig::heap_ring_bytes"};
   Impl* mp = this;
   ec.at_every_fence = [mp](const RunFence& f) { return mp->domains ? mp->domains->at_every_fence(f) : Status::Ok(); };
@@ -423,6 +460,7 @@ Status NodeWorker::init() {
   const Deadline ready_by{deadline.at_mono_ns - reserve_ns};
   Status v = m.validate();
   if (v.ok()) v = m.read_stall_timeout();
+  if (v.ok()) v = m.read_task_timeout();
   if (!v.ok()) {
     m.state = Impl::State::kFailed;
     return v;

@@ -4,10 +4,17 @@
 // how an L2 run starts and ends (which thread orchestrates, which threads
 // are woken) is on every task's path. These tests pin what any change there
 // must keep: a run of more chip tasks than the queue has slots completes in
-// order with every output right, and a chip task that never finishes on a
-// threaded chip ends at the chip's run timeout with an error naming it,
-// leaving the chip usable. Every wait has a deadline.
+// order with every output right; a chip task whose kernel never returns
+// ends at the chip's run timeout with the chip's own error, leaving the chip
+// usable; and one whose serving thread is stuck inside the task (its
+// orchestration never returns: the serving thread orchestrates every chip
+// task, threaded or inline) is killed by the parent's task watch, the run
+// failing with an error that names the chip, the task and the timeout.
+// Every wait has a deadline.
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cerrno>
 
 #include "node_test_util.hpp"
 
@@ -16,11 +23,36 @@ namespace {
 
 constexpr int kAddScalar = 0;
 constexpr int kGate = 1;
+constexpr int kGateInKernel = 2;
+// A func id of the tests' own (the built-in ones start at 896).
+constexpr int32_t kGateKernelId = 7;
 constexpr uint32_t kN = 64;
 // More than the child's queue holds (kTaskSlots = 16): the parent refills
 // slots the child has finished while the child works through the others.
 constexpr int kIndependent = 40;
 constexpr int kChain = 24;
+
+// Kernel: passes the Gate at its scalar 0 (it has no tensors).
+void gate_kernel(int64_t* args) { (void)gate_pass(gate_at(static_cast<uint64_t>(args[0]))); }
+
+// Chip entry: scalar 1 independent AIV tasks of gate_kernel with the Gate
+// at scalar 0, so the orchestration returns and the kernels block.
+void gate_in_kernel_entry(const ChipTaskArgs& args) {
+  for (uint64_t i = 0; i < args.scalar(1); ++i) {
+    CoreTaskArgs t;
+    const uint64_t g = args.scalar(0);
+    t.add_scalars(&g, 1);
+    rt_submit_aiv_task(kGateKernelId, t);
+  }
+}
+
+ChipCallable gate_in_kernel_callable() {
+  ChipCallable c;
+  c.name = "gate_in_kernel";
+  c.entry = gate_in_kernel_entry;
+  c.kernels = {KernelBinding{kGateKernelId, gate_kernel, "", "gate_kernel"}};
+  return c;
+}
 
 std::unique_ptr<NodeWorker> make_chip(NodeConfig::ChipInline mode, EnvLookup env = process_env()) {
   NodeConfig cfg;
@@ -29,6 +61,7 @@ std::unique_ptr<NodeWorker> make_chip(NodeConfig::ChipInline mode, EnvLookup env
   auto w = std::make_unique<NodeWorker>(small_node(1, 0, cfg));
   EXPECT_EQ(*w->register_chip(add_scalar_callable()), kAddScalar);
   EXPECT_EQ(*w->register_chip(gate_callable()), kGate);
+  EXPECT_EQ(*w->register_chip(gate_in_kernel_callable()), kGateInKernel);
   Status s = w->init();
   EXPECT_TRUE(s.ok()) << s.to_string();
   return w;
@@ -91,38 +124,105 @@ INSTANTIATE_TEST_SUITE_P(Chip, ChipServe,
                                                                             : std::string("Threaded");
                          });
 
-// A threaded chip's run timeout covers its orchestration: a chip task whose
-// orchestration does not return (it waits on a Gate nobody opens) fails the
-// node run within TASKRING_RUN_TIMEOUT_MS + TASKRING_STALL_TIMEOUT_MS with
-// the chip's error naming the knob, long before the run's own deadline,
-// and the chip serves the next run. (An inline chip orchestrates on its
-// serving thread: there the knob does not apply, docs/knobs.md.)
-TEST(ChipServeStall, AThreadedChipTaskThatNeverFinishesEndsAtTheRunTimeoutNamingIt) {
-  auto w = make_chip(NodeConfig::ChipInline::kOff,
-                     map_env({{"TASKRING_RUN_TIMEOUT_MS", "300"}, {"TASKRING_STALL_TIMEOUT_MS", "200"}}));
-  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+// The chip knobs of the stall tests: the task watch kills a chip whose task
+// runs past 300 + 200 + 1000 ms (NodeWorker's kChipAnswerSlackMs).
+EnvLookup stall_env() { return map_env({{"TASKRING_RUN_TIMEOUT_MS", "300"}, {"TASKRING_STALL_TIMEOUT_MS", "200"}}); }
+
+// Runs one chip task that passes `g` (its orchestration waits on the gate,
+// on the chip's serving thread) and checks that the parent's task watch
+// killed the chip: the run fails with UNAVAILABLE naming the chip, the task
+// and the timeout well before the run's own deadline (8 s; the gate gives
+// up after 10), the child is reaped, and the chip stays failed.
+void expect_the_watch_kills_a_stuck_chip(NodeWorker& w, Gate* g) {
+  const pid_t pid = w.chip_pid(0);
   const uint64_t t0 = mono_ns();
-  Status s = w->run(
+  Status s = w.run(
       [&](Orchestrator& o) {
         ChipTaskArgs a;
         a.add_scalar(reinterpret_cast<uintptr_t>(g));
         return o.submit_next_level(kGate, a, 0);
       },
-      Deadline::after_ms(20000));
+      Deadline::after_ms(8000));
   const uint64_t took_ms = (mono_ns() - t0) / 1'000'000;
+  ::testing::Test::RecordProperty("took_ms", static_cast<int>(took_ms));
+  ::testing::Test::RecordProperty("error", s.message());
+  EXPECT_LT(took_ms, 8000u) << "the run's own deadline ended it";
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.to_string();
+  EXPECT_NE(s.message().find("chip 0 (pid " + std::to_string(pid) + ") ran one chip task for"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("task 0 (chip 0, callable 'gate')"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("TASKRING_RUN_TIMEOUT_MS=300"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("killed it"), std::string::npos) << s.message();
+  EXPECT_EQ(g->ran.load(), 0u) << "the orchestration returned: nothing was stuck";
+  // Reaped by the parent (a zombie would still take signal 0).
+  EXPECT_TRUE(kill(pid, 0) == -1 && errno == ESRCH) << "chip 0 (pid " << pid << ") was not reaped";
+  // A dead chip stays dead: the next run fails at once, naming why.
+  ChipTensor x = shared_row(w, 2.0f), y = shared_row(w, -1.0f);
+  Status next = w.run([&](Orchestrator& o) { return add(o, x, y, 3.0f); }, Deadline::after_ms(8000));
+  EXPECT_EQ(next.code(), StatusCode::kUnavailable) << next.to_string();
+  EXPECT_NE(next.message().find("ran one chip task for"), std::string::npos) << next.message();
+  open_gate(g);
+  EXPECT_TRUE(w.close().ok());
+}
+
+// A fresh node after the one whose chip was killed: its chip serves a run.
+void expect_a_fresh_node_works(NodeConfig::ChipInline mode) {
+  auto w = make_chip(mode, stall_env());
+  ChipTensor x = shared_row(*w, 2.0f), y = shared_row(*w, -1.0f);
+  Status s = w->run([&](Orchestrator& o) { return add(o, x, y, 3.0f); }, Deadline::after_ms(20000));
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (uint32_t k = 0; k < kN; ++k) ASSERT_EQ(y.data<float>()[k], 5.0f) << "y[" << k << "]";
+  EXPECT_TRUE(w->close().ok());
+}
+
+// Either chip orchestrates on its serving thread (an inline one always, a
+// threaded one with RunConfig::orchestrate_here): an orchestration that
+// never returns holds it, so the chip cannot end the run itself. The
+// parent's task watch kills it past its run timeout.
+class ChipServeStall : public ::testing::TestWithParam<NodeConfig::ChipInline> {};
+
+TEST_P(ChipServeStall, AChipTaskWhoseOrchestrationNeverReturnsIsKilledByTheParentNamingIt) {
+  auto w = make_chip(GetParam(), stall_env());
+  expect_the_watch_kills_a_stuck_chip(*w, new (*w->alloc_shared(sizeof(Gate))) Gate());
+  expect_a_fresh_node_works(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Chip, ChipServeStall,
+                         ::testing::Values(NodeConfig::ChipInline::kOff, NodeConfig::ChipInline::kOn),
+                         [](const auto& info) {
+                           return info.param == NodeConfig::ChipInline::kOn ? std::string("Inline")
+                                                                            : std::string("Threaded");
+                         });
+
+// A threaded chip whose kernel never returns, in a run of two tasks (its
+// executors run them; the orchestration returned): the chip ends the run
+// itself at TASKRING_RUN_TIMEOUT_MS (+ its stall budget to stop it) with its
+// own error, before the parent's watch would kill it, and serves the next
+// run. (A run of one task runs on the serving thread, RunConfig::
+// orchestrate_here: a kernel stuck there is ended by the watch, as above.)
+TEST(ChipServeKernelStall, AThreadedChipTaskWhoseKernelNeverReturnsEndsAtTheRunTimeoutAndTheChipServesOn) {
+  auto w = make_chip(NodeConfig::ChipInline::kOff, stall_env());
+  Gate* g = new (*w->alloc_shared(sizeof(Gate))) Gate();
+  const pid_t pid = w->chip_pid(0);
+  Status s = w->run(
+      [&](Orchestrator& o) {
+        ChipTaskArgs a;
+        a.add_scalar(reinterpret_cast<uintptr_t>(g)).add_scalar(2);
+        return o.submit_next_level(kGateInKernel, a, 0);
+      },
+      Deadline::after_ms(8000));
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message().find("waiting for the node run"), std::string::npos)
-      << "the node run's own deadline ended it: " << s.to_string();
-  EXPECT_NE(s.message().find("chip 0 (pid " + std::to_string(w->chip_pid(0)) + ")"), std::string::npos) << s.message();
+  EXPECT_GE(g->started.load(), 1u) << "a kernel ran";
+  EXPECT_NE(s.message().find("chip 0 (pid " + std::to_string(pid) + ") task failed"), std::string::npos)
+      << s.message();
   EXPECT_NE(s.message().find("TASKRING_RUN_TIMEOUT_MS"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("'gate'"), std::string::npos) << "names the chip callable: " << s.message();
-  EXPECT_LT(took_ms, 15000u) << s.to_string();
-  RecordProperty("took_ms", static_cast<int>(took_ms));
-  open_gate(g);  // the abandoned orchestration returns
+  EXPECT_EQ(s.message().find("killed it"), std::string::npos) << "the watch ended it: " << s.message();
+  open_gate(g);  // the abandoned kernel returns
   ChipTensor x = shared_row(*w, 2.0f), y = shared_row(*w, -1.0f);
   s = w->run([&](Orchestrator& o) { return add(o, x, y, 3.0f); }, Deadline::after_ms(20000));
   ASSERT_TRUE(s.ok()) << "the chip serves the next run: " << s.to_string();
   for (uint32_t k = 0; k < kN; ++k) ASSERT_EQ(y.data<float>()[k], 5.0f) << "y[" << k << "]";
+  EXPECT_EQ(w->chip_pid(0), pid);
   EXPECT_TRUE(w->close().ok());
 }
 

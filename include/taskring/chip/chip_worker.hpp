@@ -64,6 +64,15 @@ struct RunConfig {
   // with this set it refuses more as well (a positive count only), as
   // `taskring orch` does for a stray --tensor or --scalar.
   bool exact_arg_count = false;
+  // The thread that launches the run orchestrates it (tmr, threaded; the
+  // others ignore it): no wake of the runtime's orchestrator thread per run,
+  // no executor woken for the orchestration's first ready task, and a run of
+  // one task executed by that thread too. The run timeout then covers only
+  // what runs after the orchestration returned: an orchestration that never
+  // returns holds the caller (as an inline run does), so whoever sets this
+  // needs its own watch (a node's chip child sets it; the node's parent
+  // kills a chip whose task runs past its timeout, docs/node.md).
+  bool orchestrate_here = false;
 };
 
 // The report of one chip run (ChipWorker::finalize): the runtime's RunStats

@@ -19,9 +19,15 @@ namespace taskring::kernels {
 // Lays out the argument array a kernel receives (kernel_abi.h): args[i] =
 // &tensors[i], args[n + j] = scalars[j], args[48] = `local`, args[49] =
 // `global`. The one packing of kernel arguments, used by invoke_kernel and the
-// chip runtimes' block launches. Precondition: n <= 32, m <= 16.
-void pack_kernel_args(int64_t* args, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
-                      KernelLocalContext* local, KernelGlobalContext* global);
+// chip runtimes' block launches (inline: every kernel call runs it).
+// Precondition: n <= 32, m <= 16.
+inline void pack_kernel_args(int64_t* args, const ChipTensor* tensors, int n, const uint64_t* scalars, int m,
+                             KernelLocalContext* local, KernelGlobalContext* global) {
+  for (int i = 0; i < n; ++i) args[i] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&tensors[i]));
+  for (int j = 0; j < m; ++j) args[n + j] = static_cast<int64_t>(scalars[j]);
+  args[TASKRING_KERNEL_ARG_LOCAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(local));
+  args[TASKRING_KERNEL_ARG_GLOBAL_CONTEXT] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(global));
+}
 
 // Runs `fn` once on `n` descriptors and `m` scalars.
 //

@@ -49,8 +49,12 @@ int home_cluster(const LaunchPlace& place, int block) {
   return place.executor + place.executors * (block % std::max(owned, 1));
 }
 
-bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Device& device,
-                  const taskring_kernel_fn* kernels, std::atomic<uint64_t>& calls, LaunchFailure* failure) {
+// Flattened: the scratch, the call's context and the packing are its own
+// steps for co_resident.cpp too, but here, on every task, they are not worth
+// a call each.
+[[gnu::flatten]] bool launch_block(const LaunchTask& t, int block, const LaunchPlace& place, Device& device,
+                                   const taskring_kernel_fn* kernels, std::atomic<uint64_t>& calls,
+                                   LaunchFailure* failure) {
   thread_local LaunchScratch s;
   const Topology& topo = place.topology;
   const int cluster = home_cluster(place, block);

@@ -9,11 +9,8 @@
 
 namespace taskring::exec {
 
-WaitContext& wait_context() {
-  // One per executor thread: the launch that runs on it owns it.
-  thread_local WaitContext ctx;
-  return ctx;
-}
+// One per executor thread: the launch that runs on it owns it.
+constinit thread_local WaitContext t_wait_context;
 
 namespace {
 // Process-wide on purpose: a waiting kernel knows no chip, and a chip only

@@ -37,7 +37,9 @@ struct WaitContext {
 };
 
 // The calling thread's context (thread-local: each executor runs its own
-// kernels; no state is shared between threads).
-WaitContext& wait_context();
+// kernels; no state is shared between threads). Constant-initialised, so an
+// access from another file is a plain TLS load (every launch sets it).
+extern constinit thread_local WaitContext t_wait_context;
+inline WaitContext& wait_context() { return t_wait_context; }
 
 }  // namespace taskring::exec

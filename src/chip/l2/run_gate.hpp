@@ -32,11 +32,36 @@ class RunGate {
     generation_.fetch_add(1, std::memory_order_seq_cst);
     work_.notify_all();
   }
+  // Opens a run without waking anyone (RunRequest::orchestrate_here):
+  // executors parked between runs stay parked, and the first push after it
+  // wakes nobody either (it is only noted): the opener runs that task itself
+  // or calls end_quiet() and wakes them. Executors re-check the generation
+  // when woken (or at their 50 ms look), so a quiet run is never missed.
+  void open_quiet() {
+    deferred_.store(false, std::memory_order_relaxed);
+    quiet_.store(true, std::memory_order_relaxed);
+    active_.store(true, std::memory_order_seq_cst);
+    generation_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  // Ends the quiet start; true when a push since open_quiet() woke nobody.
+  bool end_quiet() {
+    quiet_.store(false, std::memory_order_relaxed);
+    return deferred_.exchange(false, std::memory_order_acq_rel);
+  }
+  // The opener is about to block (a full ring, a tensor wait): whoever must
+  // run the task it made ready is woken now.
+  void wake_if_deferred() {
+    if (quiet_.load(std::memory_order_relaxed) || deferred_.load(std::memory_order_relaxed))
+      if (end_quiet()) work_.notify_all();
+  }
+  void wake_all() { work_.notify_all(); }
   // Ends the run; true for the caller that actually closed it.
   bool close() {
     bool was = true;
     if (!active_.compare_exchange_strong(was, false, std::memory_order_seq_cst)) return false;
-    work_.notify_all();
+    // Only a thread inside the run waits for its end; one parked between
+    // runs needs no wake (an enter() racing this sees active_ false).
+    if (inside_.load(std::memory_order_seq_cst) != 0) work_.notify_all();
     return true;
   }
   // Waits until no executor is inside a run. Precondition: closed.
@@ -48,8 +73,13 @@ class RunGate {
     shutdown_.store(true, std::memory_order_seq_cst);
     work_.notify_all();
   }
-  // Wakes executors parked waiting for work.
-  void notify_work() { work_.notify_all(); }
+  // Wakes executors parked waiting for work. Only threads inside the run
+  // wait for its work (one between runs waits for the next open()), so a run
+  // that no executor entered (a quiet one) wakes nobody.
+  void notify_work() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (inside_.load(std::memory_order_seq_cst) != 0) work_.notify_all();
+  }
   // The same right after a ReadyQueue::push, whose seq_cst tail update
   // orders it before the look at the parked count (Waiter::notify_all_ordered);
   // a parking executor re-checks the queues (has_ready) after announcing itself.
@@ -57,7 +87,12 @@ class RunGate {
   // find the item, because it clears its flag (seq_cst) before it announces
   // a park and re-checks the queues after that. Waking a parked executor
   // for a task a searching one then took was a futex wake per chained task.
+  // After open_quiet(), the first push only notes itself (end_quiet).
   void notify_work_after_push() {
+    if (quiet_.load(std::memory_order_relaxed) && quiet_.exchange(false, std::memory_order_relaxed)) {
+      deferred_.store(true, std::memory_order_release);
+      return;
+    }
     work_.notify_all_ordered_unless([this] { return anyone_searching(); });
   }
   // Sizes the per-executor search flags; before the executors start.
@@ -98,6 +133,10 @@ class RunGate {
   }
   std::unique_ptr<SearchFlag[]> search_;
   int search_count_ = 0;
+  // open_quiet(): the next push wakes nobody (read by every push; written
+  // once per quiet run and by the push that takes it), and whether one did.
+  std::atomic<bool> quiet_{false};
+  std::atomic<bool> deferred_{false};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> active_{false};

@@ -44,6 +44,7 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
                        "); raise " + knob + stall_diagnostics(ring));
       return false;
     }
+    gate_.wake_if_deferred();  // an orchestrating caller's first task (RunRequest::orchestrate_here)
     // A short spin: room often comes within a few task retirements.
     for (uint32_t i = 0; i < kRingSpins; ++i) {
       if (ring.last_alive.load(std::memory_order_acquire) != last_alive) return true;

@@ -101,12 +101,31 @@ Status TmrRuntime::start_run(const RunRequest& request) {
   submitted_ = 0;
   submitted_pub_.store(0, std::memory_order_relaxed);
   orch_done_.store(false, std::memory_order_relaxed);
-  executors_sit_out_ = request.tasks_on_orchestrator && !config_.run_inline;
+  executors_sit_out_ = request.tasks_on_orchestrator && !config_.run_inline && !request.orchestrate_here;
   tasks_here_ = config_.run_inline || executors_sit_out_;
   if (config_.run_inline) {
     gate_.open();
     orchestrate();
     run_inline_until_finished();
+    return Status::Ok();
+  }
+  if (request.orchestrate_here) {
+    // No orchestrator thread to wake (nor to admit: orchestrate() returns
+    // before the next begin_run), and no executor for the first ready task.
+    gate_.open_quiet();
+    orchestrate();
+    if (!gate_.end_quiet()) return Status::Ok();  // no push woke nobody: nothing is left unannounced
+    // A run of one task: this thread runs it (as executor 0's helper, like
+    // scope_end's drain: not with profiling or the sanitizer, whose records
+    // are per executor), which costs no wake and no park. Otherwise the
+    // task that woke nobody needs the executors (a later push may have
+    // woken them already; a second wake is harmless). An orchestration
+    // blocked before it returns woke them itself (wake_if_deferred), and
+    // any other wait is bounded by the executors' 50 ms look between runs.
+    if (submitted_ == 1 && config_.profile == nullptr && config_.sanitizer == nullptr)
+      run_ready_here();
+    else
+      gate_.wake_all();
     return Status::Ok();
   }
   gate_.admit();  // the orchestrator leaves after finish_orchestration()

@@ -118,6 +118,18 @@ class Endpoint {
     (void)now_ns;
     (void)knob;
   }
+  // Called from the engine's exit watcher on each tick, for chips only: a
+  // worker whose current task has run for `limit_ns` (counted from when the
+  // worker started it, not from its dispatch) without an answer is killed,
+  // so its death fails the task like any other (EngineConfig::
+  // task_timeout_ms). It covers a chip whose serving thread is stuck inside
+  // the task and so cannot end the run at its own run timeout. `limit`
+  // names the settings. Thread-safe.
+  virtual void watch_task(uint64_t limit_ns, uint64_t now_ns, const std::string& limit) {
+    (void)limit_ns;
+    (void)now_ns;
+    (void)limit;
+  }
 };
 
 }  // namespace taskring::node

@@ -162,6 +162,10 @@ struct EngineConfig {
   // setting named when it kills a child.
   uint64_t stall_timeout_ms = 0;
   std::string stall_knob;
+  // Endpoint::watch_task's limit for chip tasks, from the same watcher
+  // (0: off), and the settings named when it kills a chip.
+  uint64_t task_timeout_ms = 0;
+  std::string task_timeout_knob;
   uint64_t run_admission_ms = 600000;
   // The level is a label: what a target is called in messages ("chip" at
   // L3, "rank" at L4, where each target is a whole node).

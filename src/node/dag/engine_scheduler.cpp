@@ -63,14 +63,21 @@ void Engine::start() {
   const bool every_exit_visible = std::none_of(fds.begin(), fds.end(), [](int fd) { return fd < 0; });
   if (every_exit_visible && !fds.empty()) {
     // A stopped child never exits and never answers: the watcher's tick
-    // kills one that stays stopped past the stall timeout, and its exit
-    // then fails its task like any death.
-    const uint64_t stall_ms = cfg_.stall_timeout_ms;
-    const uint64_t tick_ms = stall_ms == 0 ? 0 : std::max<uint64_t>(50, stall_ms / 4);
-    auto on_tick = [this, stall_ms] {
+    // kills one that stays stopped past the stall timeout, and a chip whose
+    // task runs past the task timeout (its serving thread stuck inside the
+    // task); the exit then fails the task like any death. Each limit is
+    // seen within a quarter of itself.
+    const uint64_t stall_ms = cfg_.stall_timeout_ms, task_ms = cfg_.task_timeout_ms;
+    uint64_t tick_ms = 0;
+    for (uint64_t limit : {stall_ms, task_ms})
+      if (limit != 0) tick_ms = std::min(tick_ms == 0 ? UINT64_MAX : tick_ms, std::max<uint64_t>(50, limit / 4));
+    auto on_tick = [this, stall_ms, task_ms] {
       const uint64_t now = mono_ns();
-      for (auto* eps : {&chips_, &subs_})
-        for (auto& ep : *eps) ep->watch_stall(stall_ms * 1'000'000, now, cfg_.stall_knob);
+      if (stall_ms != 0)
+        for (auto* eps : {&chips_, &subs_})
+          for (auto& ep : *eps) ep->watch_stall(stall_ms * 1'000'000, now, cfg_.stall_knob);
+      if (task_ms != 0)
+        for (auto& ep : chips_) ep->watch_task(task_ms * 1'000'000, now, cfg_.task_timeout_knob);
     };
     watched_ = watch_
                    .start(
@@ -79,7 +86,7 @@ void Engine::start() {
                          exit_seen_.store(true, std::memory_order_release);
                          bell_ring(*bell_);
                        },
-                       tick_ms, stall_ms == 0 ? std::function<void()>{} : std::function<void()>(on_tick))
+                       tick_ms, tick_ms == 0 ? std::function<void()>{} : std::function<void()>(on_tick))
                    .ok();
   }
   thread_ = std::thread([this] { scheduler_loop(); });
