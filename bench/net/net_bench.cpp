@@ -1,7 +1,7 @@
 // bench_net: the costs of L4 (issue 14), measured in one run of
 //
 //   mpirun --oversubscribe -np 2 bench_net [--quick] [--json FILE]
-//          [--poll-window-us N] [--no-fast-paths]
+//          [--poll-window-us N] [--no-fast-paths] [--iters N] [--round-trip-only]
 //
 //   (a) remote task round trip: NetWorker::run of one no-op node task on
 //       rank 1 (encode, MPI send, the rank's executor, COMPLETION, the
@@ -16,6 +16,9 @@
 //       acknowledgement.
 // --poll-window-us and --no-fast-paths set NetConfig::poll_window_us and
 // NetConfig::fast_paths = false (no doorbells, no direct channels).
+// --iters N sets the round trips measured (default 2000, --quick 200);
+// --round-trip-only measures (a)'s remote task and floor alone, for counting
+// syscalls and context switches per round trip (perf stat, strace -c).
 // The taskring phase runs first; its worker is closed without finalising
 // MPI (NetConfig::finalize_mpi = false), then the raw MPI phase runs in the
 // same processes. Prints a table and, with --json FILE, the numbers as JSON.
@@ -25,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -60,6 +64,8 @@ int main(int argc, char** argv) {
   bool quick = false;
   uint64_t poll_window_us = NetConfig{}.poll_window_us;
   bool fast_paths = true;
+  bool round_trip_only = false;
+  int iters_arg = 0;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -71,15 +77,21 @@ int main(int argc, char** argv) {
       poll_window_us = std::stoull(argv[++i]);
     else if (a == "--no-fast-paths")
       fast_paths = false;
+    else if (a == "--round-trip-only")
+      round_trip_only = true;
+    else if (a == "--iters" && i + 1 < argc && std::atoi(argv[i + 1]) > 0)
+      iters_arg = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths]\n");
+                   "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths] "
+                   "[--iters N] [--round-trip-only]\n");
       return 2;
     }
   }
-  const int iters = quick ? 200 : 2000;
+  const int iters = iters_arg > 0 ? iters_arg : quick ? 200 : 2000;
   std::vector<uint64_t> sizes = {4096, 65536, 1u << 20, 8u << 20, 64u << 20};
   if (quick) sizes = {4096, 1u << 20, 8u << 20};
+  if (round_trip_only) sizes.clear();
   const std::string load_before = loadavg();
 
   NetConfig cfg;
@@ -121,7 +133,7 @@ int main(int argc, char** argv) {
     // The same task on rank 0 itself: caller, scheduler, progress thread,
     // MPI to self, executor and back, without a second process.
     v.clear();
-    for (int i = 0; i < iters + iters / 10 && s.ok(); ++i) {
+    for (int i = 0; i < (round_trip_only ? 0 : iters + iters / 10) && s.ok(); ++i) {
       const uint64_t t0 = mono_ns();
       s = w.run([&](Orchestrator& o) { return o.submit_next_level(noop, none, 0); });
       if (i >= iters / 10) v.push_back((mono_ns() - t0) / 1e3);
@@ -196,7 +208,7 @@ int main(int argc, char** argv) {
   // One thread wake, for scale: two threads of rank 0 hand a token back and
   // forth through Waiters (spin, then futex); a round trip is two wakes.
   Stats hop;
-  if (rank == 0) {
+  if (rank == 0 && !round_trip_only) {
     std::atomic<int> turn{0};
     Waiter wa, wb;
     const int n = iters;
