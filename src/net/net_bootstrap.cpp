@@ -139,6 +139,7 @@ void NetWorker::Impl::start_services(const Status& node_status, int provided) {
     sc.staging = staging;
     sc.staging_bytes = cfg.staging_bytes;
     sc.transfer_timeout_ms = cfg.transfer_timeout_ms;
+    sc.spin_ns = cfg.poll_window_us * 1000;
     server = std::make_unique<RankServer>(*transport, *mover, *own, *node, std::move(sc));
   }
   if (rank == 0) {

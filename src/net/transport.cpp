@@ -156,14 +156,14 @@ void Transport::send_any(int dst, std::vector<char> msg, Channel ch) {
   });
 }
 
-bool Transport::take(int src, Channel ch, std::vector<char>* msg, int* from) {
+bool Transport::take(int src, Channel ch, std::vector<char>* msg, int* from, int probes) {
   if (!multiple_) return false;
   int flag = 0;
   MPI_Message m;
   MPI_Status st;
   // Open MPI's MPI_Improbe matches, then progresses: a message that the
   // progress of a miss brought in is matched by the second call.
-  for (int attempt = 0; attempt < 2 && !flag; ++attempt) MPI_Improbe(src, channel_tag(ch), comm_, &flag, &m, &st);
+  for (int attempt = 0; attempt < probes && !flag; ++attempt) MPI_Improbe(src, channel_tag(ch), comm_, &flag, &m, &st);
   if (!flag) return false;
   int n = 0;
   MPI_Get_count(&st, MPI_BYTE, &n);

@@ -152,8 +152,10 @@ class Transport {
   // large message) is handed to the progress thread, which completes it.
   void send_any(int dst, std::vector<char> msg, Channel ch = Channel::kProgress);
   // Any thread, direct channels only: receives one message that arrived on
-  // `ch` from `src` (MPI_ANY_SOURCE: any); false when none is there.
-  bool take(int src, Channel ch, std::vector<char>* msg, int* from);
+  // `ch` from `src` (MPI_ANY_SOURCE: any); false when none is there. Probes
+  // twice by default, as a waiter must before it parks (see the .cpp); a
+  // spinning waiter that probes again at once passes 1.
+  bool take(int src, Channel ch, std::vector<char>* msg, int* from, int probes = 2);
   // Any thread, direct channels only: hands every message of type `want`
   // waiting on `ch` from `src` to fn(from, reader) (others: dropped).
   template <typename Fn>
