@@ -74,6 +74,7 @@ bool RankServer::next_job(Job* j) {
 }
 
 bool RankServer::spin_for_task(Job* j) {
+  if (cfg_.spin_ns == 0) return false;
   const uint64_t until = mono_ns() + cfg_.spin_ns;
   for (uint32_t i = 0;; ++i) {
     if (queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire)) return false;

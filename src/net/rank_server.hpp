@@ -41,7 +41,8 @@ struct RankServerConfig {
   uint64_t staging_bytes = 0;
   uint64_t transfer_timeout_ms = 60000;
   // How long the executor probes for the next direct TASK before it parks
-  // (NetConfig::poll_window_us).
+  // (NetConfig::poll_window_us; 0, park at once, where the ranks of the host
+  // outnumber its CPUs or there is no direct channel).
   uint64_t spin_ns = 50'000;
 };
 

@@ -42,6 +42,7 @@ void Transport::open_doorbells() {
   MPI_Comm_set_errhandler(local_, MPI_ERRORS_RETURN);
   int local_size = 0;
   MPI_Comm_size(local_, &local_size);
+  host_ranks_ = std::max(local_size, 1);
   void* mine = nullptr;
   // MPI places each rank's slice at no particular alignment (UBSan caught
   // 8-aligned slices); a bell needs 64. The slack lets every rank align its
@@ -75,6 +76,7 @@ void Transport::open_doorbells() {
 void Transport::close_doorbells() {
   bells_.assign(bells_.size(), nullptr);
   all_bells_ = false;
+  host_ranks_ = 1;
   for (int c = 0; c < kChannels; ++c) bell_[c] = &own_bells_[c];
   if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
   if (local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);

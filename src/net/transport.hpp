@@ -98,6 +98,8 @@ class Transport {
   void close_doorbells();
   // Whether `peer`'s doorbell is reachable (same host, window up).
   bool has_doorbell(int peer) const;
+  // How many ranks share this host (open_doorbells(); 1 before or without it).
+  int host_ranks() const { return host_ranks_; }
 
   void start();
   // Lets pending message sends finish (up to `drain_ms`), joins the thread,
@@ -247,6 +249,7 @@ class Transport {
   node::ShmBell* bell_[kChannels] = {&own_bells_[0], &own_bells_[1], &own_bells_[2]};
   std::vector<node::ShmBell*> bells_;  // by rank, kChannels each; null: no doorbell
   bool all_bells_ = false;             // every peer has one
+  int host_ranks_ = 1;
   MPI_Comm local_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   std::vector<std::function<bool()>> pollers_;
