@@ -109,23 +109,27 @@ Status RankServer::serve_control(const ControlMsg& m, BufferEntry* e) {
 void RankServer::loop() {
   node::ShmBell& bell = *t_.doorbell(Transport::Channel::kExecutor);
   Job j;
-  bool direct = false;
+  bool direct = false, spin = false;
   auto ready = [&] {
     direct = take_direct(&j, 2);
     return direct || queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire);
   };
   while (true) {
     // A direct TASK is run by this thread as it takes it: no queue, no ring.
-    // Between tasks it probes for cfg_.spin_ns (rank 0's next task usually
-    // follows within microseconds), then parks on this rank's executor
-    // doorbell: rung by rank 0 after a direct TASK, by on_task() and by stop().
-    direct = spin_for_task(&j);
+    // After another rank's task it probes for cfg_.spin_ns (rank 0's next
+    // task usually follows within microseconds), then parks on this rank's
+    // executor doorbell: rung by rank 0 after a direct TASK, by on_task()
+    // and by stop().
+    direct = spin && spin_for_task(&j);
     if (!direct)
       (void)node::bell_wait(
           bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task", 1'000'000'000ull, 0);
     if (stop_.load(std::memory_order_acquire)) return;
     if (!direct && !next_job(&j)) continue;
     reply(j.src, j.seq, execute(j));
+    // Rank 0's own tasks come from a thread of this process, which may
+    // share this one's core (mpirun binds a rank to one): no spin after them.
+    spin = j.src != t_.rank();
   }
 }
 

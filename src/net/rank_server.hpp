@@ -4,8 +4,9 @@
 // rank's doorbells under MPI_THREAD_MULTIPLE (Transport::Channel::kExecutor:
 // rank 0 rings this rank's executor doorbell) and run at once, else decoded
 // on the progress thread and queued; the one executor thread runs the tasks
-// in order (the engine sends one at a time per rank). Between tasks it
-// probes the direct channel for RankServerConfig::spin_ns before it parks.
+// in order (the engine sends one at a time per rank). After another rank's
+// task it probes the direct channel for RankServerConfig::spin_ns before it
+// parks.
 // COMPLETION goes the same way back (Channel::kEngine: rank 0's waiting
 // thread receives it). For each
 // tensor argument it maps the descriptor to local memory: a range this rank
