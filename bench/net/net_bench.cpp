@@ -22,6 +22,8 @@
 // The taskring phase runs first; its worker is closed without finalising
 // MPI (NetConfig::finalize_mpi = false), then the raw MPI phase runs in the
 // same processes. Prints a table and, with --json FILE, the numbers as JSON.
+// TASKRING_LOG_LEVEL and TASKRING_STRACE_DIR apply (docs/knobs.md); by
+// default every run's spans go to stderr, inside the measured round trip.
 // Numbers depend on the machine and its load: quote `uptime` beside them.
 #include <mpi.h>
 
@@ -38,7 +40,9 @@
 #include "latency_stats.hpp"
 #include "load_average.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/base/knobs.hpp"
 #include "taskring/base/waiter.hpp"
+#include "taskring/log/init.hpp"
 #include "taskring/net/net_worker.hpp"
 
 using namespace taskring;
@@ -92,6 +96,13 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> sizes = {4096, 65536, 1u << 20, 8u << 20, 64u << 20};
   if (quick) sizes = {4096, 1u << 20, 8u << 20};
   if (round_trip_only) sizes.clear();
+  // The logging knobs as the CLI reads them: TASKRING_STRACE_DIR moves the
+  // run spans (three records per run, in the measured round trip) to a
+  // file, TASKRING_LOG_LEVEL=warn drops them (for a breakdown only).
+  if (Status logging = log::init_logging(process_env()); !logging.ok()) {
+    std::fprintf(stderr, "bench_net: %s\n", logging.to_string().c_str());
+    return 2;
+  }
   const std::string load_before = loadavg();
 
   NetConfig cfg;
