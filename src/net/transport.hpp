@@ -158,18 +158,6 @@ class Transport {
   // twice by default, as a waiter must before it parks (see the .cpp); a
   // spinning waiter that probes again at once passes 1.
   bool take(int src, Channel ch, std::vector<char>* msg, int* from, int probes = 2);
-  // Any thread, direct channels only: hands every message of type `want`
-  // waiting on `ch` from `src` to fn(from, reader) (others: dropped).
-  template <typename Fn>
-  void take_all(int src, Channel ch, Msg want, Fn&& fn) {
-    std::vector<char> buf;
-    int from = -1;
-    while (take(src, ch, &buf, &from)) {
-      Reader r(buf.data(), buf.size());
-      Msg type;
-      if (r.header(&type) && type == want) fn(from, r);
-    }
-  }
   // Before start(): whether send_any() may call MPI on the caller's thread
   // (MPI_THREAD_MULTIPLE was provided).
   void set_multiple(bool on) { multiple_ = on; }
