@@ -192,15 +192,15 @@ void Transport::send_on(int dst, int tag, std::vector<char> msg) {
   pending_.push_back(Pending{keep, nullptr, nullptr});
 }
 
-void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done) {
-  chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done));
+void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done, bool ring_peer) {
+  chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done), ring_peer);
 }
 
 void Transport::recv_data(int src, int tag, void* p, uint64_t n, Done done) {
   chunks(false, src, tag, p, n, std::move(done));
 }
 
-void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done) {
+void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done, bool ring_peer) {
   const uint64_t count = std::max<uint64_t>(1, (n + kChunk - 1) / kChunk);
   auto left = std::make_shared<int>(static_cast<int>(count));
   auto d = std::make_shared<Done>(std::move(done));
@@ -215,7 +215,7 @@ void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done d
     reqs_.push_back(r);
     pending_.push_back(Pending{nullptr, left, d, send ? -1 : tag});
   }
-  if (send) ring(peer);
+  if (send && ring_peer) ring(peer);
 }
 
 void Transport::cancel_recv(int tag) {

@@ -167,7 +167,9 @@ class Transport {
   void send(int dst, std::vector<char> msg);
   // Bulk data on `tag`, split into chunks of at most kChunk bytes (one
   // request each, matched in order). `done` once every chunk completed.
-  void send_data(int dst, int tag, const void* p, uint64_t n, Done done);
+  // `ring_peer` false: the receiver drives its own requests (a direct
+  // FETCH, data_mover.hpp), so its progress thread is not woken for them.
+  void send_data(int dst, int tag, const void* p, uint64_t n, Done done, bool ring_peer = true);
   void recv_data(int src, int tag, void* p, uint64_t n, Done done);
   // A message to `dst` on `tag` instead of kTagMsg (the reply to a direct
   // transfer, which its requester receives itself): no ring.
@@ -195,7 +197,7 @@ class Transport {
     int tag = -1;  // of a receive (cancel_recv); -1: a send
   };
   // One request per chunk of at most kChunk bytes; `done` after the last.
-  void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done);
+  void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done, bool ring_peer = true);
   void loop();
   bool run_posted();
   bool receive();
