@@ -125,7 +125,10 @@ void RankServer::loop() {
       (void)node::bell_wait(
           bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task", 1'000'000'000ull, 0);
     if (stop_.load(std::memory_order_acquire)) return;
-    if (!direct && !next_job(&j)) continue;
+    if (!direct && !next_job(&j)) {
+      spin = false;  // woken by nothing (a park slice ended): idle, no spin
+      continue;
+    }
     reply(j.src, j.seq, execute(j));
     // Rank 0's own tasks come from a thread of this process, which may
     // share this one's core (mpirun binds a rank to one): no spin after them.
