@@ -76,8 +76,15 @@ bool RankServer::next_job(Job* j) {
 bool RankServer::spin_for_task(Job* j) {
   if (cfg_.spin_ns == 0) return false;
   const uint64_t until = mono_ns() + cfg_.spin_ns;
+  // A ring of this rank's progress thread (a PUT or FETCH for it to serve)
+  // ends the spin: the thread may share this one's core (mpirun binds a rank
+  // to one), and a PUT right after a task waited for the spin to end.
+  const std::atomic<uint32_t>& progress = t_.doorbell(Transport::Channel::kProgress)->epoch;
+  const uint32_t seen = progress.load(std::memory_order_acquire);
   for (uint32_t i = 0;; ++i) {
-    if (queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire)) return false;
+    if (queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire) ||
+        progress.load(std::memory_order_acquire) != seen)
+      return false;
     if (take_direct(j, 1)) return true;
     if ((i & 15) == 15 && mono_ns() >= until) return false;
     Waiter::spin_pause(i);

@@ -81,7 +81,8 @@ class RankServer {
   // Executor thread: the oldest queued TASK (the progress thread's path).
   bool next_job(Job* j);
   // Executor thread: probes the direct channel for cfg_.spin_ns; false when
-  // time ran out, a TASK was queued or stop() was called.
+  // time ran out, a TASK was queued, this rank's progress thread was rung
+  // or stop() was called.
   bool spin_for_task(Job* j);
   Status execute(const Job& j);
   void reply(int src, uint64_t seq, const Status& s);
