@@ -147,10 +147,13 @@ void Transport::send_any(int dst, std::vector<char> msg, Channel ch) {
     return;
   }
   MPI_Request r;
-  MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, channel_tag(ch), comm_, &r);
-  ring(dst, ch);
   int done = 0;
-  MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a small (eager) message completes here
+  {
+    OtherThreadCall call(*this);
+    MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, channel_tag(ch), comm_, &r);
+    ring(dst, ch);
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a small (eager) message completes here
+  }
   if (done) return;
   post([this, r, keep] {
     reqs_.push_back(r);
@@ -160,6 +163,7 @@ void Transport::send_any(int dst, std::vector<char> msg, Channel ch) {
 
 bool Transport::take(int src, Channel ch, std::vector<char>* msg, int* from, int probes) {
   if (!multiple_) return false;
+  OtherThreadCall call(*this);
   int flag = 0;
   MPI_Message m;
   MPI_Status st;
@@ -377,14 +381,20 @@ void Transport::park(uint64_t slice_ns) {
   // A message whose ring came before the epoch read is in MPI by now.
   // Twice: MPI_Improbe progresses after it matches (see take()). Work a
   // wake bell announced before its epoch was read is seen by the pollers.
+  // Unless another thread's MPI call held it meanwhile (OtherThreadCall).
+  const uint64_t calls = other_calls_.load(std::memory_order_seq_cst);
+  const bool inside = other_in_.load(std::memory_order_seq_cst) > 0;
   if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() || receive() ||
       (n > 1 && pollers())) {
     unpark();
     return;
   }
+  const bool overlapped =
+      inside || other_in_.load(std::memory_order_seq_cst) > 0 || other_calls_.load(std::memory_order_seq_cst) != calls;
   const uint64_t now = mono_ns(), next = next_timer_ns();
   uint64_t ns = next > now ? next - now : 0;
   if (!all_bells_ || !reqs_.empty() || !waitv) ns = std::min(ns, slice_ns);
+  if (overlapped) ns = std::min(ns, kBusySliceNs);
   ns = std::min(ns, kMaxParkNs);
   if (ns > 0) shared_futex_wait_any(words, seen, parked, ns);
   unpark();

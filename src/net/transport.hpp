@@ -158,6 +158,30 @@ class Transport {
   // twice by default, as a waiter must before it parks (see the .cpp); a
   // spinning waiter that probes again at once passes 1.
   bool take(int src, Channel ch, std::vector<char>* msg, int* from, int probes = 2);
+  // Any thread but the progress thread, around each of its MPI calls (take()
+  // and send_any() hold one themselves). Why: Open MPI lets one thread's
+  // progress pull a message off the wire that another thread's probe then
+  // misses while the first has not queued it yet (under mpirun the two may
+  // share a core, and the first be preempted right there). The progress
+  // thread's last probes before a park can so miss a message whose ring
+  // came first, and it slept for kMaxParkNs (a PUT or FETCH request right
+  // after a task on its owner stalled 1 s in 1-3 of 10 bench_net --quick
+  // runs). A park whose last probes overlapped such a call is cut to
+  // kBusySliceNs.
+  class OtherThreadCall {
+   public:
+    explicit OtherThreadCall(Transport& t) : t_(t) {
+      t_.other_calls_.fetch_add(1, std::memory_order_seq_cst);
+      t_.other_in_.fetch_add(1, std::memory_order_seq_cst);
+    }
+    ~OtherThreadCall() { t_.other_in_.fetch_sub(1, std::memory_order_seq_cst); }
+    OtherThreadCall(const OtherThreadCall&) = delete;
+    OtherThreadCall& operator=(const OtherThreadCall&) = delete;
+
+   private:
+    Transport& t_;
+  };
+
   // Before start(): whether send_any() may call MPI on the caller's thread
   // (MPI_THREAD_MULTIPLE was provided).
   void set_multiple(bool on) { multiple_ = on; }
@@ -228,6 +252,9 @@ class Transport {
   std::deque<std::function<void()>> posted_;
   std::atomic<bool> has_posted_{false};
   std::atomic<int> expecting_{0};
+  // OtherThreadCall: calls begun, calls in progress.
+  std::atomic<uint64_t> other_calls_{0};
+  std::atomic<uint32_t> other_in_{0};
   std::vector<std::function<void(std::vector<WakeBell>&)>> wake_sources_;
   std::vector<WakeBell> wake_bells_;  // progress thread: park()'s scratch
   uint64_t poll_window_ns_;
