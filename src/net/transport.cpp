@@ -394,7 +394,12 @@ void Transport::park(uint64_t slice_ns) {
   const uint64_t now = mono_ns(), next = next_timer_ns();
   uint64_t ns = next > now ? next - now : 0;
   if (!all_bells_ || !reqs_.empty() || !waitv) ns = std::min(ns, slice_ns);
-  if (overlapped) ns = std::min(ns, kBusySliceNs);
+  if (overlapped) {
+    // Doubling while the other threads keep calling (a transfer they
+    // drive): each slice's end costs this thread a wake on their core.
+    ns = std::min(ns, overlap_slice_);
+    overlap_slice_ = std::min(overlap_slice_ * 2, kMaxOverlapSliceNs);
+  }
   ns = std::min(ns, kMaxParkNs);
   if (ns > 0) shared_futex_wait_any(words, seen, parked, ns);
   unpark();
@@ -450,6 +455,7 @@ void Transport::loop() {
     did |= timers();
     if (did) {
       slice = kMinSliceNs;
+      overlap_slice_ = kBusySliceNs;
       last_event = mono_ns();
       continue;
     }

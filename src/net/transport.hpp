@@ -81,6 +81,9 @@ class Transport {
   // The longest park even with doorbells: a bound, not a poll (every event
   // rings); a lost ring would cost at most this.
   static constexpr uint64_t kMaxParkNs = 1'000'000'000;
+  // The longest park after one that overlapped another thread's MPI call
+  // (OtherThreadCall): what a message such a call held back may wait.
+  static constexpr uint64_t kMaxOverlapSliceNs = 1'000'000;
   // How long the thread yield-polls requests in flight without progress
   // before it parks in kBusySliceNs slices.
   static constexpr uint64_t kInFlightSpinNs = 20'000'000;
@@ -167,7 +170,8 @@ class Transport {
   // came first, and it slept for kMaxParkNs (a PUT or FETCH request right
   // after a task on its owner stalled 1 s in 1-3 of 10 bench_net --quick
   // runs). A park whose last probes overlapped such a call is cut to
-  // kBusySliceNs.
+  // kBusySliceNs, doubling up to kMaxOverlapSliceNs while each next one
+  // overlaps too and finds nothing.
   class OtherThreadCall {
    public:
     explicit OtherThreadCall(Transport& t) : t_(t) {
@@ -257,6 +261,7 @@ class Transport {
   std::atomic<uint32_t> other_in_{0};
   std::vector<std::function<void(std::vector<WakeBell>&)>> wake_sources_;
   std::vector<WakeBell> wake_bells_;  // progress thread: park()'s scratch
+  uint64_t overlap_slice_ = kBusySliceNs;  // progress thread: park()
   uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
   uint64_t drain_until_ = 0;  // written before stop_ is set
