@@ -260,7 +260,7 @@ class Transport {
   std::atomic<uint64_t> other_calls_{0};
   std::atomic<uint32_t> other_in_{0};
   std::vector<std::function<void(std::vector<WakeBell>&)>> wake_sources_;
-  std::vector<WakeBell> wake_bells_;  // progress thread: park()'s scratch
+  std::vector<WakeBell> wake_bells_;       // progress thread: park()'s scratch
   uint64_t overlap_slice_ = kBusySliceNs;  // progress thread: park()
   uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
