@@ -1,7 +1,7 @@
 // bench_net: the costs of L4 (issue 14), measured in one run of
 //
 //   mpirun --oversubscribe -np 2 bench_net [--quick] [--json FILE]
-//          [--poll-window-us N] [--no-fast-paths]
+//          [--poll-window-us N] [--no-fast-paths] [--iters N] [--round-trip-only]
 //
 //   (a) remote task round trip: NetWorker::run of one no-op node task on
 //       rank 1 (encode, MPI send, the rank's executor, COMPLETION, the
@@ -13,18 +13,28 @@
 //       request, ready, data, done) and remote_copy_from (FETCH: request,
 //       data) between rank 0 and a buffer on rank 1, next to MPI's own for
 //       the same sizes: one MPI_Send of n bytes answered by a 1-byte
-//       acknowledgement.
+//       acknowledgement;
+//   (c) a 4 KiB PUT or FETCH right after a no-op task on the buffer's owner
+//       (alternately), and that task right after the transfer: the pattern
+//       of a program that runs a task on a rank, then reads or writes its
+//       data (the owner's executor and progress thread hand its core over).
 // --poll-window-us and --no-fast-paths set NetConfig::poll_window_us and
 // NetConfig::fast_paths = false (no doorbells, no direct channels).
+// --iters N sets the round trips measured (default 2000, --quick 200);
+// --round-trip-only measures (a)'s remote task and floor alone, for counting
+// syscalls and context switches per round trip (perf stat, strace -c).
 // The taskring phase runs first; its worker is closed without finalising
 // MPI (NetConfig::finalize_mpi = false), then the raw MPI phase runs in the
 // same processes. Prints a table and, with --json FILE, the numbers as JSON.
+// TASKRING_LOG_LEVEL and TASKRING_STRACE_DIR apply (docs/knobs.md); by
+// default every run's spans go to stderr, inside the measured round trip.
 // Numbers depend on the machine and its load: quote `uptime` beside them.
 #include <mpi.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -34,7 +44,9 @@
 #include "latency_stats.hpp"
 #include "load_average.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/base/knobs.hpp"
 #include "taskring/base/waiter.hpp"
+#include "taskring/log/init.hpp"
 #include "taskring/net/net_worker.hpp"
 
 using namespace taskring;
@@ -46,6 +58,33 @@ using Stats = taskring::bench::LatencyStats;
 using taskring::bench::summarise;
 
 using taskring::bench::loadavg;
+
+struct AfterTask {
+  Stats task, put, fetch;  // the task after a transfer; PUT / FETCH after a task
+};
+
+// (c): 2 x n alternations of a no-op task on rank 1 and a 4 KiB PUT or
+// FETCH of a buffer on rank 1.
+Status after_task(NetWorker& w, int noop, int n, AfterTask* out) {
+  TASKRING_ASSIGN_OR_RETURN(RemoteBuffer b, w.remote_malloc(1, 4096));
+  std::vector<char> host(4096, 1);
+  std::vector<double> task, put, fetch;
+  ChipTaskArgs none;
+  Status s;
+  for (int i = 0; i < 2 * n && s.ok(); ++i) {
+    const uint64_t t0 = mono_ns();
+    s = w.run([&](Orchestrator& o) { return o.submit_next_level(noop, none, 1); });
+    const uint64_t t1 = mono_ns();
+    if (s.ok()) s = (i & 1) ? w.remote_copy_from(host.data(), b.whole()) : w.remote_copy_to(b.whole(), host.data());
+    task.push_back((t1 - t0) / 1e3);
+    ((i & 1) ? fetch : put).push_back((mono_ns() - t1) / 1e3);
+  }
+  out->task = summarise(task);
+  out->put = summarise(put);
+  out->fetch = summarise(fetch);
+  Status f = w.remote_free(b);
+  return s.ok() ? f : s;
+}
 
 struct Bw {
   uint64_t bytes;
@@ -60,6 +99,8 @@ int main(int argc, char** argv) {
   bool quick = false;
   uint64_t poll_window_us = NetConfig{}.poll_window_us;
   bool fast_paths = true;
+  bool round_trip_only = false;
+  int iters_arg = 0;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -71,15 +112,28 @@ int main(int argc, char** argv) {
       poll_window_us = std::stoull(argv[++i]);
     else if (a == "--no-fast-paths")
       fast_paths = false;
+    else if (a == "--round-trip-only")
+      round_trip_only = true;
+    else if (a == "--iters" && i + 1 < argc && std::atoi(argv[i + 1]) > 0)
+      iters_arg = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
-                   "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths]\n");
+                   "usage: mpirun -np 2 bench_net [--quick] [--json FILE] [--poll-window-us N] [--no-fast-paths] "
+                   "[--iters N] [--round-trip-only]\n");
       return 2;
     }
   }
-  const int iters = quick ? 200 : 2000;
+  const int iters = iters_arg > 0 ? iters_arg : quick ? 200 : 2000;
   std::vector<uint64_t> sizes = {4096, 65536, 1u << 20, 8u << 20, 64u << 20};
   if (quick) sizes = {4096, 1u << 20, 8u << 20};
+  if (round_trip_only) sizes.clear();
+  // The logging knobs as the CLI reads them: TASKRING_STRACE_DIR moves the
+  // run spans (three records per run, in the measured round trip) to a
+  // file, TASKRING_LOG_LEVEL=warn drops them (for a breakdown only).
+  if (Status logging = log::init_logging(process_env()); !logging.ok()) {
+    std::fprintf(stderr, "bench_net: %s\n", logging.to_string().c_str());
+    return 2;
+  }
   const std::string load_before = loadavg();
 
   NetConfig cfg;
@@ -107,6 +161,7 @@ int main(int argc, char** argv) {
   }
   const int rank = w.rank();
   Stats rt, self_rt;
+  AfterTask after;
   std::vector<Bw> bw;
   if (rank == 0) {
     std::vector<double> v;
@@ -121,12 +176,13 @@ int main(int argc, char** argv) {
     // The same task on rank 0 itself: caller, scheduler, progress thread,
     // MPI to self, executor and back, without a second process.
     v.clear();
-    for (int i = 0; i < iters + iters / 10 && s.ok(); ++i) {
+    for (int i = 0; i < (round_trip_only ? 0 : iters + iters / 10) && s.ok(); ++i) {
       const uint64_t t0 = mono_ns();
       s = w.run([&](Orchestrator& o) { return o.submit_next_level(noop, none, 0); });
       if (i >= iters / 10) v.push_back((mono_ns() - t0) / 1e3);
     }
     self_rt = summarise(v);
+    if (s.ok() && !round_trip_only) s = after_task(w, noop, iters / 2, &after);
     for (uint64_t n : sizes) {
       auto b = w.remote_malloc(1, n);
       if (!b.ok()) {
@@ -196,7 +252,7 @@ int main(int argc, char** argv) {
   // One thread wake, for scale: two threads of rank 0 hand a token back and
   // forth through Waiters (spin, then futex); a round trip is two wakes.
   Stats hop;
-  if (rank == 0) {
+  if (rank == 0 && !round_trip_only) {
     std::atomic<int> turn{0};
     Waiter wa, wb;
     const int n = iters;
@@ -236,6 +292,11 @@ int main(int argc, char** argv) {
       std::printf("    %9llu B     %7.3f  %7.3f  %7.3f   %5.2f   %5.2f\n", static_cast<unsigned long long>(b.bytes),
                   b.put_gbs, b.fetch_gbs, b.mpi_gbs, b.mpi_gbs > 0 ? b.put_gbs / b.mpi_gbs : 0,
                   b.mpi_gbs > 0 ? b.fetch_gbs / b.mpi_gbs : 0);
+    std::printf("\n");
+    std::printf("(c) after a task on the owner, µs  median      p99\n");
+    std::printf("    PUT 4 KiB                    %8.2f %8.2f\n", after.put.median_us, after.put.p99_us);
+    std::printf("    FETCH 4 KiB                  %8.2f %8.2f\n", after.fetch.median_us, after.fetch.p99_us);
+    std::printf("    the task, after a transfer   %8.2f %8.2f\n", after.task.median_us, after.task.p99_us);
     if (!json_path.empty()) {
       std::ofstream j(json_path);
       j << "{\n  \"bench\": \"net\",\n  \"ranks\": 2,\n  \"quick\": " << (quick ? "true" : "false")
@@ -246,7 +307,10 @@ int main(int argc, char** argv) {
         << ", \"thread_ping_pong_median\": " << hop.median_us << ", \"poll_window_us\": " << poll_window_us
         << ", \"fast_paths\": " << (fast_paths ? "true" : "false")
         << ", \"ratio\": " << (floor.median_us > 0 ? rt.median_us / floor.median_us : 0)
-        << "},\n  \"bandwidth_gbs\": [";
+        << "},\n  \"after_task_us\": {\"put_4k_median\": " << after.put.median_us
+        << ", \"put_4k_p99\": " << after.put.p99_us << ", \"fetch_4k_median\": " << after.fetch.median_us
+        << ", \"fetch_4k_p99\": " << after.fetch.p99_us << ", \"task_after_transfer_median\": " << after.task.median_us
+        << ", \"task_after_transfer_p99\": " << after.task.p99_us << "},\n  \"bandwidth_gbs\": [";
       for (size_t k = 0; k < bw.size(); ++k)
         j << (k ? ", " : "") << "\n    {\"bytes\": " << bw[k].bytes << ", \"put\": " << bw[k].put_gbs
           << ", \"fetch\": " << bw[k].fetch_gbs << ", \"mpi\": " << bw[k].mpi_gbs << "}";

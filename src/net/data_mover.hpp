@@ -27,8 +27,10 @@
 // fragments only while both sides call into it), for up to
 // Transport::kInFlightSpinNs without completion, then in kBusySliceNs
 // parks. The owner's progress thread serves it as before but answers on
-// reply_tag(tag). So no thread of the requester's but the caller is on the
-// path: no post to the progress thread, no wake back at the end. A lost
+// reply_tag(tag), and sends a FETCH's data without ringing the requester's
+// progress thread (which has no part in it). So no thread of the
+// requester's but the caller is on the path: no post to the progress
+// thread, no wake back at the end. A lost
 // peer (fail_peer) or the deadline cancels the caller's requests.
 #pragma once
 

@@ -69,7 +69,12 @@ template <typename Test>
 int DataMover::drive(Xfer& x, Test&& test, Deadline deadline, const std::string& what, Status* why) {
   const uint64_t start = mono_ns();
   while (true) {
-    if (const int r = test(); r != 0) return r;
+    int r = 0;
+    {
+      Transport::OtherThreadCall call(t_);
+      r = test();
+    }
+    if (r != 0) return r;
     if (x.abandon.load(std::memory_order_acquire)) {
       *why = x.status;
       return -1;
@@ -109,14 +114,18 @@ Status DataMover::fetch_direct(Xfer& x, const RemoteTensor& d, int tag, Deadline
   const MPI_Comm comm = t_.comm();
   std::vector<char> reply(kReplyBytes);
   std::vector<MPI_Request> data, refusal(1);
-  MPI_Irecv(reply.data(), kReplyBytes, MPI_BYTE, d.owner, reply_tag(tag), comm, &refusal[0]);
-  post_chunks(false, static_cast<char*>(x.dst), x.n, d.owner, tag, comm, &data);
+  {
+    Transport::OtherThreadCall call(t_);
+    MPI_Irecv(reply.data(), kReplyBytes, MPI_BYTE, d.owner, reply_tag(tag), comm, &refusal[0]);
+    post_chunks(false, static_cast<char*>(x.dst), x.n, d.owner, tag, comm, &data);
+  }
   TransferMsg m{Msg::kFetch, tag, d.buffer_id, d.generation, d.offset, d.nbytes, 1};
   t_.send_any(d.owner, m.encode());
   Status why;
   const int got = drive(
       x, [&] { return all_done(data) ? 1 : one_done(refusal[0]) ? 2 : 0; }, deadline,
       "FETCH from rank " + std::to_string(d.owner), &why);
+  Transport::OtherThreadCall call(t_);  // the cancels below
   if (got == 1) {
     cancel(refusal);
     return Status::Ok();
@@ -136,20 +145,28 @@ Status DataMover::put_direct(Xfer& x, const RemoteTensor& d, int tag, Deadline d
   const std::string what = "PUT to rank " + std::to_string(d.owner);
   std::vector<char> reply(kReplyBytes);
   std::vector<MPI_Request> ready(1), data;
-  MPI_Irecv(reply.data(), kReplyBytes, MPI_BYTE, d.owner, reply_tag(tag), comm, &ready[0]);
+  {
+    Transport::OtherThreadCall call(t_);
+    MPI_Irecv(reply.data(), kReplyBytes, MPI_BYTE, d.owner, reply_tag(tag), comm, &ready[0]);
+  }
   TransferMsg m{Msg::kPut, tag, d.buffer_id, d.generation, d.offset, d.nbytes, 1};
   t_.send_any(d.owner, m.encode());
   Status why;
   if (drive(x, [&] { return all_done(ready) ? 1 : 0; }, deadline, what, &why) < 0) {
+    Transport::OtherThreadCall call(t_);
     cancel(ready);
     return why;
   }
   ready.clear();
   TASKRING_RETURN_IF_ERROR(reply_status(reply, Msg::kPutReady, d.owner));
   std::vector<MPI_Request> done(1);
-  MPI_Irecv(reply.data(), kReplyBytes, MPI_BYTE, d.owner, reply_tag(tag), comm, &done[0]);
-  post_chunks(true, const_cast<char*>(static_cast<const char*>(x.src)), x.n, d.owner, tag, comm, &data);
+  {
+    Transport::OtherThreadCall call(t_);
+    MPI_Irecv(reply.data(), kReplyBytes, MPI_BYTE, d.owner, reply_tag(tag), comm, &done[0]);
+    post_chunks(true, const_cast<char*>(static_cast<const char*>(x.src)), x.n, d.owner, tag, comm, &data);
+  }
   if (drive(x, [&] { return all_done(data) && all_done(done) ? 1 : 0; }, deadline, what, &why) < 0) {
+    Transport::OtherThreadCall call(t_);
     cancel(data);
     cancel(done);
     return why;

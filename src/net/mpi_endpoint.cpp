@@ -56,7 +56,15 @@ void MpiEndpoint::on_message(Reader& r) {
 }
 
 void MpiEndpoint::take_direct() {
-  t_.take_all(rank_, Transport::Channel::kEngine, Msg::kCompletion, [this](int, Reader& r) { on_message(r); });
+  // One task in flight: stop at its COMPLETION (probing on would be two
+  // more MPI_Improbe calls on the round trip's path).
+  std::vector<char> buf;
+  int from = -1;
+  while (!done_.load(std::memory_order_acquire) && t_.take(rank_, Transport::Channel::kEngine, &buf, &from)) {
+    Reader r(buf.data(), buf.size());
+    Msg type;
+    if (r.header(&type) && type == Msg::kCompletion) on_message(r);
+  }
 }
 
 std::optional<node::Outcome> MpiEndpoint::poll(bool) {

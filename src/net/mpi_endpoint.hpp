@@ -4,10 +4,11 @@
 // views, see remote_key.hpp) and hands it to the progress thread, which
 // sends a TASK to the rank; the rank's COMPLETION (its Status, the text
 // already prefixed by the rank's node) finishes it. Where the rank is
-// direct() (MPI_THREAD_MULTIPLE, its doorbells reachable) the scheduler
-// thread sends the TASK itself to the rank's executor, and poll() receives
-// the COMPLETION itself (the rank rings rank 0's engine doorbell, the bell
-// the scheduler parks on): no progress thread on the task's path. Otherwise
+// direct() (MPI_THREAD_MULTIPLE, its doorbells reachable) the thread that
+// drives the run (the caller waiting on it, else the scheduler thread)
+// sends the TASK itself to the rank's executor, and poll() receives the
+// COMPLETION itself (the rank rings rank 0's engine doorbell, the bell the
+// driving thread parks on): no progress thread on the task's path. Otherwise
 // the progress threads carry both and poll() reads an atomic. A lost rank (no heartbeat)
 // fails the task in flight and every later start() with the same error.
 // control()/control_post()/control_wait() carry the L3 chip controls and
@@ -46,7 +47,7 @@ class MpiEndpoint final : public node::Endpoint {
  private:
   // The rank's COMPLETION for task `seq`.
   void on_completion(uint64_t seq, Status s);
-  // Scheduler thread: COMPLETIONs on the direct channel (Transport::Channel::kEngine).
+  // The driving thread: COMPLETIONs on the direct channel (Transport::Channel::kEngine).
   void take_direct();
   const int rank_;
   std::string name_;

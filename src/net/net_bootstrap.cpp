@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #include "launcher_rank.hpp"
 #include "net_worker_impl.hpp"
@@ -139,6 +140,15 @@ void NetWorker::Impl::start_services(const Status& node_status, int provided) {
     sc.staging = staging;
     sc.staging_bytes = cfg.staging_bytes;
     sc.transfer_timeout_ms = cfg.transfer_timeout_ms;
+    // The executor probes for its next TASK only where that can pay: a
+    // direct channel, and no more ranks on this host than it has CPUs (each
+    // rank's hand-off thread can then run; mpirun binds such ranks to a core
+    // each, so the affinity mask, base/cpus.hpp, would say 1); else it parks
+    // at once.
+    const unsigned host_cpus = std::thread::hardware_concurrency();
+    const bool spin =
+        transport->multiple() && host_cpus > 0 && static_cast<unsigned>(transport->host_ranks()) <= host_cpus;
+    sc.spin_ns = spin ? cfg.poll_window_us * 1000 : 0;
     server = std::make_unique<RankServer>(*transport, *mover, *own, *node, std::move(sc));
   }
   if (rank == 0) {

@@ -6,6 +6,7 @@
 #include "node/dag/engine.hpp"
 #include "remote_key.hpp"
 #include "taskring/base/align.hpp"
+#include "taskring/base/clock.hpp"
 #include "wire_messages.hpp"
 
 namespace taskring::net {
@@ -26,19 +27,24 @@ void RankServer::reply(int src, uint64_t seq, const Status& s) {
   t_.send_any(src, CompletionMsg{seq, s}.encode(), Transport::Channel::kEngine);
 }
 
-void RankServer::on_task(int src, Reader& r) {
+bool RankServer::decode_task(int src, Reader& r, Job* j) {
   TaskMsg m;
   if (Status s = m.decode(r); !s.ok()) {
     reply(src, m.seq, s);
-    return;
+    return false;
   }
+  j->src = src;
+  j->seq = m.seq;
+  j->callable = m.callable;
+  j->tensors = std::move(m.tensors);
+  j->tags = std::move(m.tags);
+  j->scalars = std::move(m.scalars);
+  return true;
+}
+
+void RankServer::on_task(int src, Reader& r) {
   Job j;
-  j.src = src;
-  j.seq = m.seq;
-  j.callable = m.callable;
-  j.tensors = std::move(m.tensors);
-  j.tags = std::move(m.tags);
-  j.scalars = std::move(m.scalars);
+  if (!decode_task(src, r, &j)) return;
   {
     std::lock_guard<std::mutex> lk(mu_);
     queue_.push_back(std::move(j));
@@ -47,9 +53,42 @@ void RankServer::on_task(int src, Reader& r) {
   node::bell_ring(*t_.doorbell(Transport::Channel::kExecutor));
 }
 
-void RankServer::take_direct() {
-  t_.take_all(MPI_ANY_SOURCE, Transport::Channel::kExecutor, Msg::kTask,
-              [this](int from, Reader& r) { on_task(from, r); });
+bool RankServer::take_direct(Job* j, int probes) {
+  std::vector<char> buf;
+  int from = -1;
+  while (t_.take(MPI_ANY_SOURCE, Transport::Channel::kExecutor, &buf, &from, probes)) {
+    Reader r(buf.data(), buf.size());
+    Msg type;
+    if (r.header(&type) && type == Msg::kTask && decode_task(from, r, j)) return true;
+  }
+  return false;
+}
+
+bool RankServer::next_job(Job* j) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (queue_.empty()) return false;
+  *j = std::move(queue_.front());
+  queue_.pop_front();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool RankServer::spin_for_task(Job* j) {
+  if (cfg_.spin_ns == 0) return false;
+  const uint64_t until = mono_ns() + cfg_.spin_ns;
+  // A ring of this rank's progress thread (a PUT or FETCH for it to serve)
+  // ends the spin: the thread may share this one's core (mpirun binds a rank
+  // to one), and a PUT right after a task waited for the spin to end.
+  const std::atomic<uint32_t>& progress = t_.doorbell(Transport::Channel::kProgress)->epoch;
+  const uint32_t seen = progress.load(std::memory_order_acquire);
+  for (uint32_t i = 0;; ++i) {
+    if (queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire) ||
+        progress.load(std::memory_order_acquire) != seen)
+      return false;
+    if (take_direct(j, 1)) return true;
+    if ((i & 15) == 15 && mono_ns() >= until) return false;
+    Waiter::spin_pause(i);
+  }
 }
 
 void RankServer::on_control(int src, Reader& r) {
@@ -76,26 +115,31 @@ Status RankServer::serve_control(const ControlMsg& m, BufferEntry* e) {
 
 void RankServer::loop() {
   node::ShmBell& bell = *t_.doorbell(Transport::Channel::kExecutor);
+  Job j;
+  bool direct = false, spin = false;
   auto ready = [&] {
-    take_direct();
-    return queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire);
+    direct = take_direct(&j, 2);
+    return direct || queued_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire);
   };
   while (true) {
-    // Parks on this rank's executor doorbell: rung by rank 0 after a direct
-    // TASK, by on_task() and by stop(). The probe in ready() is an MPI call,
-    // so the spin is short.
-    (void)node::bell_wait(
-        bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task", 1'000'000'000ull, kSpin);
+    // A direct TASK is run by this thread as it takes it: no queue, no ring.
+    // After another rank's task it probes for cfg_.spin_ns (rank 0's next
+    // task usually follows within microseconds), then parks on this rank's
+    // executor doorbell: rung by rank 0 after a direct TASK, by on_task()
+    // and by stop().
+    direct = spin && spin_for_task(&j);
+    if (!direct)
+      (void)node::bell_wait(
+          bell, ready, [] { return Status::Ok(); }, Deadline::after_ms(1000), "an L4 task", 1'000'000'000ull, 0);
     if (stop_.load(std::memory_order_acquire)) return;
-    Job j;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (queue_.empty()) continue;
-      j = std::move(queue_.front());
-      queue_.pop_front();
-      queued_.fetch_sub(1, std::memory_order_relaxed);
+    if (!direct && !next_job(&j)) {
+      spin = false;  // woken by nothing (a park slice ended): idle, no spin
+      continue;
     }
     reply(j.src, j.seq, execute(j));
+    // Rank 0's own tasks come from a thread of this process, which may
+    // share this one's core (mpirun binds a rank to one): no spin after them.
+    spin = j.src != t_.rank();
   }
 }
 

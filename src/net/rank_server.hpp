@@ -2,10 +2,13 @@
 //
 // TASK: received by the executor thread itself when rank 0 reaches this
 // rank's doorbells under MPI_THREAD_MULTIPLE (Transport::Channel::kExecutor:
-// rank 0 rings this rank's executor doorbell), else decoded on the progress
-// thread and queued; the one executor thread runs the tasks in order (the
-// engine sends one at a time per rank). COMPLETION goes the same way back
-// (Channel::kEngine: rank 0's scheduler receives it). For each
+// rank 0 rings this rank's executor doorbell) and run at once, else decoded
+// on the progress thread and queued; the one executor thread runs the tasks
+// in order (the engine sends one at a time per rank). After another rank's
+// task it probes the direct channel for RankServerConfig::spin_ns before it
+// parks.
+// COMPLETION goes the same way back (Channel::kEngine: rank 0's waiting
+// thread receives it). For each
 // tensor argument it maps the descriptor to local memory: a range this rank
 // owns is used in place (its pool in the node's shared heap); any other is
 // fetched from its owner into the staging area (bump-allocated per task).
@@ -38,6 +41,10 @@ struct RankServerConfig {
   char* staging = nullptr;
   uint64_t staging_bytes = 0;
   uint64_t transfer_timeout_ms = 60000;
+  // How long the executor probes for the next direct TASK before it parks
+  // (NetConfig::poll_window_us; 0, park at once, where the ranks of the host
+  // outnumber its CPUs or there is no direct channel).
+  uint64_t spin_ns = 50'000;
 };
 
 class RankServer {
@@ -62,14 +69,21 @@ class RankServer {
     std::vector<TensorArgType> tags;
     std::vector<uint64_t> scalars;
   };
-  // The executor's probe spins this many times before parking (each is an
-  // MPI_Improbe).
-  static constexpr uint32_t kSpin = 64;
   void loop();
   // A decoded CONTROL: allocate (zeroed) or free; the entry of an allocation.
   Status serve_control(const ControlMsg& m, BufferEntry* e);
-  // Executor thread: queues the TASKs that arrived on the direct channel.
-  void take_direct();
+  // A TASK's body into `j`; a TASK that does not decode is answered with
+  // the error at once (false).
+  bool decode_task(int src, Reader& r, Job* j);
+  // Executor thread: the next TASK that arrived on the direct channel (each
+  // take probes `probes` times, Transport::take); false when none is there.
+  bool take_direct(Job* j, int probes);
+  // Executor thread: the oldest queued TASK (the progress thread's path).
+  bool next_job(Job* j);
+  // Executor thread: probes the direct channel for cfg_.spin_ns; false when
+  // time ran out, a TASK was queued, this rank's progress thread was rung
+  // or stop() was called.
+  bool spin_for_task(Job* j);
   Status execute(const Job& j);
   void reply(int src, uint64_t seq, const Status& s);
 

@@ -42,6 +42,7 @@ void Transport::open_doorbells() {
   MPI_Comm_set_errhandler(local_, MPI_ERRORS_RETURN);
   int local_size = 0;
   MPI_Comm_size(local_, &local_size);
+  host_ranks_ = std::max(local_size, 1);
   void* mine = nullptr;
   // MPI places each rank's slice at no particular alignment (UBSan caught
   // 8-aligned slices); a bell needs 64. The slack lets every rank align its
@@ -75,6 +76,7 @@ void Transport::open_doorbells() {
 void Transport::close_doorbells() {
   bells_.assign(bells_.size(), nullptr);
   all_bells_ = false;
+  host_ranks_ = 1;
   for (int c = 0; c < kChannels; ++c) bell_[c] = &own_bells_[c];
   if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
   if (local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
@@ -145,10 +147,13 @@ void Transport::send_any(int dst, std::vector<char> msg, Channel ch) {
     return;
   }
   MPI_Request r;
-  MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, channel_tag(ch), comm_, &r);
-  ring(dst, ch);
   int done = 0;
-  MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a small (eager) message completes here
+  {
+    OtherThreadCall call(*this);
+    MPI_Isend(keep->data(), static_cast<int>(keep->size()), MPI_BYTE, dst, channel_tag(ch), comm_, &r);
+    ring(dst, ch);
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a small (eager) message completes here
+  }
   if (done) return;
   post([this, r, keep] {
     reqs_.push_back(r);
@@ -156,14 +161,15 @@ void Transport::send_any(int dst, std::vector<char> msg, Channel ch) {
   });
 }
 
-bool Transport::take(int src, Channel ch, std::vector<char>* msg, int* from) {
+bool Transport::take(int src, Channel ch, std::vector<char>* msg, int* from, int probes) {
   if (!multiple_) return false;
+  OtherThreadCall call(*this);
   int flag = 0;
   MPI_Message m;
   MPI_Status st;
   // Open MPI's MPI_Improbe matches, then progresses: a message that the
   // progress of a miss brought in is matched by the second call.
-  for (int attempt = 0; attempt < 2 && !flag; ++attempt) MPI_Improbe(src, channel_tag(ch), comm_, &flag, &m, &st);
+  for (int attempt = 0; attempt < probes && !flag; ++attempt) MPI_Improbe(src, channel_tag(ch), comm_, &flag, &m, &st);
   if (!flag) return false;
   int n = 0;
   MPI_Get_count(&st, MPI_BYTE, &n);
@@ -190,15 +196,15 @@ void Transport::send_on(int dst, int tag, std::vector<char> msg) {
   pending_.push_back(Pending{keep, nullptr, nullptr});
 }
 
-void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done) {
-  chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done));
+void Transport::send_data(int dst, int tag, const void* p, uint64_t n, Done done, bool ring_peer) {
+  chunks(true, dst, tag, const_cast<void*>(p), n, std::move(done), ring_peer);
 }
 
 void Transport::recv_data(int src, int tag, void* p, uint64_t n, Done done) {
   chunks(false, src, tag, p, n, std::move(done));
 }
 
-void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done) {
+void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done, bool ring_peer) {
   const uint64_t count = std::max<uint64_t>(1, (n + kChunk - 1) / kChunk);
   auto left = std::make_shared<int>(static_cast<int>(count));
   auto d = std::make_shared<Done>(std::move(done));
@@ -213,7 +219,7 @@ void Transport::chunks(bool send, int peer, int tag, void* p, uint64_t n, Done d
     reqs_.push_back(r);
     pending_.push_back(Pending{nullptr, left, d, send ? -1 : tag});
   }
-  if (send) ring(peer);
+  if (send && ring_peer) ring(peer);
 }
 
 void Transport::cancel_recv(int tag) {
@@ -375,14 +381,25 @@ void Transport::park(uint64_t slice_ns) {
   // A message whose ring came before the epoch read is in MPI by now.
   // Twice: MPI_Improbe progresses after it matches (see take()). Work a
   // wake bell announced before its epoch was read is seen by the pollers.
+  // Unless another thread's MPI call held it meanwhile (OtherThreadCall).
+  const uint64_t calls = other_calls_.load(std::memory_order_seq_cst);
+  const bool inside = other_in_.load(std::memory_order_seq_cst) > 0;
   if (has_posted_.load(std::memory_order_acquire) || stop_.load(std::memory_order_acquire) || receive() || receive() ||
       (n > 1 && pollers())) {
     unpark();
     return;
   }
+  const bool overlapped =
+      inside || other_in_.load(std::memory_order_seq_cst) > 0 || other_calls_.load(std::memory_order_seq_cst) != calls;
   const uint64_t now = mono_ns(), next = next_timer_ns();
   uint64_t ns = next > now ? next - now : 0;
   if (!all_bells_ || !reqs_.empty() || !waitv) ns = std::min(ns, slice_ns);
+  if (overlapped) {
+    // Doubling while the other threads keep calling (a transfer they
+    // drive): each slice's end costs this thread a wake on their core.
+    ns = std::min(ns, overlap_slice_);
+    overlap_slice_ = std::min(overlap_slice_ * 2, kMaxOverlapSliceNs);
+  }
   ns = std::min(ns, kMaxParkNs);
   if (ns > 0) shared_futex_wait_any(words, seen, parked, ns);
   unpark();
@@ -438,6 +455,7 @@ void Transport::loop() {
     did |= timers();
     if (did) {
       slice = kMinSliceNs;
+      overlap_slice_ = kBusySliceNs;
       last_event = mono_ns();
       continue;
     }

@@ -81,6 +81,9 @@ class Transport {
   // The longest park even with doorbells: a bound, not a poll (every event
   // rings); a lost ring would cost at most this.
   static constexpr uint64_t kMaxParkNs = 1'000'000'000;
+  // The longest park after one that overlapped another thread's MPI call
+  // (OtherThreadCall): what a message such a call held back may wait.
+  static constexpr uint64_t kMaxOverlapSliceNs = 1'000'000;
   // How long the thread yield-polls requests in flight without progress
   // before it parks in kBusySliceNs slices.
   static constexpr uint64_t kInFlightSpinNs = 20'000'000;
@@ -98,6 +101,8 @@ class Transport {
   void close_doorbells();
   // Whether `peer`'s doorbell is reachable (same host, window up).
   bool has_doorbell(int peer) const;
+  // How many ranks share this host (open_doorbells(); 1 before or without it).
+  int host_ranks() const { return host_ranks_; }
 
   void start();
   // Lets pending message sends finish (up to `drain_ms`), joins the thread,
@@ -152,20 +157,35 @@ class Transport {
   // large message) is handed to the progress thread, which completes it.
   void send_any(int dst, std::vector<char> msg, Channel ch = Channel::kProgress);
   // Any thread, direct channels only: receives one message that arrived on
-  // `ch` from `src` (MPI_ANY_SOURCE: any); false when none is there.
-  bool take(int src, Channel ch, std::vector<char>* msg, int* from);
-  // Any thread, direct channels only: hands every message of type `want`
-  // waiting on `ch` from `src` to fn(from, reader) (others: dropped).
-  template <typename Fn>
-  void take_all(int src, Channel ch, Msg want, Fn&& fn) {
-    std::vector<char> buf;
-    int from = -1;
-    while (take(src, ch, &buf, &from)) {
-      Reader r(buf.data(), buf.size());
-      Msg type;
-      if (r.header(&type) && type == want) fn(from, r);
+  // `ch` from `src` (MPI_ANY_SOURCE: any); false when none is there. Probes
+  // twice by default, as a waiter must before it parks (see the .cpp); a
+  // spinning waiter that probes again at once passes 1.
+  bool take(int src, Channel ch, std::vector<char>* msg, int* from, int probes = 2);
+  // Any thread but the progress thread, around each of its MPI calls (take()
+  // and send_any() hold one themselves). Why: Open MPI lets one thread's
+  // progress pull a message off the wire that another thread's probe then
+  // misses while the first has not queued it yet (under mpirun the two may
+  // share a core, and the first be preempted right there). The progress
+  // thread's last probes before a park can so miss a message whose ring
+  // came first, and it slept for kMaxParkNs (a PUT or FETCH request right
+  // after a task on its owner stalled 1 s in 1-3 of 10 bench_net --quick
+  // runs). A park whose last probes overlapped such a call is cut to
+  // kBusySliceNs, doubling up to kMaxOverlapSliceNs while each next one
+  // overlaps too and finds nothing.
+  class OtherThreadCall {
+   public:
+    explicit OtherThreadCall(Transport& t) : t_(t) {
+      t_.other_calls_.fetch_add(1, std::memory_order_seq_cst);
+      t_.other_in_.fetch_add(1, std::memory_order_seq_cst);
     }
-  }
+    ~OtherThreadCall() { t_.other_in_.fetch_sub(1, std::memory_order_seq_cst); }
+    OtherThreadCall(const OtherThreadCall&) = delete;
+    OtherThreadCall& operator=(const OtherThreadCall&) = delete;
+
+   private:
+    Transport& t_;
+  };
+
   // Before start(): whether send_any() may call MPI on the caller's thread
   // (MPI_THREAD_MULTIPLE was provided).
   void set_multiple(bool on) { multiple_ = on; }
@@ -175,7 +195,9 @@ class Transport {
   void send(int dst, std::vector<char> msg);
   // Bulk data on `tag`, split into chunks of at most kChunk bytes (one
   // request each, matched in order). `done` once every chunk completed.
-  void send_data(int dst, int tag, const void* p, uint64_t n, Done done);
+  // `ring_peer` false: the receiver drives its own requests (a direct
+  // FETCH, data_mover.hpp), so its progress thread is not woken for them.
+  void send_data(int dst, int tag, const void* p, uint64_t n, Done done, bool ring_peer = true);
   void recv_data(int src, int tag, void* p, uint64_t n, Done done);
   // A message to `dst` on `tag` instead of kTagMsg (the reply to a direct
   // transfer, which its requester receives itself): no ring.
@@ -203,7 +225,7 @@ class Transport {
     int tag = -1;  // of a receive (cancel_recv); -1: a send
   };
   // One request per chunk of at most kChunk bytes; `done` after the last.
-  void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done);
+  void chunks(bool send, int peer, int tag, void* p, uint64_t n, Done done, bool ring_peer = true);
   void loop();
   bool run_posted();
   bool receive();
@@ -234,8 +256,12 @@ class Transport {
   std::deque<std::function<void()>> posted_;
   std::atomic<bool> has_posted_{false};
   std::atomic<int> expecting_{0};
+  // OtherThreadCall: calls begun, calls in progress.
+  std::atomic<uint64_t> other_calls_{0};
+  std::atomic<uint32_t> other_in_{0};
   std::vector<std::function<void(std::vector<WakeBell>&)>> wake_sources_;
-  std::vector<WakeBell> wake_bells_;  // progress thread: park()'s scratch
+  std::vector<WakeBell> wake_bells_;       // progress thread: park()'s scratch
+  uint64_t overlap_slice_ = kBusySliceNs;  // progress thread: park()
   uint64_t poll_window_ns_;
   std::atomic<bool> stop_{false};
   uint64_t drain_until_ = 0;  // written before stop_ is set
@@ -245,6 +271,7 @@ class Transport {
   node::ShmBell* bell_[kChannels] = {&own_bells_[0], &own_bells_[1], &own_bells_[2]};
   std::vector<node::ShmBell*> bells_;  // by rank, kChannels each; null: no doorbell
   bool all_bells_ = false;             // every peer has one
+  int host_ranks_ = 1;
   MPI_Comm local_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   std::vector<std::function<bool()>> pollers_;

@@ -4,13 +4,19 @@
 // ranges follow the L2 rules, overlapping ranges at different offsets
 // included. No MPI runtime needed.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "buffer_table.hpp"
 #include "node/dag/engine.hpp"
 #include "node/dag/fake_endpoint.hpp"
 #include "remote_key.hpp"
+#include "taskring/log/logger.hpp"
 
 namespace taskring::net {
 namespace {
@@ -103,6 +109,44 @@ TEST(NetEngine, MessagesSayRankAndCheckTensorRejects) {
   s = L4Harness::wait(
       h.engine->run_orchestration([&](Orchestrator& o) { return L4Harness::submit(o, stale, 0, false); }));
   EXPECT_NE(s.message().find("generation"), std::string::npos) << s.to_string();
+}
+
+// A run's three span records (network.run.orch, .dispatch, .run) leave in
+// one write(2): one write each cost an L4 remote task's round trip half its
+// time (docs/l4.md). A SOCK_SEQPACKET socket keeps the writes apart.
+TEST(NetEngine, ARunsSpansLeaveInOneWrite) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+  const log::Level level = log::threshold();
+  log::set_threshold(log::Level::kTiming);
+  const int fd = log::set_output_fd(sv[0]);
+  Status s;
+  {
+    L4Harness h(2);
+    s = L4Harness::wait(
+        h.engine->run_orchestration([&](Orchestrator& o) { return L4Harness::submit(o, h.range(0, 16), 1, false); }));
+  }
+  log::set_output_fd(fd);
+  log::set_threshold(level);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  std::vector<std::string> writes;  // those that carry a run's span
+  char buf[8192];
+  for (ssize_t n; (n = recv(sv[1], buf, sizeof buf, MSG_DONTWAIT)) > 0;) {
+    std::string w(buf, static_cast<size_t>(n));
+    if (w.find("name=network.run") != std::string::npos) writes.push_back(w);
+  }
+  close(sv[0]);
+  close(sv[1]);
+  ASSERT_EQ(writes.size(), 1u) << "the run's spans left in " << writes.size() << " writes";
+  const std::string& w = writes[0];
+  const size_t orch = w.find("name=network.run.orch "), dispatch = w.find("name=network.run.dispatch "),
+               run = w.find("name=network.run ");
+  ASSERT_NE(orch, std::string::npos) << w;
+  ASSERT_NE(dispatch, std::string::npos) << w;
+  ASSERT_NE(run, std::string::npos) << w;
+  EXPECT_LT(orch, dispatch);
+  EXPECT_LT(dispatch, run);
+  EXPECT_EQ(std::count(w.begin(), w.end(), '\n'), 3) << "three whole records: " << w;
 }
 
 }  // namespace
