@@ -86,6 +86,29 @@ class ReadyQueue {
     }
   }
 
+  // push and pop while one thread alone uses the queue (a run whose tasks
+  // all live on one thread): the same cells and counters, so the queue stays
+  // consistent for concurrent use later, with a load and a store where the
+  // others compare-exchange.
+  bool push_alone(T* item) {
+    const uint64_t pos = tail_.load(std::memory_order_relaxed);
+    Cell& c = cells_[pos & mask_];
+    if (load_seq(c, pos) != pos) return false;  // full
+    tail_.store(pos + 1, std::memory_order_relaxed);
+    c.item = item;
+    store_seq(c, pos, pos + 1);
+    return true;
+  }
+  T* pop_alone() {
+    const uint64_t pos = head_.load(std::memory_order_relaxed);
+    Cell& c = cells_[pos & mask_];
+    if (load_seq(c, pos) != pos + 1) return nullptr;  // empty
+    head_.store(pos + 1, std::memory_order_relaxed);
+    T* item = c.item;
+    store_seq(c, pos, pos + mask_ + 1);
+    return item;
+  }
+
   // Approximate: exact only when no push/pop is in flight.
   bool empty_hint() const {
     // seq_cst: the parking side of notify_work_after_push (a plain load on x86).

@@ -207,6 +207,7 @@ class alignas(64) RuntimeBase : public L2Runtime {
   // (steal, oldest first). Every kSharedEvery local tasks the shared queues
   // go first.
   Item* pop_ready(LocalReady<Item>& local) {
+    if (tasks_here_) return pop_ready_alone(local);
     ReadyQueue<Item>* own = local.executor >= 0 ? &own_[local.executor] : nullptr;
     if (own != nullptr && local.since_shared < kSharedEvery) {
       if (Item* it = own->pop()) {
@@ -222,6 +223,16 @@ class alignas(64) RuntimeBase : public L2Runtime {
       // Own queue at k == 0, then the others starting after it.
       const int e = (local.executor + k) % executors_;
       if (Item* it = own_[e].pop()) return it;
+    }
+    return nullptr;
+  }
+  // pop_ready while the run's tasks all live on this thread (tasks_here_):
+  // executor 0's queue and the shared ones, without a locked instruction.
+  Item* pop_ready_alone(LocalReady<Item>& local) {
+    if (Item* it = own_[0].pop_alone()) return it;
+    local.since_shared = 0;
+    for (int q : kPopOrder) {
+      if (Item* it = queues_[q].pop_alone()) return it;
     }
     return nullptr;
   }
@@ -334,7 +345,12 @@ class alignas(64) RuntimeBase : public L2Runtime {
     for (int e = 0; own_ != nullptr && e < executors_; ++e) own_[e].init(capacity);
   }
   void push_ready(Item* it) {
-    queues_[static_cast<int>(it->shape) & (kNumShapes - 1)].push(it);
+    ReadyQueue<Item>& q = queues_[static_cast<int>(it->shape) & (kNumShapes - 1)];
+    if (tasks_here_) {  // nobody else takes it, nobody to wake
+      q.push_alone(it);
+      return;
+    }
+    q.push(it);
     gate_.notify_work_after_push();
   }
   // `c` was made ready by a completion on `local`'s thread: it becomes the
@@ -346,6 +362,10 @@ class alignas(64) RuntimeBase : public L2Runtime {
     if (local->next == nullptr && local->since_shared < kSharedEvery) {
       local->next = c;
       ++local->since_shared;
+      return;
+    }
+    if (tasks_here_) {
+      if (local->executor < 0 || !own_[local->executor].push_alone(c)) push_ready(c);
       return;
     }
     if (local->executor < 0 || !own_[local->executor].push(c)) {
@@ -507,6 +527,11 @@ class alignas(64) RuntimeBase : public L2Runtime {
 
   L2RuntimeConfig config_;
   bool executors_sit_out_ = false;  // of the current run; written only between runs
+  // The current run's tasks all live on one thread, the one orchestrating
+  // it: an inline run, or one whose executors sit out. Its queues, counters
+  // and slots then need no locked instruction (tmr sets it at start_run;
+  // written only between runs).
+  bool tasks_here_ = false;
   Topology topo_;
   int executors_ = 1;
   RunRequest request_;  // of the current run

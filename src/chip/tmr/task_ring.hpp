@@ -144,6 +144,12 @@ struct TaskRing {
   // Advances last_alive over consecutive consumed slots. Returns true if it
   // moved. Safe to call from any thread. (Inline: every retirement runs it.)
   inline bool advance();
+  // advance() for a run whose tasks all live on one thread (TmrRuntime::
+  // tasks_here_): nobody else advances, so no lock and no fence.
+  inline bool advance_alone();
+  // Moves last_alive and the tails over the consumed slots from last_alive
+  // on; true if any. The caller excludes other advancers.
+  inline bool advance_consumed();
 
   void reset_counters() {
     next_seq = 0;
@@ -158,33 +164,37 @@ struct TaskRing {
   }
 };
 
+inline bool TaskRing::advance_consumed() {
+  uint64_t alive = last_alive.load(std::memory_order_relaxed);
+  const uint64_t end = published_seq.load(std::memory_order_acquire);
+  if (!(alive < end && slot(alive).consumed.load(std::memory_order_acquire))) return false;
+  uint64_t heap_to = 0, pool_to = 0, hot_to = 0, arg_to = 0;
+  do {
+    TaskSlot& s = slot(alive);
+    heap_to = s.heap_end;
+    pool_to = s.dep_mark;
+    hot_to = s.hot_arg_mark;
+    arg_to = s.arg_mark;
+    ++alive;
+  } while (alive < end && slot(alive).consumed.load(std::memory_order_acquire));
+  // The tails themselves, not through the pools (whose line the
+  // orchestrator writes on every submit).
+  advance_tail(heap_tail, heap_to);
+  advance_tail(pool_tail, pool_to);
+  advance_tail(hot_arg_tail, hot_to);
+  advance_tail(arg_tail, arg_to);
+  last_alive.store(alive, std::memory_order_release);
+  return true;
+}
+
+inline bool TaskRing::advance_alone() { return advance_consumed(); }
+
 inline bool TaskRing::advance() {
   bool moved = false;
   while (true) {
     if (advance_lock.exchange(true, std::memory_order_seq_cst)) return moved;
-    uint64_t alive = last_alive.load(std::memory_order_relaxed);
-    uint64_t end = published_seq.load(std::memory_order_acquire);
-    uint64_t heap_to = 0, pool_to = 0, hot_to = 0, arg_to = 0;
-    bool any = false;
-    while (alive < end && slot(alive).consumed.load(std::memory_order_acquire)) {
-      TaskSlot& s = slot(alive);
-      heap_to = s.heap_end;
-      pool_to = s.dep_mark;
-      hot_to = s.hot_arg_mark;
-      arg_to = s.arg_mark;
-      any = true;
-      ++alive;
-    }
-    if (any) {
-      // The tails themselves, not through the pools (whose line the
-      // orchestrator writes on every submit).
-      advance_tail(heap_tail, heap_to);
-      advance_tail(pool_tail, pool_to);
-      advance_tail(hot_arg_tail, hot_to);
-      advance_tail(arg_tail, arg_to);
-      last_alive.store(alive, std::memory_order_release);
-      moved = true;
-    }
+    if (advance_consumed()) moved = true;
+    const uint64_t alive = last_alive.load(std::memory_order_relaxed);
     advance_lock.store(false, std::memory_order_release);
     // A slot consumed while we held the lock would otherwise wait for the
     // next retirement; re-check once we have released it. The fence keeps the
@@ -192,7 +202,7 @@ inline bool TaskRing::advance() {
     // that set `consumed` and then found the lock taken): without it both
     // can miss, and the ring stalls with its oldest task consumed.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    end = published_seq.load(std::memory_order_acquire);
+    const uint64_t end = published_seq.load(std::memory_order_acquire);
     if (!(alive < end && slot(alive).consumed.load(std::memory_order_acquire))) return moved;
   }
 }

@@ -35,6 +35,20 @@ struct DepNode {
 
 inline constexpr int kMaxRetainedProducers = 96;
 
+// `a -= v`, returning the new value. A run whose tasks all live on one
+// thread (`alone`: TmrRuntime::tasks_here_) does it as a load and a store:
+// no locked instruction, of which a task's life has about nine. Otherwise an
+// acquire-release read-modify-write. Either way an atomic access.
+template <typename T>
+inline T sub_fetch(std::atomic<T>& a, T v, bool alone) {
+  if (alone) {
+    const T n = a.load(std::memory_order_relaxed) - v;
+    a.store(n, std::memory_order_relaxed);
+    return n;
+  }
+  return a.fetch_sub(v, std::memory_order_acq_rel) - v;
+}
+
 // TaskSlot::fanout once the task completed: the list is closed, no consumer
 // may join. (Not a node address: nodes are 8-byte aligned.)
 inline DepNode* const kFanoutClosed = reinterpret_cast<DepNode*>(uintptr_t{1});

@@ -141,10 +141,6 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   std::vector<Scope> scopes_;
   std::vector<TaskSlot*> scope_tasks_;
   uint64_t submitted_ = 0;  // orchestrator only; published via submitted_pub_
-  // The orchestrating thread is the run's only executor: an inline run, or
-  // RunRequest::tasks_on_orchestrator. It runs ready tasks itself where it
-  // would otherwise wait for executors (a full ring, get/set_tensor_data).
-  bool tasks_here_ = false;
 
   // Run control, on lines of its own: executors read orch_done_,
   // submitted_pub_ and wake_on_completion_ on completions, and the
@@ -167,7 +163,12 @@ inline TmrRuntime::Completion TmrRuntime::complete(TaskSlot* t) {
   t->completed.store(true, std::memory_order_release);  // its map entries are dead (deps/owner.hpp)
   // Takes the consumers and closes the list. seq_cst: this exchange is the
   // completion get/set_tensor_data waits for (the other side of its
-  // wake_on_completion_ store).
+  // wake_on_completion_ store). Alone, nobody waits or joins meanwhile.
+  if (tasks_here_) {
+    DepNode* n = t->fanout.load(std::memory_order_relaxed);
+    t->fanout.store(kFanoutClosed, std::memory_order_relaxed);
+    return Completion{Readied{n}, true};
+  }
   DepNode* n = t->fanout.exchange(kFanoutClosed, std::memory_order_seq_cst);
   if (wake_on_completion_.load(std::memory_order_seq_cst)) ring_progress_.notify_all_ordered();
   return Completion{Readied{n}, true};
@@ -177,7 +178,7 @@ inline TaskSlot* TmrRuntime::next_ready(Readied& r) {
   while (DepNode* n = r.node) {
     r.node = n->next;  // read before the consumer may run and retire
     TaskSlot* c = n->consumer;
-    if (c->fanin_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) return c;
+    if (sub_fetch(c->fanin_pending, 1, tasks_here_) == 0) return c;
   }
   return nullptr;
 }
@@ -197,21 +198,30 @@ inline bool TmrRuntime::run_complete(uint64_t completed) const {
 // dependency-pool and argument-pool tails with it) and wakes an orchestrator
 // waiting for that much room.
 inline void TmrRuntime::release(TaskSlot* t) {
-  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (sub_fetch(t->release_pending, 1, tasks_here_) != 0) return;
   // Once `consumed` is set the ring may pass the slot and the orchestrator
   // reuse it: read the ring before (TSan found the read after).
   TaskRing& ring = rings_[t->ring];
+  if (tasks_here_) {  // nobody else advances, nobody parks for room
+    t->consumed.store(true, std::memory_order_relaxed);
+    ring.advance_alone();
+    return;
+  }
   t->consumed.store(true, std::memory_order_seq_cst);
   advance_ring(ring);
 }
 
 inline bool TmrRuntime::release_deferred(TaskSlot* t) {
-  if (t->release_pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+  if (sub_fetch(t->release_pending, 1, tasks_here_) != 0) return false;
   t->consumed.store(true, std::memory_order_release);
   return true;
 }
 
 inline void TmrRuntime::advance_ring(TaskRing& ring) {
+  if (tasks_here_) {
+    ring.advance_alone();
+    return;
+  }
   // advance() ends with a seq_cst fence after moving last_alive, so a waiter
   // that set wake_at after this load reads the new last_alive itself. One
   // retirement claims the wake (the exchange): until the woken orchestrator

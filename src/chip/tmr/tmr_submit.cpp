@@ -50,7 +50,7 @@ void TmrRuntime::scope_end() {
   // Orders the consumed marks before the look at each ring's advance lock
   // (the other side of TaskRing::advance's fence after its unlock): an
   // advancer that holds the lock now re-checks and finds them.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!tasks_here_) std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int r = 0; r < kRingLevels; ++r) {
     if (consumed[r]) advance_ring(rings_[r]);
   }
@@ -157,11 +157,11 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     // Completes at once: no kernel, and its outputs live until its scope
     // and retaining consumers let go.
     l2::LocalReady<TaskSlot> here;  // not an executor: what it readies goes to the shared queues
-    if (t->fanin_pending.fetch_sub(1 + unused, std::memory_order_acq_rel) == 1 + unused) finish_task(t, &here);
+    if (sub_fetch(t->fanin_pending, 1 + unused, tasks_here_) == 0) finish_task(t, &here);
     if (here.next != nullptr) push_ready(here.next);
     return result;
   }
-  if (t->fanin_pending.fetch_sub(1 + unused, std::memory_order_acq_rel) == 1 + unused) push_ready(t);
+  if (sub_fetch(t->fanin_pending, 1 + unused, tasks_here_) == 0) push_ready(t);
   return result;
 }
 
@@ -393,6 +393,14 @@ int TmrRuntime::wire(TaskSlot* t, DepNode* nodes, const Producer* producers, int
       DepNode* n = &nodes[used_nodes];
       n->consumer = t;
       DepNode* head = p->fanout.load(std::memory_order_acquire);
+      if (tasks_here_) {  // alone: nobody completes `p` meanwhile
+        if (head != kFanoutClosed) {
+          n->next = head;
+          p->fanout.store(n, std::memory_order_relaxed);
+          ++used_nodes;
+        }
+        head = kFanoutClosed;
+      }
       while (head != kFanoutClosed) {
         n->next = head;
         if (p->fanout.compare_exchange_weak(head, n, std::memory_order_release, std::memory_order_acquire)) {

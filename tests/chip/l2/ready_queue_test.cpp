@@ -36,6 +36,26 @@ TEST(ReadyQueue, FullAndEmptyAtItsCapacityOverManyLaps) {
   }
 }
 
+// The one-thread forms (a run whose tasks all live on one thread) keep the
+// same cells: mixed with the concurrent forms, in any order, the queue stays
+// FIFO and full and empty exactly at its capacity, over many laps.
+TEST(ReadyQueue, AloneFormsMixWithTheConcurrentOnes) {
+  ReadyQueue<int> q;
+  q.init(4);
+  std::vector<int> items(4);
+  for (int lap = 0; lap < 1000; ++lap) {
+    const bool push_alone = lap % 2 == 0, pop_alone = lap % 3 == 0;
+    ASSERT_EQ(pop_alone ? q.pop_alone() : q.pop(), nullptr) << "lap " << lap;
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_TRUE(push_alone ? q.push_alone(&items[i]) : q.push(&items[i])) << "lap " << lap << " item " << i;
+    }
+    ASSERT_FALSE(push_alone ? q.push_alone(&items[0]) : q.push(&items[0])) << "lap " << lap << ": a fifth item fit";
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ((i + lap) % 2 == 0 ? q.pop_alone() : q.pop(), &items[i]) << "lap " << lap << " item " << i;
+    }
+  }
+}
+
 TEST(ReadyQueue, InitAgainStartsEmptyWithTheNewCapacity) {
   ReadyQueue<int> q;
   int a = 0;
