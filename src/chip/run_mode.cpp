@@ -28,9 +28,12 @@ void RunModePicker::record(int id, bool ran_inline, uint64_t run_ns, uint64_t ta
   const double ns = static_cast<double>(run_ns) / static_cast<double>(tasks);
   s.last_ns[m] = ns;
   if (s.runs <= kProbeRuns) {
-    s.best_ns[m] = s.best_ns[m] == 0 ? ns : std::min(s.best_ns[m], ns);
-    // Inline only on evidence: a mode that never completed a probe loses.
-    if (s.runs == kProbeRuns) s.chose_inline = s.best_ns[1] != 0 && (s.best_ns[0] == 0 || s.best_ns[1] < s.best_ns[0]);
+    if (s.runs > kWarmupRuns) s.best_ns[m] = s.best_ns[m] == 0 ? ns : std::min(s.best_ns[m], ns);
+    // A way that never completed a timed probe loses; threaded must be
+    // clearly faster (its times on shared CPUs spread more than inline's).
+    if (s.runs == kProbeRuns) {
+      s.chose_inline = s.best_ns[1] != 0 && (s.best_ns[0] == 0 || s.best_ns[0] >= kSwitchMargin * s.best_ns[1]);
+    }
     return;
   }
   if (!reprobe) return;

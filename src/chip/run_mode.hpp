@@ -8,10 +8,14 @@
 // tasks 1.2-2x faster on all four overhead patterns, and threaded ran DSV4's
 // decode 1.35x faster (docs/benchmarks.md). Which side of that line a
 // callable falls on depends on its kernels and on the machine, so the chip
-// measures it instead of guessing: the first four runs of a callable
-// alternate threaded and inline (the best of each pair decides, so a cold
-// first run does not), then every kReprobeEvery-th run tries the other way
-// once and switches when it was faster by more than kSwitchMargin.
+// measures it instead of guessing: a callable's first two runs warm each way
+// up (threaded, then inline: each way's first run pays page faults and cold
+// caches the other did not, 1.5-2x on a run of 100k empty tasks), the next
+// two time them (threaded, inline), and inline is kept unless threaded took
+// under kSwitchMargin of its time (threaded runs on shared CPUs spread more:
+// one lucky threaded probe must not win). Then every kReprobeEvery-th run
+// tries the other way once and switches when it took under kSwitchMargin of
+// the kept way's latest run.
 //
 // A callable whose kernels ever waited on a sibling outside a co-resident
 // group (exec::kernel_waits) stays threaded: inline, that sibling would never
@@ -26,9 +30,10 @@ namespace taskring {
 
 class RunModePicker {
  public:
-  static constexpr int kProbeRuns = 4;        // threaded, inline, threaded, inline
+  static constexpr int kWarmupRuns = 2;       // threaded, inline: not evidence
+  static constexpr int kProbeRuns = 4;        // then threaded, inline, timed
   static constexpr int kReprobeEvery = 64;    // runs between two tries of the other way
-  static constexpr double kSwitchMargin = 0.9;  // the other way must take < 90 % of the time
+  static constexpr double kSwitchMargin = 0.9;  // threaded, or a re-probe, must take < 90 % of the time
 
   // Whether callable `id`'s next run goes inline.
   bool next_inline(int id);

@@ -31,17 +31,31 @@ TEST(RunModePicker, ProbesBothWaysThenKeepsTheFaster) {
   RunModePicker fast_threaded;
   const auto b = drive(fast_threaded, 8, 100, 200);
   EXPECT_EQ(b, (std::vector<bool>{false, true, false, true, false, false, false, false}));
+  // Threaded only 5 % faster: inline is kept.
+  RunModePicker close;
+  const auto c = drive(close, 8, 95, 100);
+  EXPECT_EQ(c, (std::vector<bool>{false, true, false, true, true, true, true, true}));
 }
 
-TEST(RunModePicker, TheBestProbeOfEachWayDecidesNotTheColdFirst) {
+TEST(RunModePicker, TheWarmUpRunsAreNotEvidence) {
+  // Threaded: a cold first run (900), then 100; inline 150 twice. Counting
+  // the warm-ups would pick inline.
   RunModePicker p;
-  // Threaded: a cold first run (900), then 100; inline 150 twice.
   const double t[] = {900, 0, 100, 0}, i[] = {0, 150, 0, 150};
-  for (int r = 0; r < 4; ++r) {
+  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
     const bool in = p.next_inline(0);
     p.record(0, in, static_cast<uint64_t>((in ? i[r] : t[r]) * 1000), 1000, true, false);
   }
   EXPECT_FALSE(p.next_inline(0));
+  // And the other way round: a fast threaded warm-up and a cold inline one
+  // (900) do not keep threaded when inline beats it once both are warm.
+  RunModePicker q;
+  const double t2[] = {50, 0, 200, 0}, i2[] = {0, 900, 0, 100};
+  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
+    const bool in = q.next_inline(0);
+    q.record(0, in, static_cast<uint64_t>((in ? i2[r] : t2[r]) * 1000), 1000, true, false);
+  }
+  EXPECT_TRUE(q.next_inline(0));
 }
 
 TEST(RunModePicker, RetriesTheOtherWayEveryReprobeRunsAndSwitchesOnlyWhenClearlyFaster) {
