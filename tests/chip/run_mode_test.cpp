@@ -3,6 +3,9 @@
 // each run went, and the same results either way).
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "run_mode.hpp"
@@ -37,25 +40,24 @@ TEST(RunModePicker, ProbesBothWaysThenKeepsTheFaster) {
   EXPECT_EQ(c, (std::vector<bool>{false, true, false, true, true, true, true, true}));
 }
 
-TEST(RunModePicker, TheWarmUpRunsAreNotEvidence) {
-  // Threaded: a cold first run (900), then 100; inline 150 twice. Counting
-  // the warm-ups would pick inline.
+// Feeds the probe runs of callable 0 with run r taking ns[r] per task;
+// returns the way kept after them (true: inline).
+bool probe(const std::vector<double>& ns) {
   RunModePicker p;
-  const double t[] = {900, 0, 100, 0}, i[] = {0, 150, 0, 150};
   for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
-    const bool in = p.next_inline(0);
-    p.record(0, in, static_cast<uint64_t>((in ? i[r] : t[r]) * 1000), 1000, true, false);
+    p.record(0, p.next_inline(0), static_cast<uint64_t>(ns[r] * 1000), 1000, true, false);
   }
-  EXPECT_FALSE(p.next_inline(0));
+  return p.next_inline(0);
+}
+
+TEST(RunModePicker, TheWarmUpRunsAreNotEvidence) {
+  // Runs: threaded warm-up, inline warm-up, threaded, inline. A cold
+  // threaded warm-up (900), then threaded 100 against inline 150: counting
+  // the warm-ups would pick inline.
+  EXPECT_FALSE(probe({900, 150, 100, 150}));
   // And the other way round: a fast threaded warm-up and a cold inline one
-  // (900) do not keep threaded when inline beats it once both are warm.
-  RunModePicker q;
-  const double t2[] = {50, 0, 200, 0}, i2[] = {0, 900, 0, 100};
-  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
-    const bool in = q.next_inline(0);
-    q.record(0, in, static_cast<uint64_t>((in ? i2[r] : t2[r]) * 1000), 1000, true, false);
-  }
-  EXPECT_TRUE(q.next_inline(0));
+  // do not keep threaded when inline beats it once both are warm.
+  EXPECT_TRUE(probe({50, 900, 200, 100}));
 }
 
 TEST(RunModePicker, RetriesTheOtherWayEveryReprobeRunsAndSwitchesOnlyWhenClearlyFaster) {
@@ -152,6 +154,56 @@ TEST(RunMode, HbgStaysThreadedWhenUnset) {
   EXPECT_EQ(run_increments(rig, 5), std::vector<bool>(5, false));
 }
 
+// A second callable on the rig: rtest_entry with kInc bound to `kernel`.
+Expected<int> register_one_kernel(Rig& rig, const char* name, taskring_kernel_fn kernel) {
+  ChipCallable c;
+  c.name = name;
+  c.entry = rtest_entry;
+  c.kernels = {{kInc, kernel, "", name}};
+  return rig.worker->register_callable(c);
+}
+
+// A picked inline run executes every task on one thread, the runtime's
+// orchestrator thread (so the caller keeps its run timeout), with the
+// executors sitting it out; a threaded one uses the executors.
+std::mutex g_tids_mu;
+std::set<std::thread::id> g_tids;
+// No arguments, so its tasks are independent: a threaded run's executors
+// take them while the orchestration is still submitting.
+extern "C" void rk_note_tid(int64_t*) {
+  std::lock_guard<std::mutex> lock(g_tids_mu);
+  g_tids.insert(std::this_thread::get_id());
+}
+
+TEST(RunMode, APickedInlineRunExecutesEveryTaskOnOneThreadThatIsNotTheCaller) {
+  Rig rig(std::map<std::string, std::string>{{"TASKRING_SIM_THREADS", "2"}});
+  auto id = register_one_kernel(rig, "tids", rk_note_tid);
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
+    {
+      std::lock_guard<std::mutex> lock(g_tids_mu);
+      g_tids.clear();
+    }
+    InoutArg arg;
+    g_body = [](const ChipTaskArgs&) {
+      for (int i = 0; i < 4000; ++i) {
+        CoreTaskArgs none;
+        rt_submit_aiv_task(kInc, none);
+      }
+    };
+    auto report = rig.worker->run(*id, arg.args);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    EXPECT_EQ(report->stats.tasks_completed, 4000u);
+    std::lock_guard<std::mutex> lock(g_tids_mu);
+    if (report->ran_inline) {
+      EXPECT_EQ(g_tids.size(), 1u) << "run " << r << ": an inline run's tasks ran on several threads";
+      EXPECT_EQ(g_tids.count(std::this_thread::get_id()), 0u) << "run " << r << ": ran on the caller";
+    } else {
+      EXPECT_EQ(g_tids.count(std::this_thread::get_id()), 0u) << "run " << r;
+    }
+  }
+}
+
 // Waits once for a flag that is already set: a kernel that waits on a
 // sibling, as far as the chip can tell.
 extern "C" void rk_wait_once(int64_t* args) {
@@ -162,11 +214,7 @@ extern "C" void rk_wait_once(int64_t* args) {
 
 TEST(RunMode, AKernelThatWaitsKeepsTheCallableThreaded) {
   Rig rig(std::map<std::string, std::string>{{"TASKRING_SIM_THREADS", "2"}});
-  ChipCallable c;
-  c.name = "waits";
-  c.entry = rtest_entry;
-  c.kernels = {{kInc, rk_wait_once, "", "wait_once"}};
-  auto id = rig.worker->register_callable(c);
+  auto id = register_one_kernel(rig, "waits", rk_wait_once);
   ASSERT_TRUE(id.ok()) << id.status().to_string();
   for (int r = 0; r < 6; ++r) {
     InoutArg arg;
