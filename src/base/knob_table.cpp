@@ -63,7 +63,7 @@ const KnobSpec kKnobs[] = {
      "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes at least as many as the CPUs (node chip "
      "children). `0`: an orchestrator thread and executor threads. Unset, on tmr, a callable's first two runs "
      "warm each way up (threaded, then inline: on the orchestrator thread, the executors sitting it out, so the run "
-     "timeout still applies), the next two time them, inline is kept unless threaded took under 90 % of its time, "
+     "timeout still applies), the next two time them, inline is kept unless threaded took under 80 % of its time, "
      "and the other way is tried again every 64th run (`src/chip/run_mode.hpp`); a callable whose kernel waited for a sibling stays threaded; hbg "
      "runs threaded. `RunReport::ran_inline` says which way a run went"},
     {"TASKRING_CHIP_PIN", "", kRuntime, KnobKind::kBool, 0, 1, "auto (see text)",

@@ -30,9 +30,9 @@ void RunModePicker::record(int id, bool ran_inline, uint64_t run_ns, uint64_t ta
   if (s.runs <= kProbeRuns) {
     if (s.runs > kWarmupRuns) s.best_ns[m] = s.best_ns[m] == 0 ? ns : std::min(s.best_ns[m], ns);
     // A way that never completed a timed probe loses; threaded must be
-    // clearly faster (its times on shared CPUs spread more than inline's).
+    // clearly faster (kThreadedMargin).
     if (s.runs == kProbeRuns) {
-      s.chose_inline = s.best_ns[1] != 0 && (s.best_ns[0] == 0 || s.best_ns[0] >= kSwitchMargin * s.best_ns[1]);
+      s.chose_inline = s.best_ns[1] != 0 && (s.best_ns[0] == 0 || s.best_ns[0] >= kThreadedMargin * s.best_ns[1]);
     }
     return;
   }
