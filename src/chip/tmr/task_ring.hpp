@@ -144,11 +144,10 @@ struct TaskRing {
   // Advances last_alive over consecutive consumed slots. Returns true if it
   // moved. Safe to call from any thread. (Inline: every retirement runs it.)
   inline bool advance();
-  // advance() for a run whose tasks all live on one thread (TmrRuntime::
-  // tasks_here_): nobody else advances, so no lock and no fence.
-  inline bool advance_alone();
   // Moves last_alive and the tails over the consumed slots from last_alive
-  // on; true if any. The caller excludes other advancers.
+  // on; true if any. The caller excludes other advancers: advance() by its
+  // lock, a run whose tasks all live on one thread (tasks_here_) by having
+  // no other advancer, so it calls this directly (no lock, no fence).
   inline bool advance_consumed();
 
   void reset_counters() {
@@ -186,8 +185,6 @@ inline bool TaskRing::advance_consumed() {
   last_alive.store(alive, std::memory_order_release);
   return true;
 }
-
-inline bool TaskRing::advance_alone() { return advance_consumed(); }
 
 inline bool TaskRing::advance() {
   bool moved = false;

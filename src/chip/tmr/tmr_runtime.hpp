@@ -204,7 +204,7 @@ inline void TmrRuntime::release(TaskSlot* t) {
   TaskRing& ring = rings_[t->ring];
   if (tasks_here_) {  // nobody else advances, nobody parks for room
     t->consumed.store(true, std::memory_order_relaxed);
-    ring.advance_alone();
+    ring.advance_consumed();
     return;
   }
   t->consumed.store(true, std::memory_order_seq_cst);
@@ -219,7 +219,7 @@ inline bool TmrRuntime::release_deferred(TaskSlot* t) {
 
 inline void TmrRuntime::advance_ring(TaskRing& ring) {
   if (tasks_here_) {
-    ring.advance_alone();
+    ring.advance_consumed();
     return;
   }
   // advance() ends with a seq_cst fence after moving last_alive, so a waiter
