@@ -61,10 +61,11 @@ const KnobSpec kKnobs[] = {
      "fails at once with the error the threaded run would reach at its deadline. A kernel that waits for another "
      "task of the same chip (other than its co-resident MIX siblings) cannot finish. `launch` returns when the run "
      "has finished; `TASKRING_RUN_TIMEOUT_MS` does not apply. For processes at least as many as the CPUs (node chip "
-     "children). `0`: an orchestrator thread and executor threads. Unset, on tmr, a callable's first two runs "
-     "warm each way up (threaded, then inline: on the orchestrator thread, the executors sitting it out, so the run "
-     "timeout still applies), the next two time them, inline is kept unless threaded took under 80 % of its time, "
-     "and the other way is tried again every 64th run (`src/chip/run_mode.hpp`); a callable whose kernel waited for a sibling stays threaded; hbg "
+     "children). `0`: an orchestrator thread and executor threads. Unset, on tmr, a callable's run 0 goes "
+     "threaded and run 1 inline (warm-ups: inline on the orchestrator thread, the executors sitting it out, so the "
+     "run timeout still applies), then runs go inline until one threaded probe, run 8; inline is kept unless the probe took under 80 % of the inline run before it, "
+     "and the other way is tried again every 64th run (`src/chip/run_mode.hpp`); a callable whose kernel waited "
+     "for a sibling stays threaded; hbg "
      "runs threaded. `RunReport::ran_inline` says which way a run went"},
     {"TASKRING_CHIP_PIN", "", kRuntime, KnobKind::kBool, 0, 1, "auto (see text)",
      "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",

@@ -8,25 +8,36 @@
 // tasks 1.2-2x faster on all four overhead patterns, and threaded ran DSV4's
 // decode 1.35x faster (docs/benchmarks.md). Which side of that line a
 // callable falls on depends on its kernels and on the machine, so the chip
-// measures it instead of guessing: a callable's first two runs warm each way
-// up (threaded, then inline: each way's first run pays page faults and cold
-// caches the other did not, 1.5-2x on a run of 100k empty tasks), the next
-// two time them (threaded, inline), and inline is kept unless threaded took
-// under kThreadedMargin of its time. The margin is wide on purpose: an
-// inline run is still warming in its second run (chain 156 -> 118 -> 101 ns
-// over its first three on the 2-vCPU machine), and a threaded run lands in a
-// fast mode now and then (103 ns against 210 in the runs after it, when its
-// two threads happen to share a CPU), so one threaded probe must win
-// clearly. A callable 1.35x faster threaded (DSV4's decode, stop 22)
-// would still pick threaded.
-// Then every kReprobeEvery-th run
-// tries the other way once and switches when it took under kSwitchMargin of
-// the kept way's latest run.
+// measures it instead of guessing.
 //
-// A callable whose kernels ever waited on a sibling outside a co-resident
-// group (exec::kernel_waits) stays threaded: inline, that sibling would never
-// run beside it. Only ns per completed task is compared, so runs of one
-// callable with different sizes still compare fairly.
+// The schedule of a callable's runs:
+//   run 0            threaded, a warm-up that is not evidence. It goes first
+//                    because it is the way every kernel can run: one that
+//                    waits on a sibling (exec::kernel_waits) is seen here
+//                    and pins the callable threaded before any inline run.
+//   run 1            inline, a warm-up: the first run after a threaded one
+//                    pays for moving the rings' cache lines back (chain 178
+//                    against 95 ns per task on the 2-vCPU machine).
+//   runs 2 ... 7     inline.
+//   run kProbeRun    threaded, timed against the inline run just before it;
+//                    inline is kept unless threaded took under
+//                    kThreadedMargin of its time.
+// The probe waits because it costs its own run and the slow inline run after
+// it: a callable that runs a handful of times keeps that cost, and one that
+// runs again and again pays it once. What waiting costs is bounded by the
+// first kProbeRun runs: DSV4's decode, 1.35x faster threaded, runs 1-7 at
+// inline's speed. (A rule by weight, probing at once when run 2 took long
+// per task, misread short runs: ten tasks with a 30 us run cost look like
+// 3 us tasks.)
+// Then every kReprobeEvery-th run tries the other way once and switches when
+// it took under kSwitchMargin of the kept way's latest run.
+//
+// The margins are wide on purpose: threaded runs here land in a fast mode
+// now and then (chain 103 ns against 210 in the runs after it, when its two
+// threads happen to share a CPU), so one threaded probe must win clearly. A
+// callable 1.35x faster threaded (DSV4's decode, stop 22) still picks
+// threaded. Only ns per completed task is compared, so runs of one callable
+// with different sizes still compare fairly.
 #pragma once
 
 #include <cstdint>
@@ -36,26 +47,27 @@ namespace taskring {
 
 class RunModePicker {
  public:
-  static constexpr int kWarmupRuns = 2;       // threaded, inline: not evidence
-  static constexpr int kProbeRuns = 4;        // then threaded, inline, timed
-  static constexpr int kReprobeEvery = 64;    // runs between two tries of the other way
-  static constexpr double kThreadedMargin = 0.8;  // threaded must take < 80 % of inline's probe
+  static constexpr int kProbeRun = 8;             // the first threaded probe
+  static constexpr int kReprobeEvery = 64;        // runs between two tries of the other way
+  static constexpr double kThreadedMargin = 0.8;  // threaded must take < 80 % of inline's run
   static constexpr double kSwitchMargin = 0.9;    // a re-probe must take < 90 % of the kept way's run
 
   // Whether callable `id`'s next run goes inline.
   bool next_inline(int id);
   // The outcome of that run: its mode, wall time and completed tasks; `ok`
-  // false (a failed run), no task or `waited` (a kernel waited on a sibling)
-  // keep it from counting, and `waited` pins the callable threaded.
+  // false (a failed run) or no task keep it from counting (a way with no
+  // counted run before the decision loses it), and `waited` (a kernel waited
+  // on a sibling) pins the callable threaded.
   void record(int id, bool ran_inline, uint64_t run_ns, uint64_t tasks, bool ok, bool waited);
 
  private:
   struct State {
-    int runs = 0;             // recorded runs
+    int runs = 0;  // recorded runs
     bool pinned_threaded = false;
-    bool chose_inline = false;  // after the probes
-    double best_ns[2] = {0, 0};  // per task, by mode (0: threaded, 1: inline); 0 = none yet
-    double last_ns[2] = {0, 0};  // the latest run of each mode
+    bool decided = false;            // the first probe has been judged
+    int decided_at = 0;              // runs recorded when it was
+    bool chose_inline = true;
+    double last_ns[2] = {0, 0};  // per task, the latest counted run of each mode (0: threaded, 1: inline)
     bool probing_other = false;  // the run in flight is a re-probe
   };
   State& of(int id);

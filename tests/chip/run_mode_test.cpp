@@ -27,45 +27,56 @@ std::vector<bool> drive(RunModePicker& p, int runs, double threaded_ns, double i
   return ways;
 }
 
-TEST(RunModePicker, ProbesBothWaysThenKeepsTheFaster) {
-  RunModePicker fast_inline;
-  const auto a = drive(fast_inline, 8, 200, 100);
-  EXPECT_EQ(a, (std::vector<bool>{false, true, false, true, true, true, true, true}));
-  RunModePicker fast_threaded;
-  const auto b = drive(fast_threaded, 8, 100, 200);
-  EXPECT_EQ(b, (std::vector<bool>{false, true, false, true, false, false, false, false}));
-  // Threaded 15 % faster: inline is kept; 25 % faster: threaded.
-  RunModePicker close;
-  const auto c = drive(close, 8, 85, 100);
-  EXPECT_EQ(c, (std::vector<bool>{false, true, false, true, true, true, true, true}));
-  RunModePicker clear;
-  const auto d = drive(clear, 8, 75, 100);
-  EXPECT_EQ(d, (std::vector<bool>{false, true, false, true, false, false, false, false}));
+// The ways of `runs` runs: threaded at the given indices, inline elsewhere.
+std::vector<bool> inline_except(int runs, std::vector<int> threaded) {
+  std::vector<bool> ways(static_cast<size_t>(runs), true);
+  for (int r : threaded) ways[static_cast<size_t>(r)] = false;
+  return ways;
 }
 
-// Feeds the probe runs of callable 0 with run r taking ns[r] per task;
+TEST(RunModePicker, InlineRunsUntilOneThreadedProbeThenKeepsTheFaster) {
+  constexpr int kProbe = RunModePicker::kProbeRun;
+  RunModePicker fast_inline;
+  EXPECT_EQ(drive(fast_inline, 12, 200, 100), inline_except(12, {0, kProbe}));
+  RunModePicker fast_threaded;
+  EXPECT_EQ(drive(fast_threaded, 12, 70, 100), inline_except(12, {0, kProbe, 9, 10, 11}));
+  // Threaded 15 % faster: inline is kept; 25 % faster: threaded.
+  RunModePicker close;
+  EXPECT_EQ(drive(close, 12, 85, 100), inline_except(12, {0, kProbe}));
+  RunModePicker clear;
+  EXPECT_EQ(drive(clear, 12, 75, 100), inline_except(12, {0, kProbe, 9, 10, 11}));
+}
+
+// Feeds the runs up to and including the probe of callable 0, run r
+// taking ns[r] per task (the rest of the runs before the probe take `rest`);
 // returns the way kept after them (true: inline).
-bool probe(const std::vector<double>& ns) {
+bool probe(const std::vector<double>& ns, double rest) {
   RunModePicker p;
-  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
-    p.record(0, p.next_inline(0), static_cast<uint64_t>(ns[r] * 1000), 1000, true, false);
+  for (int r = 0; r <= RunModePicker::kProbeRun; ++r) {
+    const double v = r < static_cast<int>(ns.size()) ? ns[static_cast<size_t>(r)] : rest;
+    p.record(0, p.next_inline(0), static_cast<uint64_t>(v * 1000), 1000, true, false);
   }
   return p.next_inline(0);
 }
 
-TEST(RunModePicker, TheWarmUpRunsAreNotEvidence) {
-  // Runs: threaded warm-up, inline warm-up, threaded, inline. A cold
-  // threaded warm-up (900), then threaded 100 against inline 150: counting
-  // the warm-ups would pick inline.
-  EXPECT_FALSE(probe({900, 150, 100, 150}));
-  // And the other way round: a fast threaded warm-up and a cold inline one
-  // do not keep threaded when inline beats it once both are warm.
-  EXPECT_TRUE(probe({50, 900, 200, 100}));
+TEST(RunModePicker, TheProbeIsJudgedAgainstTheInlineRunJustBeforeIt) {
+  static_assert(RunModePicker::kProbeRun == 8, "the runs below are written for a probe at run 8");
+  // Inline still warming over runs 1-7 (900 ... 100): a probe at 85 is not
+  // under 80 % of the latest inline run, though it beats the earlier ones.
+  EXPECT_TRUE(probe({50, 900, 900, 300, 150, 120, 110, 100, 85}, 0));
+  EXPECT_FALSE(probe({50, 900, 900, 300, 150, 120, 110, 100, 75}, 0));
+  // A failed inline run just before the probe leaves no inline figure: threaded.
+  RunModePicker p;
+  for (int r = 0; r <= RunModePicker::kProbeRun; ++r) {
+    const bool in = p.next_inline(0);
+    p.record(0, in, in ? 100000 : 900000, 1000, /*ok=*/r != RunModePicker::kProbeRun - 1, false);
+  }
+  EXPECT_FALSE(p.next_inline(0));
 }
 
 TEST(RunModePicker, RetriesTheOtherWayEveryReprobeRunsAndSwitchesOnlyWhenClearlyFaster) {
   RunModePicker p;
-  drive(p, RunModePicker::kProbeRuns, 200, 100);  // inline chosen
+  drive(p, RunModePicker::kProbeRun + 1, 200, 100);  // inline chosen
   std::vector<int> tried_threaded;
   for (int r = 0; r < 2 * RunModePicker::kReprobeEvery; ++r) {
     const bool in = p.next_inline(0);
@@ -87,14 +98,14 @@ TEST(RunModePicker, RetriesTheOtherWayEveryReprobeRunsAndSwitchesOnlyWhenClearly
 
 TEST(RunModePicker, FailedOrEmptyRunsAreNotEvidence) {
   RunModePicker p;
-  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
+  for (int r = 0; r <= RunModePicker::kProbeRun; ++r) {
     const bool in = p.next_inline(0);
-    // Every inline probe fails; the threaded ones are slow but succeed.
+    // Every inline run fails; the threaded ones are slow but succeed.
     p.record(0, in, in ? 1 : 900000, 1000, !in, false);
   }
   EXPECT_FALSE(p.next_inline(0)) << "a way that never completed a probe was chosen";
   RunModePicker q;
-  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) q.record(0, q.next_inline(0), 1000, 0, true, false);
+  for (int r = 0; r <= RunModePicker::kProbeRun; ++r) q.record(0, q.next_inline(0), 1000, 0, true, false);
   EXPECT_FALSE(q.next_inline(0));
 }
 
@@ -137,11 +148,11 @@ std::vector<bool> run_increments(Rig& rig, int runs) {
 
 TEST(RunMode, UnsetKnobOnTmrProbesBothWaysThenKeepsOne) {
   Rig rig(std::map<std::string, std::string>{{"TASKRING_SIM_THREADS", "2"}});
-  const auto ways = run_increments(rig, 7);
-  ASSERT_EQ(ways.size(), 7u);
-  EXPECT_EQ(std::vector<bool>(ways.begin(), ways.begin() + 4), (std::vector<bool>{false, true, false, true}));
-  EXPECT_EQ(ways[4], ways[5]);
-  EXPECT_EQ(ways[5], ways[6]);
+  constexpr int kProbe = RunModePicker::kProbeRun;
+  const auto ways = run_increments(rig, kProbe + 3);
+  ASSERT_EQ(ways.size(), static_cast<size_t>(kProbe + 3));
+  EXPECT_EQ(std::vector<bool>(ways.begin(), ways.begin() + kProbe + 1), inline_except(kProbe + 1, {0, kProbe}));
+  EXPECT_EQ(ways[kProbe + 1], ways[kProbe + 2]);
 }
 
 TEST(RunMode, TheKnobForcesTheWay) {
@@ -182,7 +193,7 @@ TEST(RunMode, APickedInlineRunExecutesEveryTaskOnOneThreadThatIsNotTheCaller) {
   Rig rig(std::map<std::string, std::string>{{"TASKRING_SIM_THREADS", "2"}});
   auto id = register_one_kernel(rig, "tids", rk_note_tid);
   ASSERT_TRUE(id.ok()) << id.status().to_string();
-  for (int r = 0; r < RunModePicker::kProbeRuns; ++r) {
+  for (int r = 0; r <= RunModePicker::kProbeRun; ++r) {
     {
       std::lock_guard<std::mutex> lock(g_tids_mu);
       g_tids.clear();

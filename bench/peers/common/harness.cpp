@@ -19,6 +19,7 @@ double median(std::vector<double> v) {
 
 int run_patterns(const Options& opts, const RuntimeInfo& info, const Prepare& prepare) {
   int failures = 0;
+  if (!opts.wants_row(info.runtime)) return 0;
   for (Pattern p : opts.patterns) {
     Rep rep = prepare(p, opts.tasks);
     const std::size_t tasks = rep.tasks ? rep.tasks : opts.tasks;

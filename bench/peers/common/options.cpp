@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@ Options parse_options(int argc, char** argv, const char* description) {
   app.add_option("--warmup", o.warmup, "untimed repetitions first")->check(CLI::Range(0, 1000));
   app.add_option("--pattern", patterns, "comma-separated: chain,independent,mix8,fanout");
   app.add_option("--threads", o.threads, "worker threads, 0 = hardware threads")->check(CLI::Range(0, 1024));
+  app.add_option("--rows", o.rows, "comma-separated rows to run, by runtime name (default all)")->delimiter(',');
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,6 +36,10 @@ Options parse_options(int argc, char** argv, const char* description) {
   }
   if (o.threads == 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return o;
+}
+
+bool Options::wants_row(const std::string& runtime) const {
+  return rows.empty() || std::find(rows.begin(), rows.end(), runtime) != rows.end();
 }
 
 }  // namespace peers
