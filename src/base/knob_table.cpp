@@ -54,9 +54,10 @@ const KnobSpec kKnobs[] = {
      "runtimes), and the longest a kernel waits for a co-resident sibling (`kernel_sync.h`) before it fails"},
     {"TASKRING_RUN_INLINE", "", kRuntime, KnobKind::kBool, 0, 1, "unset: the chip picks (tmr)",
      "boolean: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any case)",
-     "`1`: run each chip run on the thread that launches it: that thread orchestrates, then executes the tasks "
-     "itself (no orchestrator or executor threads, so no wakes between them; one host thread per chip). "
-     "Orchestration and execution do not overlap: an orchestration blocked on a full ring or on "
+     "`1`: run each chip run on the thread that launches it: that thread orchestrates and executes the tasks "
+     "itself (no orchestrator or executor threads, so no wakes between them; one host thread per chip); on tmr "
+     "a task runs inside the submit that finds it ready, which in such a run is every task, in submit order. "
+     "An orchestration blocked on a full ring or on "
      "`get_tensor_data` / `set_tensor_data` runs ready tasks itself, and one that can make no progress that way "
      "fails at once with the error the threaded run would reach at its deadline. A kernel that waits for another "
      "task of the same chip (other than its co-resident MIX siblings) cannot finish. `launch` returns when the run "

@@ -384,6 +384,21 @@ class alignas(64) RuntimeBase : public L2Runtime {
     execute(it, 0, &inline_local_);
     return true;
   }
+  // A one-thread run (tasks_here_) runs a task the moment its submit finds
+  // it ready, and then the successor that task's completion kept: nothing
+  // else could run it sooner, and its slot, arguments and map entry are in
+  // cache now. Every earlier task of such a run has then run too, so a later
+  // submit finds its producers complete and wires no edge (the serial order
+  // of the orchestration, one valid schedule of its graph). Consumers a
+  // completion sends to the queues (a second one, or past the fairness
+  // bound) wait there for the next drain (run_ready_here).
+  void run_now(Item* it) {
+    execute(it, 0, &inline_local_);
+    while (Item* n = inline_local_.next) {
+      inline_local_.next = nullptr;
+      execute(n, 0, &inline_local_);
+    }
+  }
   // Runs ready items on the calling thread until none is ready, as executor
   // 0's helper on a threaded run (its own records, counters and queue are
   // safe to share; profiling's and the sanitizer's are not, so the caller

@@ -161,7 +161,12 @@ TaskOutputTensors TmrRuntime::submit(const MixedKernels& kernels, const CoreTask
     if (here.next != nullptr) push_ready(here.next);
     return result;
   }
-  if (sub_fetch(t->fanin_pending, 1 + unused, tasks_here_) == 0) push_ready(t);
+  if (sub_fetch(t->fanin_pending, 1 + unused, tasks_here_) == 0) {
+    if (tasks_here_)
+      run_now(t);
+    else
+      push_ready(t);
+  }
   return result;
 }
 

@@ -1,9 +1,10 @@
-// An inline tmr run executes at the end of a scope once enough tasks are
-// live (TmrRuntime::kInlineDrainLive), rather than after the whole window has
-// filled: each task records how many tasks the orchestration had submitted
-// when it ran, and a task of scope k must run before scope k + 2 begins.
-// Without the drain every task ran after the last submit. A threaded run
-// does the same when its executors fall that far behind.
+// When the tasks of a one-thread tmr run execute: each task records how
+// many tasks the orchestration had submitted when it ran. Inline, a task
+// runs at its own submit when that submit finds it ready, which in a serial
+// run is every task (RuntimeBase::run_now); what a completion sends to the
+// queues runs at the end of a scope once enough tasks are live
+// (TmrRuntime::kInlineDrainLive), not after the whole window has filled. A
+// threaded run drains the same way when its executors fall that far behind.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
 #include "taskring/base/clock.hpp"
+#include "taskring/kernels/kernel_abi.h"
 #include "tmr/one_callable.hpp"
 #include "tmr/tmr_runtime.hpp"
 
@@ -52,6 +54,44 @@ TEST(InlineDrain, TasksOfAScopeRunBeforeTheOrchestrationIsTwoScopesFurther) {
     ASSERT_LE(g_seen[j], (scope + 2) * kPerScope)
         << "task " << j << " (scope " << scope << ") ran after " << g_seen[j] << " submits";
   }
+}
+
+// A chain (INOUT on one tensor, each task depends on the one before) and
+// independent tasks alike: task j runs inside submit j, and the chain's sum
+// is right.
+extern "C" void at_submit_record(int64_t* args) {
+  g_seen.push_back(g_submitted.load());
+  if (taskring_kernel_local(args)->tensor_count == 1) {
+    ++*reinterpret_cast<int32_t*>(reinterpret_cast<ChipTensor*>(args[0])->buffer.addr);
+  }
+}
+
+extern "C" void at_submit_entry(const ChipTaskArgs& args) {
+  PTO2_SCOPE() {
+    for (int i = 0; i < 100; ++i) {
+      g_submitted.fetch_add(1);
+      CoreTaskArgs a;
+      if (i % 2 == 0) a.add_inout(*args.tensor(0));
+      rt_submit_aiv_task(kRecord, a);
+    }
+  }
+}
+
+TEST(InlineDrain, AnInlineRunExecutesEachTaskAtItsOwnSubmit) {
+  g_submitted.store(0);
+  g_seen.clear();
+  std::vector<int32_t> acc(8, 0);
+  ChipTensor tensor = make_tensor_external(acc.data(), {8}, DataType::INT32);
+  ChipTaskArgs args;
+  args.add_inout(tensor);
+  auto report = run_one_callable({{"TASKRING_RUN_INLINE", "1"}}, {kRecord, at_submit_record, "", "record"},
+                                 at_submit_entry, args);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_EQ(g_seen.size(), 100u);
+  for (size_t j = 0; j < g_seen.size(); ++j) {
+    ASSERT_EQ(g_seen[j], static_cast<int>(j) + 1) << "task " << j << " ran after submit " << g_seen[j];
+  }
+  EXPECT_EQ(acc[0], 50);
 }
 
 // A threaded run whose executor falls behind: the orchestrating thread runs
