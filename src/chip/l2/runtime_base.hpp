@@ -69,13 +69,28 @@ namespace taskring::l2 {
 //   Item* pop_ready(LocalReady<Item>&);   // own queue, shared queues, steal
 //   void execute(Item*, int executor, LocalReady<Item>*);
 //   bool has_ready() const;   // any queue non-empty (a hint)
+//   bool orchestrator_feeding() const;  // still submitting, not waiting on
+//                                       // the executors (a hint)
 //   void on_idle(LocalReady<Item>&);  // a poll found nothing: publish the
 //                                     // executor's completions, check the end
 
 
-// Idle polls before an executor parks (~100 µs with yields on the build
-// machines).
+// Idle pauses before an executor parks (~100 µs with yields on the build
+// machines: a pause is ~25 ns there).
 inline constexpr uint32_t kIdleSpins = 4096;
+// Pauses between two polls of an idle executor while the orchestrator is
+// still submitting (Sched::orchestrator_feeding): ~6 µs here. Polled at
+// once, a starved executor takes each task the moment it is pushed, and the
+// two threads pass every task's lines back and forth (threaded chain ~205 ns
+// per task on two CPUs, ~100 when they shared one); left a few µs, the
+// orchestrator submits a batch ahead, which the executor then runs through
+// its successors while the orchestrator writes lines the executor left long
+// ago (chain 203 -> 124 ns, fan-out 181 -> 132, independent 198 -> 162;
+// 64 pauses gave 177 on chain, 1024 no better than 256). Only while the
+// queues are empty and the orchestrator is not waiting on the executors:
+// the delay is at most one poll per idle spell, and a run that is
+// orchestrator-bound ends when its orchestration does either way.
+inline constexpr uint32_t kFeedingPollPauses = 256;
 
 template <typename Sched>
 void executor_loop(RunGate& gate, Sched& sched, int index) {
@@ -113,7 +128,17 @@ void executor_loop(RunGate& gate, Sched& sched, int index) {
       }
       if (!searching) gate.set_searching(index, searching = true);
       sched.on_idle(local);
-      if (++idle < kIdleSpins) {
+      if (sched.orchestrator_feeding()) {
+        if ((idle += kFeedingPollPauses) < kIdleSpins) {
+          sched_yield();  // a poll's worth of CPU for an orchestrator sharing this one
+          // In steps, so the orchestration's end (or its wait on the
+          // executors) is seen within ~1 µs, not at the next poll.
+          for (uint32_t r = 0; r < kFeedingPollPauses && sched.orchestrator_feeding(); r += 32) {
+            for (int k = 0; k < 32; ++k) Waiter::cpu_relax();
+          }
+          continue;
+        }
+      } else if (++idle < kIdleSpins) {
         if ((idle & 31) == 0)
           sched_yield();
         else
@@ -236,6 +261,9 @@ class alignas(64) RuntimeBase : public L2Runtime {
     }
     return nullptr;
   }
+  // Runtimes whose orchestration feeds the executors while they run
+  // (tmr) say so; the others never hold an idle executor back.
+  bool orchestrator_feeding() const { return false; }
   bool has_ready() const {
     for (const auto& q : queues_) {
       if (!q.empty_hint()) return true;

@@ -28,6 +28,7 @@ bool TmrRuntime::wait_for_ring(TaskRing& ring, uint64_t observed_alive, const ch
   // is the wall-clock backstop for everything else.
   uint64_t alive = observed_alive;
   ++stats_.orch_blocked;
+  NotFeeding waiting(orch_feeding_);
   uint64_t start = mono_ns();
   uint64_t last_alive = alive;
   uint64_t last_move = start;

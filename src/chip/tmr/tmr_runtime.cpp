@@ -103,6 +103,7 @@ Status TmrRuntime::start_run(const RunRequest& request) {
   orch_done_.store(false, std::memory_order_relaxed);
   executors_sit_out_ = request.tasks_on_orchestrator && !config_.run_inline && !request.orchestrate_here;
   tasks_here_ = config_.run_inline || executors_sit_out_;
+  orch_feeding_.store(!tasks_here_, std::memory_order_relaxed);  // published by the gate's opening
   if (config_.run_inline) {
     gate_.open();
     orchestrate();
@@ -184,6 +185,7 @@ void TmrRuntime::finish_orchestration() {
   stats_.orch_end_ns = mono_ns();
   stats_.tasks_submitted = submitted_;
   submitted_pub_.store(submitted_, std::memory_order_seq_cst);
+  orch_feeding_.store(false, std::memory_order_relaxed);
   orch_done_.store(true, std::memory_order_seq_cst);
   gate_.notify_work();
   end_run_if_complete();

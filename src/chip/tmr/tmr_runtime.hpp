@@ -58,6 +58,10 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   // Drops `t`'s references: its retained producers' and its own completion's.
   void retire(TaskSlot* t);
   bool run_complete(uint64_t completed) const;
+  // Whether a threaded run's orchestration is still submitting and not
+  // waiting on the executors: an idle executor then polls less often
+  // (l2::kFeedingPollPauses). A hint, read relaxed.
+  bool orchestrator_feeding() const { return orch_feeding_.load(std::memory_order_relaxed); }
   // Live tasks at which scope_end runs what is ready on the orchestrating
   // thread (help_run_ready).
   static constexpr uint64_t kInlineDrainLive = 256;
@@ -68,6 +72,25 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   explicit TmrRuntime(const L2RuntimeConfig& config);
   Status init();
   void wake_blocked() override;
+
+  // Clears orch_feeding_ for the scope of an orchestrator's wait on the
+  // executors (a full ring, get/set_tensor_data), so they poll at once.
+  class NotFeeding {
+   public:
+    explicit NotFeeding(std::atomic<bool>& feeding)
+        : feeding_(feeding), was_(feeding.load(std::memory_order_relaxed)) {
+      if (was_) feeding_.store(false, std::memory_order_relaxed);
+    }
+    ~NotFeeding() {
+      if (was_) feeding_.store(true, std::memory_order_relaxed);
+    }
+    NotFeeding(const NotFeeding&) = delete;
+    NotFeeding& operator=(const NotFeeding&) = delete;
+
+   private:
+    std::atomic<bool>& feeding_;
+    bool was_;
+  };
 
   struct Producer {
     TaskSlot* slot;
@@ -147,6 +170,10 @@ class TmrRuntime final : public l2::RuntimeBase<TmrRuntime, TaskSlot> {
   // orchestrator state above is written on every submit.
   alignas(64) std::atomic<uint64_t> orch_generation_{0};
   std::atomic<bool> orch_done_{false};
+  // A threaded run's orchestration is submitting and not waiting on the
+  // executors (orchestrator_feeding); written at its start, its end and
+  // around its waits (NotFeeding).
+  std::atomic<bool> orch_feeding_{false};
   std::atomic<uint64_t> submitted_pub_{0};
   Waiter orch_start_;
   // The orchestrator parks here for room in a ring (TaskRing::wake_at) or

@@ -54,6 +54,7 @@ bool TmrRuntime::tensor_access(const ChipTensor& t, uint32_t ndims, const uint32
       continue;
     }
     gate_.wake_if_deferred();  // an orchestrating caller's first task (RunRequest::orchestrate_here)
+    NotFeeding waiting(orch_feeding_);
     wake_on_completion_.store(true, std::memory_order_seq_cst);
     Status w = ring_progress_.wait(done, deadline, op);
     wake_on_completion_.store(false, std::memory_order_relaxed);
