@@ -17,6 +17,14 @@ bool RunModePicker::next_inline(int id) {
   return s.probing_other ? !s.chose_inline : s.chose_inline;
 }
 
+bool RunModePicker::needs_time(int id) {
+  const State& s = of(id);
+  if (s.pinned_threaded) return false;
+  if (!s.decided) return s.runs == kProbeRun - 1 || s.runs == kProbeRun;
+  const int k = (s.runs - s.decided_at + 1) % kReprobeEvery;
+  return k == 0 || k == kReprobeEvery - 1;
+}
+
 void RunModePicker::record(int id, bool ran_inline, uint64_t run_ns, uint64_t tasks, bool ok, bool waited) {
   State& s = of(id);
   if (waited) s.pinned_threaded = true;

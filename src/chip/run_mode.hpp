@@ -54,6 +54,10 @@ class RunModePicker {
 
   // Whether callable `id`'s next run goes inline.
   bool next_inline(int id);
+  // Whether the time of callable `id`'s next run can change a decision: the
+  // run before a probe and the probe itself (a caller that times only those
+  // passes tasks = 0 to record() for the others, which then do not count).
+  bool needs_time(int id);
   // The outcome of that run: its mode, wall time and completed tasks; `ok`
   // false (a failed run) or no task keep it from counting (a way with no
   // counted run before the decision loses it), and `waited` (a kernel waited

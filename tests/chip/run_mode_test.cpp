@@ -74,6 +74,28 @@ TEST(RunModePicker, TheProbeIsJudgedAgainstTheInlineRunJustBeforeIt) {
   EXPECT_FALSE(p.next_inline(0));
 }
 
+// A caller that times only the runs needs_time() names (hbg's replays)
+// reaches the same decisions as one that times every run.
+TEST(RunModePicker, TimingOnlyTheRunsItNeedsDecidesAlike) {
+  for (double threaded_ns : {70.0, 200.0}) {
+    RunModePicker all, some;
+    std::vector<int> timed;
+    for (int r = 0; r < 3 * RunModePicker::kReprobeEvery; ++r) {
+      const bool in = all.next_inline(0);
+      ASSERT_EQ(some.next_inline(0), in) << "run " << r;
+      const uint64_t ns = static_cast<uint64_t>((in ? 100.0 : threaded_ns) * 1000);
+      all.record(0, in, ns, 1000, true, false);
+      const bool need = some.needs_time(0);
+      if (need) timed.push_back(r);
+      some.record(0, in, need ? ns : 0, need ? 1000 : 0, true, false);
+    }
+    // The run before the probe and the probe, then the run before each
+    // re-probe and the re-probe.
+    constexpr int kP = RunModePicker::kProbeRun, kE = RunModePicker::kReprobeEvery;
+    EXPECT_EQ(timed, (std::vector<int>{kP - 1, kP, kP + kE - 1, kP + kE, kP + 2 * kE - 1, kP + 2 * kE}));
+  }
+}
+
 TEST(RunModePicker, RetriesTheOtherWayEveryReprobeRunsAndSwitchesOnlyWhenClearlyFaster) {
   RunModePicker p;
   drive(p, RunModePicker::kProbeRun + 1, 200, 100);  // inline chosen

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "exec/kernel_wait.hpp"
 #include "graph/definition.hpp"
 #include "graph/submission.hpp"
 #include "hbg_runtime.hpp"
@@ -138,11 +139,22 @@ l2::Started<HbgRuntime::Readied> HbgRuntime::expand_graph(Runnable* r, int execu
     pool->release(exec);
     return fail(bad);
   }
-  if (executors_ == 1 && pool->loopable()) {
+  bool timed = false;
+  const bool picked = executors_ > 1 && pool->loopable();
+  if (executors_ == 1 ? pool->loopable() : picked && pool->next_loop(&timed)) {
+    const uint64_t t0 = timed ? mono_ns() : 0;
+    const uint64_t waits = exec::kernel_waits();
     run_replay_loop(exec, executor, local);
+    if (picked) pool->record_replay(true, timed ? mono_ns() - t0 : 0, timed, exec::kernel_waits() != waits);
     (void)finish_replay(exec);  // returns r: completed by the base (kCompleteNow)
     return Started{Started::kCompleteNow, {}};
   }
+  exec->probe_start_ns = 0;
+  if (picked) {
+    exec->probe_start_ns = timed ? mono_ns() | 1 : 0;  // | 1: never 0 when timed
+    exec->waits_at_start = exec::kernel_waits();
+  }
+  exec->picked = picked;
   // The roots are ready as they are: handed off without a fanin count.
   return Started{Started::kExpanded,
                  Readied{exec->nodes, def.roots(), nullptr, nullptr, 0, static_cast<int32_t>(h.root_count), false}};
@@ -200,6 +212,12 @@ HbgRuntime::Completion HbgRuntime::complete(Runnable* r) {
       return Completion{Readied{exec->nodes, r->fanout16, nullptr, exec->pending, 0, r->fanout_count, true}, false};
     }
     if (exec->remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return Completion{{}, false};
+    if (exec->picked) {
+      // Read before finish_replay gives the state back.
+      const uint64_t t0 = exec->probe_start_ns;
+      exec->pool->record_replay(false, t0 != 0 ? mono_ns() - t0 : 0, t0 != 0,
+                                   exec::kernel_waits() != exec->waits_at_start);
+    }
     return complete(finish_replay(exec));  // the GRAPH task completes with its last sink
   }
   return Completion{Readied{table_.get(), nullptr, r->fanout32, nullptr, 0, r->fanout_count, true}, true};

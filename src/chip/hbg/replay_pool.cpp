@@ -210,4 +210,15 @@ const char* ReplayPool::begin_replay(GraphExec* exec, Runnable* outer, const Chi
   return nullptr;
 }
 
+bool ReplayPool::next_loop(bool* timed) {
+  std::lock_guard<std::mutex> lock(mode_mu_);
+  *timed = mode_.needs_time(0);
+  return mode_.next_inline(0);
+}
+
+void ReplayPool::record_replay(bool loop, uint64_t ns, bool timed, bool waited) {
+  std::lock_guard<std::mutex> lock(mode_mu_);
+  mode_.record(0, loop, ns, timed ? 1 : 0, true, waited);
+}
+
 }  // namespace taskring::hbg

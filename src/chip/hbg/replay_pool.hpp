@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "graph/definition.hpp"
+#include "run_mode.hpp"
 #include "run_state.hpp"
 #include "taskring/base/status.hpp"
 #include "taskring/kernels/kernel_abi.h"
@@ -52,6 +53,22 @@ class ReplayPool {
   // executor can then run the replay as a plain loop in node order (node
   // order is a topological order: every fanin is an earlier node).
   bool loopable() const { return loopable_; }
+
+  // With several executors, which way a replay of a loopable Definition
+  // goes: as a loop on the executor that starts it, or spread over the
+  // executors. Chosen as a chip chooses inline or threaded runs
+  // (RunModePicker, src/chip/run_mode.hpp; "inline" is the loop): replay 0
+  // spread (a kernel that waits on a sibling pins the Definition there),
+  // then loops, one spread probe at replay 8 timed against the loop before
+  // it, the loop kept unless the spread replay took under 80 % of its
+  // time, the other way tried every 64th replay. Spread over two executors
+  // on 2 vCPUs, each node's hand-off crossed CPUs: a replayed node of the
+  // 1024-node DAG cost 78-98 ns against 22-34 as a loop (bench_graph).
+  // Thread-safe. `timed`: whether the replay's time matters (RunModePicker::needs_time).
+  bool next_loop(bool* timed);
+  // The outcome of a replay next_loop() chose: its way, its time (when
+  // timed), and whether a kernel waited on a sibling meanwhile.
+  void record_replay(bool loop, uint64_t ns, bool timed, bool waited);
 
   // A free state (made when none is free); nullptr only when memory is
   // exhausted. Thread-safe.
@@ -103,6 +120,8 @@ class ReplayPool {
   std::vector<ExactArg> exact_args_;
   const char* static_error_ = nullptr;  // an argument no replay can bind
   std::mutex mu_;
+  std::mutex mode_mu_;  // guards mode_
+  RunModePicker mode_;
   std::vector<std::unique_ptr<uint8_t, Block>> states_;
   std::vector<GraphExec*> free_;
 };

@@ -49,6 +49,12 @@ struct alignas(64) GraphExec {
   std::atomic<int32_t> remaining{0};
   uint32_t node_count = 0;
   bool sequential = false;
+  // A spread replay whose time the pool's mode picker wants
+  // (ReplayPool::next_loop): its start, 0 when untimed; and the process's
+  // kernel waits then (exec::kernel_waits).
+  uint64_t probe_start_ns = 0;
+  uint64_t waits_at_start = 0;
+  bool picked = false;  // the replay's way came from the picker: report its outcome
   Runnable* outer = nullptr;
   Runnable* nodes = nullptr;
   int32_t* pending = nullptr;  // per node; accessed through std::atomic_ref while the replay runs

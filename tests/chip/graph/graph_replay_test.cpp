@@ -2,16 +2,19 @@
 // multi-block nodes replayed many times with different boundaries and
 // scalars equal the same body run as ordinary tasks, bit for bit, at one
 // executor (the replay as a loop), two executors and inline; one executor
-// runs a replay's nodes in recorded order; replays that overlap each get a
+// runs a replay's nodes in recorded order, and so do two once the
+// Definition's mode picker keeps the loop; replays that overlap each get a
 // state of their own.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checksum_kernel.hpp"
+#include "run_mode.hpp"
 #include "pto_orchestration_api.h"
 #include "taskring/chip/chip_worker.hpp"
 
@@ -205,10 +208,15 @@ TEST(GraphReplay, OverlappingReplaysEqualOrdinaryRun) {
 std::atomic<int> g_logged{0};
 int g_log[256];
 
+std::thread::id g_log_tid[256];
+
 extern "C" void graph_replay_log_kernel(int64_t* args) {
   KernelLocalContext* ctx = taskring_kernel_local(args);
   const int n = g_logged.fetch_add(1);
-  if (n < 256) g_log[n] = static_cast<int>(args[ctx->tensor_count]);
+  if (n < 256) {
+    g_log[n] = static_cast<int>(args[ctx->tensor_count]);
+    g_log_tid[n] = std::this_thread::get_id();
+  }
 }
 
 // Node i logs i: 0 -> {1, 2}, 1 -> 3, 2 -> 4, {3, 4} -> 5. A scheduler that
@@ -250,6 +258,29 @@ TEST(GraphReplay, OneExecutorRunsAReplayInRecordedOrder) {
       run(*w, id, 1);
       ASSERT_EQ(g_logged.load(), 24) << name(env);
       for (int k = 0; k < 24; ++k) EXPECT_EQ(g_log[k], k % 6) << name(env) << "position " << k;
+    }
+  }
+}
+
+// Two executors: replay 0 of a Definition is spread over them, replays 1-7
+// run as a loop on one executor (ReplayPool::next_loop), so each runs its
+// six nodes in recorded order on one thread; replay 8 is spread again (the
+// probe), and the results stay right either way.
+TEST(GraphReplay, TwoExecutorsRunALoopableReplayAsALoopUntilTheProbe) {
+  static_assert(taskring::RunModePicker::kProbeRun == 8, "replays 1-7 loop");
+  auto w = worker({{"TASKRING_SIM_THREADS", "2"}});
+  const int id = register_entry(*w, order_entry, graph_replay_log_kernel);
+  for (int rep = 0; rep < 3; ++rep) {  // four replays a run: replays 0-11
+    g_logged = 0;
+    run(*w, id, 1);
+    ASSERT_EQ(g_logged.load(), 24);
+    for (int r = 0; r < 4; ++r) {
+      const int replay = 4 * rep + r;
+      if (replay == 0 || replay >= taskring::RunModePicker::kProbeRun) continue;
+      for (int k = 0; k < 6; ++k) {
+        EXPECT_EQ(g_log[6 * r + k], k) << "replay " << replay << " position " << k;
+        EXPECT_EQ(g_log_tid[6 * r + k], g_log_tid[6 * r]) << "replay " << replay << " left its executor";
+      }
     }
   }
 }
