@@ -92,7 +92,8 @@ extern "C" void overhead_entry(const ChipTaskArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  peers::Options opts = peers::parse_options(argc, argv, "taskring tmr on sim: per-task overhead, empty kernels");
+  peers::Options opts = peers::parse_options(argc, argv, "taskring tmr on sim: per-task overhead, empty kernels",
+                                             {"taskring", "taskring-threaded", "taskring-inline"});
   taskring::ChipWorkerConfig wc;
   std::map<std::string, std::string> knobs;
   knobs["TASKRING_SIM_THREADS"] = std::to_string(opts.threads);

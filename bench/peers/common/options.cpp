@@ -10,7 +10,7 @@
 
 namespace peers {
 
-Options parse_options(int argc, char** argv, const char* description) {
+Options parse_options(int argc, char** argv, const char* description, const std::vector<std::string>& rows) {
   Options o;
   std::string patterns = "chain,independent,mix8,fanout";
   CLI::App app{description};
@@ -33,6 +33,14 @@ Options parse_options(int argc, char** argv, const char* description) {
       std::exit(2);
     }
     o.patterns.push_back(*p);
+  }
+  for (const std::string& r : o.rows) {
+    if (std::find(rows.begin(), rows.end(), r) == rows.end()) {
+      std::string known;
+      for (const std::string& k : rows) known += (known.empty() ? "" : ", ") + k;
+      std::fprintf(stderr, "--rows: unknown row '%s' (this binary's rows: %s)\n", r.c_str(), known.c_str());
+      std::exit(2);
+    }
   }
   if (o.threads == 0) o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return o;

@@ -28,7 +28,8 @@ struct Options {
   bool wants_row(const std::string& runtime) const;
 };
 
-// Parses argv; on --help or a bad value prints usage and exits (0 or 2).
-Options parse_options(int argc, char** argv, const char* description);
+// Parses argv; on --help or a bad value (a --rows name not in `rows`, the
+// binary's row names) prints usage and exits (0 or 2).
+Options parse_options(int argc, char** argv, const char* description, const std::vector<std::string>& rows);
 
 }  // namespace peers

@@ -109,7 +109,7 @@ peers::Rep prepare(Pattern p, std::size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  peers::Options opts = peers::parse_options(argc, argv, "OpenMP task depend per-task overhead");
+  peers::Options opts = peers::parse_options(argc, argv, "OpenMP task depend per-task overhead", {"omp-clang", "omp-gcc"});
   omp_set_num_threads(opts.threads);
   peers::RuntimeInfo info;
 #if defined(__clang__)

@@ -95,7 +95,7 @@ std::string env_or(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  peers::Options opts = peers::parse_options(argc, argv, "StarPU task_insert per-task overhead");
+  peers::Options opts = peers::parse_options(argc, argv, "StarPU task_insert per-task overhead", {"starpu"});
   setenv("STARPU_SILENT", "1", 0);
   setenv("STARPU_CALIBRATE", "0", 0);
   setenv("STARPU_SCHED", "lws", 0);

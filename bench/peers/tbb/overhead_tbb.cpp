@@ -74,7 +74,8 @@ peers::Rep prepare_replay(Pattern p, std::size_t n, std::size_t replays) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  peers::Options opts = peers::parse_options(argc, argv, "oneTBB per-task overhead and static graph replay");
+  peers::Options opts = peers::parse_options(argc, argv, "oneTBB per-task overhead and static graph replay",
+                                                     {"tbb", "tbb-replay", "tbb-replay-1k"});
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opts.threads));
   peers::RuntimeInfo info;
   info.version = std::string("oneTBB ") + TBB_VERSION_STRING + " (runtime " + TBB_runtime_version() + ")";
