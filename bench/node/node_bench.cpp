@@ -351,8 +351,9 @@ int main(int argc, char** argv) {
       return ",\"parks\":{\"parent_per_run\":" + std::to_string(p.parent.fixed_us) +
              ",\"parent_per_task\":" + std::to_string(p.parent.per_task_us) +
              ",\"child_per_run\":" + std::to_string(p.child.fixed_us) +
-             ",\"child_per_task\":" + std::to_string(p.child.per_task_us) + "},\"minor_faults_per_run\":{\"parent\":" +
-             pairs(p.parent_faults) + ",\"child\":" + pairs(p.child_faults) + "}";
+             ",\"child_per_task\":" + std::to_string(p.child.per_task_us) +
+             "},\"minor_faults_per_run\":{\"parent\":" + pairs(p.parent_faults) +
+             ",\"child\":" + pairs(p.child_faults) + "}";
     };
     auto pts = [&](const Fit& f) { return pairs(f.points); };
     j << "{\"loadavg_before\":\"" << load_before << "\",\"loadavg_after\":\"" << load_after << "\","

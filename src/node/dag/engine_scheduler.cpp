@@ -544,9 +544,8 @@ void Engine::emit_run_spans(const RunState& run) const {
   spans.add((run_name + ".dispatch").c_str(), static_cast<int64_t>(d0),
             static_cast<int64_t>(run.t_last_done >= d0 ? run.t_last_done - d0 : 0), inv, hid, 1,
             strace::Attrs{{"completed", run.counts.completed}});
-  spans.add(run_name.c_str(), static_cast<int64_t>(run.t_begin),
-            static_cast<int64_t>(run.t_last_done - run.t_begin), inv, hid, 0,
-            strace::Attrs{{"run", run.id}, {"ok", run.status.ok() ? 1 : 0}});
+  spans.add(run_name.c_str(), static_cast<int64_t>(run.t_begin), static_cast<int64_t>(run.t_last_done - run.t_begin),
+            inv, hid, 0, strace::Attrs{{"run", run.id}, {"ok", run.status.ok() ? 1 : 0}});
 }
 
 void Engine::maybe_finish_run(RunState* run) {
