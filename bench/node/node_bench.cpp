@@ -11,7 +11,9 @@
 //       the same fit of the parks per run (voluntary context switches of
 //       the parent's and the child's threads: each is a thread that blocked,
 //       so its wake is on the task's path; counts, not times, so they hold
-//       under load);
+//       under load), and the minor page faults per timed run at each task
+//       count (a first touch, e.g. of a mailbox slot, in a small point moves
+//       the fitted fixed term);
 //   (c) fork + INIT_READY: NodeWorker::init() for 1, 2, 4, 8 chips.
 // Prints a table and, with --json <file>, writes the numbers as JSON.
 // Numbers depend on the machine and its load: quote `uptime` beside them.
@@ -24,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -144,9 +147,28 @@ uint64_t parks_of(pid_t pid) {
   return n;
 }
 
-// Parks per run = fixed + per_task * tasks, for the parent and the child.
+// Minor page faults of process `pid` (0: this one), all its threads: a
+// page touched for the first time (a mailbox slot, a deeper stack, new
+// code). A one-off fault costs a timed run a few µs: in the small points it
+// moves the fixed term of the fit, so the bench shows where they land.
+uint64_t minor_faults_of(pid_t pid) {
+  std::ifstream f(pid == 0 ? std::string("/proc/self/stat") : "/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  std::getline(f, s);
+  const size_t paren = s.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(s.substr(paren + 2));
+  std::string v;
+  for (int i = 3; i <= 10 && fields >> v; ++i) {  // field 10 of stat(5): minflt
+  }
+  return v.empty() ? 0 : std::stoull(v);
+}
+
+// Parks per run = fixed + per_task * tasks, for the parent and the child;
+// minor faults per timed run at each task count.
 struct ParkFit {
   Fit parent, child;
+  std::vector<std::pair<int, double>> parent_faults, child_faults;
 };
 
 Fit fit(std::vector<std::pair<int, double>> pts) {
@@ -195,9 +217,12 @@ Fit run_overhead(Load load, int reps, ParkFit* parks) {
   std::vector<std::pair<int, double>> pts, parent_parks, child_parks;
   for (int tasks : {1, 2, 4, 8, 16, 64, 256}) {
     std::vector<double> v;
-    uint64_t parent0 = 0, child0 = 0;
+    uint64_t parent0 = 0, child0 = 0, parent_pf0 = 0, child_pf0 = 0;
     for (int r = 0; r < reps + 2; ++r) {
-      if (r == 2) parent0 = parks_of(0), child0 = parks_of(child);
+      if (r == 2) {
+        parent0 = parks_of(0), child0 = parks_of(child);
+        parent_pf0 = minor_faults_of(0), child_pf0 = minor_faults_of(child);
+      }
       const uint64_t t0 = mono_ns();
       Status s = w.run([&](Orchestrator& o) -> Status {
         ChipTaskArgs a;  // no tensors: independent tasks
@@ -211,6 +236,8 @@ Fit run_overhead(Load load, int reps, ParkFit* parks) {
     pts.emplace_back(tasks, summarise(v).median_us);
     parent_parks.emplace_back(tasks, static_cast<double>(parks_of(0) - parent0) / reps);
     child_parks.emplace_back(tasks, static_cast<double>(parks_of(child) - child0) / reps);
+    parks->parent_faults.emplace_back(tasks, static_cast<double>(minor_faults_of(0) - parent_pf0) / reps);
+    parks->child_faults.emplace_back(tasks, static_cast<double>(minor_faults_of(child) - child_pf0) / reps);
   }
   (void)w.close();
   parks->parent = fit(parent_parks);
@@ -300,6 +327,10 @@ int main(int argc, char** argv) {
     std::printf(" (median µs per run)\n");
     std::printf("    parks: parent %.2f/run + %.3f/task, child %.2f/run + %.3f/task\n", p.parent.fixed_us,
                 p.parent.per_task_us, p.child.fixed_us, p.child.per_task_us);
+    std::printf("    minor faults per timed run, parent/child:");
+    for (size_t i = 0; i < p.parent_faults.size(); ++i)
+      std::printf(" %d=%.1f/%.1f", p.parent_faults[i].first, p.parent_faults[i].second, p.child_faults[i].second);
+    std::printf("\n");
   };
   print_fit("no-op SUB tasks ", sub, sub_parks);
   print_fit("no-op chip tasks", chip, chip_parks);
@@ -310,19 +341,21 @@ int main(int argc, char** argv) {
 
   if (!json_path.empty()) {
     std::ofstream j(json_path);
-    auto parks = [](const ParkFit& p) {
+    auto pairs = [](const std::vector<std::pair<int, double>>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i)
+        s += (i ? "," : "") + std::string("[") + std::to_string(v[i].first) + "," + std::to_string(v[i].second) + "]";
+      return s + "]";
+    };
+    auto parks = [&](const ParkFit& p) {
       return ",\"parks\":{\"parent_per_run\":" + std::to_string(p.parent.fixed_us) +
              ",\"parent_per_task\":" + std::to_string(p.parent.per_task_us) +
              ",\"child_per_run\":" + std::to_string(p.child.fixed_us) +
-             ",\"child_per_task\":" + std::to_string(p.child.per_task_us) + "}";
+             ",\"child_per_task\":" + std::to_string(p.child.per_task_us) +
+             "},\"minor_faults_per_run\":{\"parent\":" + pairs(p.parent_faults) +
+             ",\"child\":" + pairs(p.child_faults) + "}";
     };
-    auto pts = [](const Fit& f) {
-      std::string s = "[";
-      for (size_t i = 0; i < f.points.size(); ++i)
-        s += (i ? "," : "") + std::string("[") + std::to_string(f.points[i].first) + "," +
-             std::to_string(f.points[i].second) + "]";
-      return s + "]";
-    };
+    auto pts = [&](const Fit& f) { return pairs(f.points); };
     j << "{\"loadavg_before\":\"" << load_before << "\",\"loadavg_after\":\"" << load_after << "\","
       << "\"round_trip_us\":{\"floor_spin\":" << floor_spin.median_us << ",\"floor_parked\":" << floor_park.median_us
       << ",\"node_spin\":" << node_spin.median_us << ",\"node_parked\":" << node_park.median_us << "},"

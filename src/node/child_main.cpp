@@ -113,10 +113,13 @@ class ChildServer {
   // aborts the comm domains its peers may wait in). A task whose `after`
   // names a failed (or not run) predecessor is not run.
   void serve_tasks() {
+    // Only a chip's tasks are watched (LocalEndpoint::watch_task): a SUB
+    // child skips the start stamps (a clock read and two stores per task).
+    const bool watched = s_.kind == ChildKind::kChip;
     while (task_ready()) {
       TaskSlot& t = m_.tasks[next_ % kTaskSlots];
       ++next_;
-      t.started_ns.store(0, std::memory_order_relaxed);
+      if (watched) t.started_ns.store(0, std::memory_order_relaxed);
       store_task_state(t, TaskState::kRunning);
       // Read before the final state: from then on the parent may reuse the slot.
       const int32_t countdown = t.countdown, done_gate = t.done_gate;
@@ -127,7 +130,7 @@ class ChildServer {
       if (run) {
         // The parent's task watch counts from here: a group gate's wait is
         // the earlier group's time, not this task's.
-        t.started_ns.store(mono_ns(), std::memory_order_release);
+        if (watched) t.started_ns.store(mono_ns(), std::memory_order_release);
         s = run_task(t);
       }
       const bool ok = run && s.ok();

@@ -105,7 +105,8 @@ struct alignas(64) TaskSlot {
   // mono_ns() when the child started running the task (after its group
   // gate opened), 0 while it waits for the gate; reset by the child before
   // it stores TASK_RUNNING. The parent's task watch reads it
-  // (LocalEndpoint::watch_task) to kill a chip that cannot answer.
+  // (LocalEndpoint::watch_task) to kill a chip that cannot answer; a SUB
+  // child, which is not watched, leaves it 0.
   std::atomic<uint64_t> started_ns{0};
   int32_t tags[kMaxTaskTensors] = {};
   ChipTensor tensors[kMaxTaskTensors];

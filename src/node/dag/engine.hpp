@@ -342,6 +342,11 @@ class Engine {
   void note_error(RunState* run, const Status& s);
   void retire(RunState* run);
   void maybe_finish_run(RunState* run);
+  // The run's three span records in one write (called only while spans are
+  // on). Never inlined: its SpanBatch holds a 4 KiB buffer, which inside
+  // maybe_finish_run made every run's end reach one stack page deeper, spans
+  // on or off (a first-touch fault in one of bench_node's small SUB runs).
+  [[gnu::noinline]] void emit_run_spans(const RunState& run) const;
   bool any_busy() const;
 
   EngineConfig cfg_;

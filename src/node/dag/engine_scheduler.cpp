@@ -530,6 +530,24 @@ void Engine::retire(RunState* run) {
   if (heap_.release(run->retired)) cv_.notify_all();
 }
 
+void Engine::emit_run_spans(const RunState& run) const {
+  const uint64_t inv = strace::alloc_invocation();
+  const std::string run_name = cfg_.span_family + ".run";
+  const uint64_t hid = strace::fnv1a64(run_name.c_str());
+  const uint64_t d0 = run.t_first_dispatch ? run.t_first_dispatch : run.t_orch_end;
+  // The run's three records in one write(2) (SpanBatch): one write each
+  // cost an L4 remote task's round trip 2.2 us of its 4.3 (docs/l4.md).
+  strace::SpanBatch spans;
+  spans.add((run_name + ".orch").c_str(), static_cast<int64_t>(run.t_begin),
+            static_cast<int64_t>(run.t_orch_end - run.t_begin), inv, hid, 1,
+            strace::Attrs{{"tasks", run.counts.submitted}});
+  spans.add((run_name + ".dispatch").c_str(), static_cast<int64_t>(d0),
+            static_cast<int64_t>(run.t_last_done >= d0 ? run.t_last_done - d0 : 0), inv, hid, 1,
+            strace::Attrs{{"completed", run.counts.completed}});
+  spans.add(run_name.c_str(), static_cast<int64_t>(run.t_begin), static_cast<int64_t>(run.t_last_done - run.t_begin),
+            inv, hid, 0, strace::Attrs{{"run", run.id}, {"ok", run.status.ok() ? 1 : 0}});
+}
+
 void Engine::maybe_finish_run(RunState* run) {
   if (run->orchestrating || run->unfinished != 0 || run->done.load(std::memory_order_relaxed)) return;
   run->t_last_done = mono_ns();
@@ -548,24 +566,7 @@ void Engine::maybe_finish_run(RunState* run) {
   }
   run->on_abort.clear();
   run->status = run->first_error;
-  if (strace::enabled()) {
-    const uint64_t inv = strace::alloc_invocation();
-    const std::string run_name = cfg_.span_family + ".run";
-    const uint64_t hid = strace::fnv1a64(run_name.c_str());
-    const uint64_t d0 = run->t_first_dispatch ? run->t_first_dispatch : run->t_orch_end;
-    // The run's three records in one write(2) (SpanBatch): one write each
-    // cost an L4 remote task's round trip 2.2 us of its 4.3 (docs/l4.md).
-    strace::SpanBatch spans;
-    spans.add((run_name + ".orch").c_str(), static_cast<int64_t>(run->t_begin),
-              static_cast<int64_t>(run->t_orch_end - run->t_begin), inv, hid, 1,
-              strace::Attrs{{"tasks", run->counts.submitted}});
-    spans.add((run_name + ".dispatch").c_str(), static_cast<int64_t>(d0),
-              static_cast<int64_t>(run->t_last_done >= d0 ? run->t_last_done - d0 : 0), inv, hid, 1,
-              strace::Attrs{{"completed", run->counts.completed}});
-    spans.add(run_name.c_str(), static_cast<int64_t>(run->t_begin),
-              static_cast<int64_t>(run->t_last_done - run->t_begin), inv, hid, 0,
-              strace::Attrs{{"run", run->id}, {"ok", run->status.ok() ? 1 : 0}});
-  }
+  if (strace::enabled()) emit_run_spans(*run);
   run->done.store(true, std::memory_order_release);
   run->waiter.notify_all();
   if (current_.get() == run) current_.reset();
