@@ -417,9 +417,11 @@ class alignas(64) RuntimeBase : public L2Runtime {
   // else could run it sooner, and its slot, arguments and map entry are in
   // cache now. Every earlier task of such a run has then run too, so a later
   // submit finds its producers complete and wires no edge (the serial order
-  // of the orchestration, one valid schedule of its graph). Consumers a
-  // completion sends to the queues (a second one, or past the fairness
-  // bound) wait there for the next drain (run_ready_here).
+  // of the orchestration, one valid schedule of its graph). What goes to the
+  // queues instead waits there for the next drain (run_ready_here): an SPMD
+  // task's later blocks (one block per execute), and consumers a completion
+  // hands off past the first; a submit that needs one of those wires an edge
+  // as on a threaded run.
   void run_now(Item* it) {
     execute(it, 0, &inline_local_);
     while (Item* n = inline_local_.next) {
